@@ -1,0 +1,33 @@
+// cli/command_support.cpp — see command_support.hpp.
+#include "cli/command_support.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+namespace dnntune::cli {
+
+void fail(const Error& error) {
+  std::cerr << "dnntune: error: " << error.message << '\n';
+  throw CLI::RuntimeError(error.kind == ErrorKind::bad_input ? exit_bad_input : exit_failure);
+}
+
+void write_output(const std::string& text, const std::string& path) {
+  if (path.empty() || path == "-") {
+    std::cout << text << std::flush;
+    return;
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) fail(bad_input(path + ": cannot write (" + std::strerror(errno) + ")"));
+  out << text;
+  if (!out.flush()) fail(failure(path + ": write failed (" + std::strerror(errno) + ")"));
+}
+
+void add_output_options(CLI::App& command, OutputOptions& options) {
+  command.add_flag("--json", options.json, "Print JSON instead of the text report");
+  command.add_option("-o,--output", options.path, "Write to FILE instead of standard output")
+      ->option_text("FILE");
+}
+
+}  // namespace dnntune::cli

@@ -1,0 +1,41 @@
+// cli/command_support.hpp — what every subcommand shares: how an Error becomes a message and an
+// exit code, and where output goes (stdout or -o FILE).
+// Exit codes: 0 success, 1 a failure while running, 2 bad input (arguments, files, names).
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "common/expected.hpp"
+
+namespace dnntune::cli {
+
+constexpr int exit_failure = 1;
+constexpr int exit_bad_input = 2;
+
+// Prints "dnntune: error: MESSAGE" to stderr and ends the subcommand with the exit code of the
+// error's kind (CLI11 carries it out of the callback as a CLI::RuntimeError).
+[[noreturn]] void fail(const Error& error);
+
+// Returns the value or fails the subcommand with its error.
+template <class T>
+T value_or_fail(Expected<T> result) {
+  if (!result) fail(result.error());
+  return std::move(*result);
+}
+inline void ok_or_fail(const Expected<void>& result) {
+  if (!result) fail(result.error());
+}
+
+// Writes `text` to `path` ("" or "-" is stdout), failing the subcommand if it cannot.
+void write_output(const std::string& text, const std::string& path);
+
+// Adds the output options every reporting command has: --json and -o/--output FILE.
+struct OutputOptions {
+  bool json = false;
+  std::string path;
+};
+void add_output_options(CLI::App& command, OutputOptions& options);
+
+}  // namespace dnntune::cli

@@ -1,0 +1,32 @@
+// cli/main.cpp — entry point of the `dnntune` command: builds the CLI11 app from the
+// subcommands in commands.hpp, runs the chosen one, maps errors to exit codes.
+#include <iostream>
+
+#include "cli/command_support.hpp"
+#include "cli/commands.hpp"
+#include "cli/version.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "dnntune — measured performance model and autotuner for DNN training on CPU clusters.\n"
+      "Finds the fastest processes-per-node, threads, hyper-threading and batch for a node,\n"
+      "and predicts how training scales over many nodes.",
+      "dnntune"};
+  app.set_version_flag("--version", std::string("dnntune ") + DNNTUNE_VERSION);
+  app.require_subcommand(1);
+  app.footer("Run `dnntune COMMAND --help` for the options of a command.");
+
+  dnntune::cli::add_probe_command(app);
+  dnntune::cli::add_machines_command(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& error) {  // thrown by cli::fail with the exit code to use
+    return error.get_exit_code();
+  } catch (const CLI::ParseError& error) {
+    // --help and --version exit 0 through app.exit; bad arguments are bad input (exit 2).
+    const int code = app.exit(error);
+    return code == 0 ? 0 : dnntune::cli::exit_bad_input;
+  }
+  return 0;
+}

@@ -1,0 +1,65 @@
+// cli/probe_command.cpp — `dnntune probe`: characterise this node (topology, binding, measured
+// peaks), another node from an hwloc XML export, or a built-in spec profile.
+#include <iostream>
+
+#include "cli/command_support.hpp"
+#include "cli/commands.hpp"
+#include "data/builtin_machines.hpp"
+#include "probe/machine_report.hpp"
+#include "probe/peak_kernels.hpp"
+#include "probe/timing.hpp"
+#include "probe/topology.hpp"
+
+namespace dnntune::cli {
+namespace {
+
+struct ProbeOptions {
+  bool quick = false;
+  std::string topology_file;
+  std::string machine;
+  OutputOptions output;
+};
+
+void run_probe(const ProbeOptions& options) {
+  const double start = probe::now_seconds();
+  probe::MachineProfile profile;
+  if (!options.machine.empty()) {
+    profile = value_or_fail(data::load_machine(options.machine));
+  } else if (!options.topology_file.empty()) {
+    profile = value_or_fail(probe::describe_topology_file(options.topology_file));
+  } else {
+    profile = value_or_fail(probe::describe_this_machine());
+    if (!options.quick) {
+      probe::PeakOptions peak_options;
+      peak_options.progress = [](const std::string& step) { std::cerr << "dnntune probe: measuring " << step << "\n"; };
+      ok_or_fail(probe::measure_node_performance(profile, peak_options));
+    }
+  }
+  std::string text = options.output.json ? probe::to_json_text(profile) : probe::machine_report_text(profile);
+  if (!options.output.json && options.machine.empty() && options.topology_file.empty())
+    text += "Probe took " + std::to_string(probe::now_seconds() - start).substr(0, 4) + " s" +
+            (options.quick ? " (--quick: nothing measured)" : "") + "\n";
+  write_output(text, options.output.path);
+}
+
+}  // namespace
+
+void add_probe_command(CLI::App& root) {
+  static ProbeOptions options;
+  CLI::App* command = root.add_subcommand(
+      "probe",
+      "Characterise a node: packages, NUMA, cores, SMT siblings, caches, the CPUs this process may use, "
+      "and measured peak FMA GFLOP/s and memory bandwidth over cores (about 20 s at most).");
+  command->add_flag("--quick", options.quick, "Topology and binding only; skip the measurements");
+  auto* topology = command->add_option("--topology", options.topology_file,
+                                       "Describe another machine from an hwloc XML export "
+                                       "(lstopo --of xml FILE.xml; synthetic: lstopo -i \"pack:2 core:28 pu:2\" --of xml)")
+                       ->option_text("FILE.xml");
+  command->add_option("--machine", options.machine, "Print a built-in spec profile (see `dnntune machines`) or a profile JSON file")
+      ->option_text("NAME|FILE.json")
+      ->excludes(topology);
+  add_output_options(*command, options.output);
+  command->callback([] { run_probe(options); });
+}
+
+}  // namespace dnntune::cli

@@ -1,0 +1,26 @@
+// data/builtin_machines.cpp — see builtin_machines.hpp.
+#include "data/builtin_machines.hpp"
+
+namespace dnntune::data {
+
+std::vector<std::string> builtin_machine_names() {
+  std::vector<std::string> names;
+  for (const BuiltinText& text : builtin_machine_texts()) names.push_back(text.name);
+  return names;
+}
+
+Expected<probe::MachineProfile> builtin_machine(const std::string& name) {
+  for (const BuiltinText& text : builtin_machine_texts())
+    if (name == text.name) return probe::machine_profile_from_json_text(text.json, "<built-in " + name + ">");
+  std::string known;
+  for (const auto& known_name : builtin_machine_names()) known += (known.empty() ? "" : ", ") + known_name;
+  return bad_input("unknown machine \"" + name + "\" (known: " + known + ")");
+}
+
+Expected<probe::MachineProfile> load_machine(const std::string& name_or_path) {
+  const bool is_path = name_or_path.find('/') != std::string::npos ||
+                       (name_or_path.size() > 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".json") == 0);
+  return is_path ? probe::read_machine_profile(name_or_path) : builtin_machine(name_or_path);
+}
+
+}  // namespace dnntune::data

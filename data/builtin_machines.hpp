@@ -1,0 +1,30 @@
+// data/builtin_machines.hpp — the spec-sheet machine profiles of data/machines/, compiled in:
+// the hardware of the two studies (Broadwell, Skylake, Cascade Lake, EPYC 7551, K80/P100/V100)
+// and today's peers (Sapphire Rapids, EPYC 9654, A100, H100, H200).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/expected.hpp"
+#include "probe/machine_profile.hpp"
+
+namespace dnntune::data {
+
+struct BuiltinText {
+  const char* name;
+  const char* json;
+};
+// The embedded files, sorted by name (generated from data/machines/*.json).
+const std::vector<BuiltinText>& builtin_machine_texts();
+
+std::vector<std::string> builtin_machine_names();
+
+// The named profile; an unknown name is a bad_input that lists the known ones.
+Expected<probe::MachineProfile> builtin_machine(const std::string& name);
+
+// What `--machine` takes everywhere: a built-in name, or a path to a profile JSON file (one
+// that ends in .json or names a directory), e.g. the output of `dnntune probe -o node.json`.
+Expected<probe::MachineProfile> load_machine(const std::string& name_or_path);
+
+}  // namespace dnntune::data

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# setup/build.sh — installs the Debian packages listed in setup/debian-packages.txt that are
+# missing, then configures (once) and builds (incrementally) into build/.
+# Sourced by ./dnntune and ./run-tests. All of its chatter goes to stderr, so that
+# `./dnntune recommend --format slurm > job.sbatch` captures only the command's own output.
+set -euo pipefail
+
+dnntune_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+dnntune_build="${DNNTUNE_BUILD_DIR:-$dnntune_root/build}"
+
+dnntune_install_missing_packages() {
+    local missing=() package
+    while read -r package; do
+        [[ -z "$package" || "$package" == \#* ]] && continue
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
+            || missing+=("$package")
+    done < "$dnntune_root/setup/debian-packages.txt"
+    ((${#missing[@]} == 0)) && return 0
+    local as_root=()
+    if [[ $(id -u) -ne 0 ]]; then
+        command -v sudo >/dev/null || { echo "dnntune setup: need root (or sudo) to install: ${missing[*]}" >&2; return 1; }
+        as_root=(sudo)
+    fi
+    echo "dnntune setup: installing ${#missing[@]} Debian packages: ${missing[*]}" >&2
+    "${as_root[@]}" apt-get update -q >&2
+    DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y --no-install-recommends "${missing[@]}" >&2
+}
+
+dnntune_build() {
+    if [[ ! -f "$dnntune_build/CMakeCache.txt" ]]; then
+        echo "dnntune setup: configuring $dnntune_build (Release)" >&2
+        cmake -S "$dnntune_root" -B "$dnntune_build" -DCMAKE_BUILD_TYPE=Release >&2
+    fi
+    cmake --build "$dnntune_build" --parallel "$(nproc)" >&2 \
+        || { echo "dnntune setup: build failed (see above)" >&2; return 1; }
+}
+
+dnntune_install_missing_packages
+dnntune_build

@@ -1,0 +1,3 @@
+// tests/catch2_main.cpp — the one Catch2 main shared by every test executable.
+#define CATCH_CONFIG_MAIN
+#include <catch2/catch.hpp>

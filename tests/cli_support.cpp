@@ -1,0 +1,75 @@
+// tests/cli_support.cpp — see cli_support.hpp.
+#include "tests/cli_support.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace dnntune::test {
+namespace {
+
+std::string read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+std::string make_temporary_directory() {
+  std::string pattern = "/tmp/dnntune-test-XXXXXX";
+  if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+  return pattern;
+}
+
+std::string source_path(const std::string& relative) {
+  return std::string(DNNTUNE_SOURCE_DIR) + "/" + relative;
+}
+
+CommandResult run_dnntune(const std::vector<std::string>& args) { return run_program(DNNTUNE_BINARY, args); }
+
+CommandResult run_program(const std::string& program, const std::vector<std::string>& args) {
+  // Output goes through files, not pipes, so a large output can never dead-lock the child.
+  const std::string directory = make_temporary_directory();
+  const std::string out_path = directory + "/stdout", err_path = directory + "/stderr";
+
+  std::vector<std::string> argv_storage{program};
+  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& arg : argv_storage) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) throw std::runtime_error(std::string("cannot run ") + argv[0]);
+
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CommandResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = read_whole_file(out_path);
+  result.err = read_whole_file(err_path);
+  std::remove(out_path.c_str());
+  std::remove(err_path.c_str());
+  rmdir(directory.c_str());
+  return result;
+}
+
+}  // namespace dnntune::test

@@ -1,0 +1,28 @@
+// tests/cli_support.hpp — runs the real `dnntune` binary for end-to-end tests and captures
+// its exit code, standard output and standard error.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace dnntune::test {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs `program` with `args`, without a shell, standard input from /dev/null.
+CommandResult run_program(const std::string& program, const std::vector<std::string>& args);
+
+// Runs the built dnntune (DNNTUNE_BINARY) with `args`.
+CommandResult run_dnntune(const std::vector<std::string>& args);
+
+// A fresh empty directory under the system temporary directory, for files a test writes.
+std::string make_temporary_directory();
+
+// The source tree, for recorded inputs (DNNTUNE_SOURCE_DIR).
+std::string source_path(const std::string& relative);
+
+}  // namespace dnntune::test

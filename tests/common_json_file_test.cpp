@@ -1,0 +1,39 @@
+// tests/common_json_file_test.cpp — versioned JSON files: parse errors, schema checks, atomic
+// writes.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "common/json_file.hpp"
+
+using namespace dnntune;
+
+TEST_CASE("parse errors name the origin") {
+  const auto result = parse_json("{\"a\": ", "broken.json");
+  REQUIRE_FALSE(result);
+  CHECK(result.error().kind == ErrorKind::bad_input);
+  CHECK(result.error().message.find("broken.json: not valid JSON (parse error") == 0);
+}
+
+TEST_CASE("schema checks") {
+  const nlohmann::json good = {{"schema", "dnntune.thing"}, {"schema_version", 2}};
+  CHECK(check_schema(good, "dnntune.thing", 2, "f"));
+  CHECK_FALSE(check_schema(good, "dnntune.thing", 3, "f"));
+  CHECK(check_schema(good, "dnntune.thing", 3, "f").error().message ==
+        "f: dnntune.thing schema version 2, this dnntune reads version 3 (re-create the file with this version)");
+  CHECK_FALSE(check_schema(good, "dnntune.other", 2, "f"));
+  CHECK_FALSE(check_schema(nlohmann::json::array(), "dnntune.thing", 2, "f"));
+  CHECK_FALSE(check_schema({{"schema_version", 2}}, "dnntune.thing", 2, "f"));
+}
+
+TEST_CASE("write then read a JSON file") {
+  const std::string path = "/tmp/dnntune-json-file-test.json";
+  const nlohmann::json document = {{"schema", "dnntune.thing"}, {"schema_version", 1}, {"values", {1, 2, 3}}};
+  REQUIRE(write_json_file(path, document));
+  const auto read_back = read_json_file(path);
+  REQUIRE(read_back);
+  CHECK(*read_back == document);
+  CHECK_FALSE(std::ifstream(path + ".tmp").good());  // the temporary was renamed away
+  CHECK_FALSE(read_json_file("/nonexistent/x.json"));
+  CHECK_FALSE(write_json_file("/nonexistent/dir/x.json", document));
+}
