@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -29,5 +30,25 @@ Expected<void> check_schema(const nlohmann::json& document, const std::string& k
 // Turns an exception thrown while converting a parsed document into a one-line bad_input that
 // names the file and the member: "FILE: (/topology/packages) type must be number, but is string".
 Error json_conversion_error(const nlohmann::json::exception& exception, const std::string& origin);
+
+// Enums in files are words. `words` maps each member to its word; reading an unknown word throws
+// a nlohmann exception naming the member and the known words (caught by json_conversion_error),
+// never silently taking the first member.
+template <class Enum, std::size_t N>
+std::string enum_word(Enum value, const std::pair<Enum, const char*> (&words)[N]) {
+  for (const auto& [member, text] : words)
+    if (member == value) return text;
+  return "?";
+}
+
+template <class Enum, std::size_t N>
+Enum enum_from_word(const nlohmann::json& value, const std::pair<Enum, const char*> (&words)[N]) {
+  const auto word = value.get<std::string>();
+  for (const auto& [member, text] : words)
+    if (word == text) return member;
+  std::string known;
+  for (const auto& pair : words) known += std::string(known.empty() ? "" : ", ") + pair.second;
+  throw nlohmann::json::other_error::create(501, "unknown value \"" + word + "\" (known: " + known + ")", &value);
+}
 
 }  // namespace dnntune

@@ -15,29 +15,12 @@ using nlohmann::json;
 
 namespace {
 
-template <class Enum, std::size_t N>
-Enum enum_from_word(const json& value, const std::pair<Enum, const char*> (&words)[N]) {
-  const auto word = value.get<std::string>();
-  for (const auto& [member, text] : words)
-    if (word == text) return member;
-  std::string known;
-  for (const auto& pair : words) known += std::string(known.empty() ? "" : ", ") + pair.second;
-  throw json::other_error::create(501, "unknown value \"" + word + "\" (known: " + known + ")", &value);
-}
-
 constexpr std::pair<Provenance, const char*> provenance_words[] = {
     {Provenance::measured, "measured"}, {Provenance::spec, "spec"}};
 constexpr std::pair<ProfileOrigin, const char*> origin_words[] = {
     {ProfileOrigin::probe, "probe"}, {ProfileOrigin::topology_file, "topology-file"}, {ProfileOrigin::spec, "spec"}};
 constexpr std::pair<MachineKind, const char*> kind_words[] = {
     {MachineKind::cpu_node, "cpu-node"}, {MachineKind::gpu, "gpu"}};
-
-template <class Enum, std::size_t N>
-std::string word_of(Enum value, const std::pair<Enum, const char*> (&words)[N]) {
-  for (const auto& [member, text] : words)
-    if (member == value) return text;
-  return "?";
-}
 
 template <class T>
 void put_optional(json& object, const char* key, const std::optional<T>& value) {
@@ -54,9 +37,9 @@ void get_or_keep(const json& object, const char* key, T& value) {
 
 }  // namespace
 
-std::string to_string(Provenance provenance) { return word_of(provenance, provenance_words); }
-std::string to_string(ProfileOrigin origin) { return word_of(origin, origin_words); }
-std::string to_string(MachineKind kind) { return word_of(kind, kind_words); }
+std::string to_string(Provenance provenance) { return enum_word(provenance, provenance_words); }
+std::string to_string(ProfileOrigin origin) { return enum_word(origin, origin_words); }
+std::string to_string(MachineKind kind) { return enum_word(kind, kind_words); }
 
 // --- per-struct conversions (found by nlohmann through argument-dependent lookup) ---
 

@@ -1,0 +1,96 @@
+// tests/probe_measurement_test.cpp — measurement records: JSON line round trip, keys, appending,
+// and reading files cut short by an interrupted run.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "probe/measurement.hpp"
+#include "tests/cli_support.hpp"
+
+using namespace dnntune;
+
+namespace {
+
+probe::Measurement sample_layer_record() {
+  probe::Measurement m;
+  m.kind = probe::MeasurementKind::layer;
+  m.backend = "onednn";
+  m.backend_version = "oneDNN 2.6.3";
+  m.machine_fingerprint = "0123456789abcdef";
+  m.network = "resnet50";
+  m.descriptor = "conv:ic64ih56iw56oc64kh3kw3sh1ph1";
+  m.pass = "backward_data";
+  m.batch = 16;
+  m.threads = 2;
+  m.processes = 2;
+  m.cpu_sets = {{0}, {1}};
+  m.median_seconds = 0.0125;
+  m.coefficient_of_variation = 0.03;
+  m.min_seconds = 0.012;
+  m.max_seconds = 0.014;
+  m.repetitions = 9;
+  m.command = "dnntune calibrate --model resnet50 --batch 16";
+  m.timestamp = "2026-11-29T22:54:28Z";
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("a measurement prints back identically") {
+  const auto record = sample_layer_record();
+  const std::string line = probe::to_json_line(record);
+  CHECK(line.find('\n') == std::string::npos);
+  const auto read_back = probe::measurement_from_json_line(line, "x");
+  REQUIRE(read_back);
+  CHECK(probe::to_json_line(*read_back) == line);
+  CHECK(probe::measurement_key(*read_back) == probe::measurement_key(record));
+}
+
+TEST_CASE("the key tells settings apart but not results") {
+  const auto a = sample_layer_record();
+  auto b = a;
+  b.median_seconds = 1;
+  b.timestamp = "later";
+  CHECK(probe::measurement_key(a) == probe::measurement_key(b));
+  b.threads = 1;
+  CHECK(probe::measurement_key(a) != probe::measurement_key(b));
+  auto c = a;
+  c.smt = true;
+  CHECK(probe::measurement_key(a) != probe::measurement_key(c));
+}
+
+TEST_CASE("appended records survive an interrupted write") {
+  const std::string path = test::make_temporary_directory() + "/records.jsonl";
+  auto record = sample_layer_record();
+  REQUIRE(probe::append_measurement(path, record));
+  record.pass = "forward";
+  REQUIRE(probe::append_measurement(path, record));
+  {
+    // A kill in the middle of the third write leaves half a line without its newline.
+    std::ofstream out(path, std::ios::app);
+    out << probe::to_json_line(record).substr(0, 40);
+  }
+  const auto file = probe::read_measurements(path);
+  REQUIRE(file);
+  CHECK(file->records.size() == 2);
+  CHECK(file->truncated_lines == 1);
+  CHECK(file->records[1].pass == "forward");
+}
+
+TEST_CASE("bad records are errors naming file and line") {
+  const std::string path = test::make_temporary_directory() + "/bad.jsonl";
+  std::ofstream(path) << probe::to_json_line(sample_layer_record()) << "\n{\"not\": \"a record\"}\n";
+  const auto file = probe::read_measurements(path);
+  REQUIRE_FALSE(file);
+  CHECK(file.error().message.find(path + ":2") == 0);
+
+  auto failed = sample_layer_record();
+  failed.status = probe::MeasurementStatus::failed;
+  failed.reason = "oneDNN: unimplemented";
+  failed.median_seconds = 0;
+  CHECK(probe::measurement_from_json_line(probe::to_json_line(failed), "f"));
+  auto bad = sample_layer_record();
+  bad.median_seconds = 0;  // an ok record without a time is corrupt
+  CHECK_FALSE(probe::measurement_from_json_line(probe::to_json_line(bad), "f"));
+  CHECK_FALSE(probe::read_measurements("/nonexistent/records.jsonl"));
+}
