@@ -9,5 +9,6 @@ namespace dnntune::cli {
 
 void add_probe_command(CLI::App& root);
 void add_machines_command(CLI::App& root);
+void add_models_command(CLI::App& root);
 
 }  // namespace dnntune::cli
