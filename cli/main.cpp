@@ -19,6 +19,9 @@ int main(int argc, char** argv) {
   dnntune::cli::add_probe_command(app);
   dnntune::cli::add_machines_command(app);
   dnntune::cli::add_models_command(app);
+  dnntune::cli::add_fit_command(app);
+  dnntune::cli::add_predict_command(app);
+  dnntune::cli::add_scale_command(app);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,68 @@
+// cli/model_options.cpp — see model_options.hpp.
+#include "cli/model_options.hpp"
+
+#include "data/builtin_machines.hpp"
+#include "model/calibration.hpp"
+#include "model/communication.hpp"
+
+namespace dnntune::cli {
+
+void add_model_source_options(CLI::App& command, ModelSourceOptions& options) {
+  command.add_option("--calibration", options.calibration_path,
+                     "A calibration made by `dnntune fit` (this machine's, or the reference for --machine)")
+      ->option_text("FILE");
+  command.add_option("--machine", options.machine,
+                     "Predict for a built-in spec machine (`dnntune machines`) or a profile JSON, with the "
+                     "--calibration's efficiencies carried over (lower confidence)")
+      ->option_text("NAME|FILE.json");
+}
+
+Expected<model::Predictor> load_predictor(const ModelSourceOptions& options) {
+  if (options.calibration_path.empty())
+    return bad_input("no calibration: run `dnntune calibrate` then `dnntune fit DIR -o calibration.json` on the "
+                     "machine, and pass --calibration calibration.json");
+  auto calibration = model::read_calibration(options.calibration_path);
+  if (!calibration) return calibration.error();
+  if (options.machine.empty()) return model::Predictor::from_calibration(std::move(*calibration));
+  auto machine = data::load_machine(options.machine);
+  if (!machine) return machine.error();
+  if (probe::fingerprint(*machine) == probe::fingerprint(calibration->machine))
+    return model::Predictor::from_calibration(std::move(*calibration));
+  return model::Predictor::from_spec(*machine, *calibration);
+}
+
+void add_configuration_options(CLI::App& command, ConfigurationOptions& options, bool with_nodes) {
+  model::TrainingConfiguration& c = options.configuration;
+  command.add_option("--ppn", c.processes_per_node, "Processes (ranks) per node")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command.add_option("--threads", c.threads_per_process, "Threads per process")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command.add_flag("--smt", c.smt, "Place threads on SMT siblings too (hyper-threading on)");
+  command.add_option("--batch", c.batch_per_process, "Batch per process")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  if (with_nodes)
+    command.add_option("--nodes", c.nodes, "Nodes")->capture_default_str()->check(CLI::PositiveNumber);
+  std::string fabrics;
+  for (const auto& name : model::fabric_names()) fabrics += (fabrics.empty() ? "" : ", ") + name;
+  command.add_option("--network", c.fabric, "Inter-node network: " + fabrics)->capture_default_str();
+  command.add_option("--ps", options.parameter_servers,
+                     "Use a parameter server with this many server ranks (default: ring all-reduce)")
+      ->check(CLI::PositiveNumber);
+  command.add_flag("--async", c.asynchronous, "Asynchronous parameter server (no barrier)");
+  command.add_option("--fusion-mb", options.fusion_megabytes, "All-reduce fusion threshold in MiB")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+}
+
+Expected<model::TrainingConfiguration> configuration_from(const ConfigurationOptions& options) {
+  model::TrainingConfiguration configuration = options.configuration;
+  if (configuration.asynchronous && options.parameter_servers == 0)
+    return bad_input("--async applies to a parameter server: add --ps SERVERS");
+  if (options.parameter_servers > 0) {
+    configuration.scheme = model::CommunicationScheme::parameter_server;
+    configuration.parameter_servers = options.parameter_servers;
+  }
+  configuration.fusion_bytes = options.fusion_megabytes * 1024 * 1024;
+  return configuration;
+}
+
+}  // namespace dnntune::cli

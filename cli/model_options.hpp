@@ -1,0 +1,35 @@
+// cli/model_options.hpp — the options every model command shares (predict, scale, recommend,
+// validate): which network, which configuration, and where the model comes from (this
+// machine's calibration, or a spec machine with a calibration's efficiencies carried over).
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "common/expected.hpp"
+#include "model/predictor.hpp"
+#include "model/training_configuration.hpp"
+
+namespace dnntune::cli {
+
+struct ModelSourceOptions {
+  std::string calibration_path;  // --calibration FILE
+  std::string machine;           // --machine NAME|FILE.json
+};
+void add_model_source_options(CLI::App& command, ModelSourceOptions& options);
+
+// --calibration FILE: that machine. --machine NAME with --calibration FILE: the spec machine
+// with FILE's efficiencies (FILE is the reference). Neither: an error saying how to get one.
+Expected<model::Predictor> load_predictor(const ModelSourceOptions& options);
+
+// --ppn --threads --smt --batch --nodes --network --ps --async --fusion-mb
+struct ConfigurationOptions {
+  model::TrainingConfiguration configuration;
+  int parameter_servers = 0;
+  double fusion_megabytes = 64;
+};
+void add_configuration_options(CLI::App& command, ConfigurationOptions& options, bool with_nodes);
+Expected<model::TrainingConfiguration> configuration_from(const ConfigurationOptions& options);
+
+}  // namespace dnntune::cli

@@ -1,0 +1,43 @@
+// cli/predict_command.cpp — `dnntune predict`: one configuration's iteration time split by
+// term, images/s with its band, scaling efficiency.
+#include "cli/command_support.hpp"
+#include "cli/commands.hpp"
+#include "cli/model_options.hpp"
+#include "model/report.hpp"
+#include "workloads/zoo.hpp"
+
+namespace dnntune::cli {
+namespace {
+
+struct PredictOptions {
+  std::string model;
+  ConfigurationOptions configuration;
+  ModelSourceOptions source;
+  OutputOptions output;
+};
+
+void run_predict(const PredictOptions& options) {
+  const auto network = value_or_fail(workloads::load_network(options.model));
+  const auto configuration = value_or_fail(configuration_from(options.configuration));
+  const auto predictor = value_or_fail(load_predictor(options.source));
+  const auto prediction = value_or_fail(predictor.predict(network, configuration));
+  write_output(options.output.json ? model::prediction_json(prediction).dump(2) + "\n" : model::prediction_text(prediction),
+               options.output.path);
+}
+
+}  // namespace
+
+void add_predict_command(CLI::App& root) {
+  static PredictOptions options;
+  CLI::App* command = root.add_subcommand(
+      "predict", "Predict one training configuration: iteration time split by term, images/s with a 90% band, "
+                 "scaling efficiency over nodes.");
+  command->add_option("--model", options.model, "A built-in network (`dnntune models`) or a network JSON file")
+      ->required();
+  add_configuration_options(*command, options.configuration, true);
+  add_model_source_options(*command, options.source);
+  add_output_options(*command, options.output);
+  command->callback([] { run_predict(options); });
+}
+
+}  // namespace dnntune::cli

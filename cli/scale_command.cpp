@@ -1,0 +1,57 @@
+// cli/scale_command.cpp — `dnntune scale`: predicted images/s, speed-up and efficiency over a
+// range of node counts, as a table and optionally an SVG plot.
+#include "cli/command_support.hpp"
+#include "cli/commands.hpp"
+#include "cli/model_options.hpp"
+#include "model/scaling.hpp"
+#include "workloads/zoo.hpp"
+
+namespace dnntune::cli {
+namespace {
+
+struct ScaleOptions {
+  std::string model;
+  std::string nodes = "1..1024";
+  std::string plot_path;
+  ConfigurationOptions configuration;
+  ModelSourceOptions source;
+  OutputOptions output;
+};
+
+void run_scale(const ScaleOptions& options) {
+  const auto network = value_or_fail(workloads::load_network(options.model));
+  const auto configuration = value_or_fail(configuration_from(options.configuration));
+  const auto node_counts = value_or_fail(model::parse_node_counts(options.nodes));
+  const auto predictor = value_or_fail(load_predictor(options.source));
+  const auto rows = value_or_fail(model::predict_scaling(predictor, network, configuration, node_counts));
+  if (!options.plot_path.empty()) {
+    const auto& first = rows.front().prediction;
+    model::TrainingConfiguration per_node = configuration;
+    per_node.nodes = 1;
+    write_output(model::scaling_svg(rows, first.network + " on " + first.machine + ": " + model::describe(per_node) +
+                                              " per node, " + configuration.fabric),
+                 options.plot_path);
+  }
+  write_output(options.output.json ? model::scaling_json(rows).dump(2) + "\n" : model::scaling_text(rows),
+               options.output.path);
+}
+
+}  // namespace
+
+void add_scale_command(CLI::App& root) {
+  static ScaleOptions options;
+  CLI::App* command = root.add_subcommand(
+      "scale", "Predict how training scales over nodes: images/s, speed-up and efficiency per node count.");
+  command->add_option("--model", options.model, "A built-in network (`dnntune models`) or a network JSON file")
+      ->required();
+  command->add_option("--nodes", options.nodes, "Node counts: FIRST..LAST (powers of two) or a list 1,2,4")
+      ->capture_default_str();
+  command->add_option("--plot", options.plot_path, "Also draw the scaling curve as an SVG file")
+      ->option_text("FILE.svg");
+  add_configuration_options(*command, options.configuration, false);
+  add_model_source_options(*command, options.source);
+  add_output_options(*command, options.output);
+  command->callback([] { run_scale(options); });
+}
+
+}  // namespace dnntune::cli

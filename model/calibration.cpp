@@ -1,0 +1,135 @@
+// model/calibration.cpp — Calibration to and from JSON (see calibration.hpp).
+#include "model/calibration.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "common/json_file.hpp"
+
+namespace dnntune::model {
+
+using nlohmann::json;
+
+std::string measured_layer_key(const std::string& descriptor, int pass, std::int64_t batch) {
+  return descriptor + "|" + std::to_string(pass) + "|" + std::to_string(batch);
+}
+
+namespace {
+
+json link_to_json(const LinkModel& link) {
+  return {{"latency_seconds", link.latency_seconds}, {"bandwidth_gbs", link.bandwidth_gbs},
+          {"measured", link.measured}, {"source", link.source}};
+}
+LinkModel link_from_json(const json& in) {
+  return {in.at("latency_seconds").get<double>(), in.at("bandwidth_gbs").get<double>(), in.at("measured").get<bool>(),
+          in.at("source").get<std::string>()};
+}
+
+json errors_to_json(const std::vector<HeldOutError>& errors) {
+  json out = json::array();
+  for (const auto& error : errors)
+    out.push_back({{"group", error.group}, {"samples", error.samples},
+                   {"mean_absolute_percentage_error", error.mean_absolute_percentage_error}});
+  return out;
+}
+std::vector<HeldOutError> errors_from_json(const json& in) {
+  std::vector<HeldOutError> errors;
+  for (const auto& item : in)
+    errors.push_back({item.at("group").get<std::string>(), item.at("samples").get<int>(),
+                      item.at("mean_absolute_percentage_error").get<double>()});
+  return errors;
+}
+
+}  // namespace
+
+std::string to_json_text(const Calibration& calibration) {
+  json out = {{"schema", calibration_schema},
+              {"schema_version", calibration_schema_version},
+              {"backend", calibration.backend},
+              {"backend_version", calibration.backend_version},
+              {"machine", json::parse(probe::to_json_text(calibration.machine))}};
+  json parameters = json::object();
+  const auto values = flatten(calibration.parameters);
+  for (std::size_t index = 0; index < values.size(); ++index) parameters[parameter_table()[index].name] = values[index];
+  out["parameters"] = parameters;
+  out["bootstrap_parameters"] = calibration.bootstrap_parameters;
+  json measured = json::object();
+  for (const auto& [key, layers] : calibration.measured_layers) {
+    json list = json::array();
+    for (const auto& layer : layers)
+      list.push_back({layer.threads, layer.smt, layer.co_running, layer.seconds, layer.coefficient_of_variation,
+                      layer.repetitions});
+    measured[key] = list;
+  }
+  out["measured_layers"] = measured;
+  out["links"] = {{"intra_node", link_to_json(calibration.links.intra_node)},
+                  {"inter_node", link_to_json(calibration.links.inter_node)}};
+  const FitSummary& summary = calibration.summary;
+  json estimates = json::array();
+  for (const auto& estimate : summary.parameters)
+    estimates.push_back({{"name", estimate.name}, {"value", estimate.value}, {"low", estimate.low},
+                         {"high", estimate.high}, {"pinned", estimate.pinned}});
+  out["fit"] = {{"samples", summary.samples},
+                {"records_ignored", summary.records_ignored},
+                {"fit_seconds", summary.fit_seconds},
+                {"held_out_log_sd", summary.held_out_log_sd},
+                {"parameters", estimates},
+                {"held_out_by_class", errors_to_json(summary.held_out_by_class)},
+                {"held_out_by_setting", errors_to_json(summary.held_out_by_setting)},
+                {"sources", summary.sources}};
+  return out.dump(1) + "\n";
+}
+
+Expected<Calibration> calibration_from_json_text(const std::string& text, const std::string& origin) {
+  auto document = parse_json(text, origin);
+  if (!document) return document.error();
+  if (auto valid = check_schema(*document, calibration_schema, calibration_schema_version, origin); !valid)
+    return valid.error();
+  Calibration calibration;
+  try {
+    const json& in = *document;
+    calibration.backend = in.at("backend").get<std::string>();
+    calibration.backend_version = in.at("backend_version").get<std::string>();
+    auto machine = probe::machine_profile_from_json_text(in.at("machine").dump(), origin + " (machine)");
+    if (!machine) return machine.error();
+    calibration.machine = std::move(*machine);
+    std::vector<double> values;
+    for (const auto& info : parameter_table()) values.push_back(in.at("parameters").at(info.name).get<double>());
+    calibration.parameters = unflatten(values);
+    calibration.bootstrap_parameters = in.at("bootstrap_parameters").get<std::vector<std::vector<double>>>();
+    for (const auto& replicate : calibration.bootstrap_parameters)
+      if (replicate.size() != parameter_table().size())
+        return bad_input(origin + ": a bootstrap replicate has " + std::to_string(replicate.size()) +
+                         " parameters, expected " + std::to_string(parameter_table().size()));
+    for (const auto& [key, list] : in.at("measured_layers").items())
+      for (const auto& item : list)
+        calibration.measured_layers[key].push_back({item.at(0).get<int>(), item.at(1).get<bool>(), item.at(2).get<int>(),
+                                                    item.at(3).get<double>(), item.at(4).get<double>(),
+                                                    item.at(5).get<int>()});
+    calibration.links.intra_node = link_from_json(in.at("links").at("intra_node"));
+    calibration.links.inter_node = link_from_json(in.at("links").at("inter_node"));
+    const json& fit = in.at("fit");
+    FitSummary& summary = calibration.summary;
+    summary.samples = fit.at("samples").get<int>();
+    summary.records_ignored = fit.at("records_ignored").get<int>();
+    summary.fit_seconds = fit.at("fit_seconds").get<double>();
+    summary.held_out_log_sd = fit.at("held_out_log_sd").get<double>();
+    for (const auto& item : fit.at("parameters"))
+      summary.parameters.push_back({item.at("name").get<std::string>(), item.at("value").get<double>(),
+                                    item.at("low").get<double>(), item.at("high").get<double>(),
+                                    item.at("pinned").get<bool>()});
+    summary.held_out_by_class = errors_from_json(fit.at("held_out_by_class"));
+    summary.held_out_by_setting = errors_from_json(fit.at("held_out_by_setting"));
+    summary.sources = fit.at("sources").get<std::vector<std::string>>();
+  } catch (const json::exception& error) {
+    return json_conversion_error(error, origin);
+  }
+  return calibration;
+}
+
+Expected<Calibration> read_calibration(const std::string& path) {
+  auto document = read_json_file(path);
+  if (!document) return document.error();
+  return calibration_from_json_text(document->dump(), path);
+}
+
+}  // namespace dnntune::model

@@ -1,0 +1,76 @@
+// model/calibration.hpp — a fitted cost model of one machine and one backend: the parameters
+// (with bootstrap replicates for the uncertainty band), the layer measurements they were fitted
+// on (predictions reuse them where they match), the communication links, and the fit report.
+// Saved as JSON ("dnntune.calibration" v1); loading it predicts exactly as before saving.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/expected.hpp"
+#include "model/communication.hpp"
+#include "model/parameters.hpp"
+#include "probe/machine_profile.hpp"
+
+namespace dnntune::model {
+
+constexpr const char* calibration_schema = "dnntune.calibration";
+constexpr int calibration_schema_version = 1;
+
+// One measured layer pass in one setting (a median over repetitions).
+struct MeasuredLayer {
+  int threads = 1;
+  bool smt = false;
+  int co_running = 1;
+  double seconds = 0;
+  double coefficient_of_variation = 0;
+  int repetitions = 1;
+};
+
+// "descriptor|pass|batch": the measurements of one layer pass at one batch, in every setting.
+std::string measured_layer_key(const std::string& descriptor, int pass, std::int64_t batch);
+
+struct ParameterEstimate {
+  std::string name;
+  double value = 0;
+  double low = 0;   // 5th percentile over bootstrap replicates (value when pinned)
+  double high = 0;  // 95th percentile
+  bool pinned = false;  // the data cannot identify it: kept at its prior
+};
+
+// Mean absolute percentage error of predictions for samples never seen by the fit that made
+// them (k-fold by layer descriptor), by group ("conv_spatial", "threads 2", ...).
+struct HeldOutError {
+  std::string group;
+  int samples = 0;
+  double mean_absolute_percentage_error = 0;
+};
+
+struct FitSummary {
+  int samples = 0;             // layer-pass measurements used
+  int records_ignored = 0;     // not ok, another backend, or costing nothing
+  double fit_seconds = 0;
+  double held_out_log_sd = 0;  // spread of log(measured / predicted) held out: the model error
+  std::vector<ParameterEstimate> parameters;
+  std::vector<HeldOutError> held_out_by_class;
+  std::vector<HeldOutError> held_out_by_setting;
+  std::vector<std::string> sources;  // the measurement files
+};
+
+struct Calibration {
+  probe::MachineProfile machine;
+  std::string backend;          // "torch", "onednn"
+  std::string backend_version;
+  ModelParameters parameters;
+  std::vector<std::vector<double>> bootstrap_parameters;  // flat (parameters.hpp), one per replicate
+  std::map<std::string, std::vector<MeasuredLayer>> measured_layers;
+  CommunicationLinks links;     // inter_node.measured == false: a fabric preset is used instead
+  FitSummary summary;
+};
+
+std::string to_json_text(const Calibration& calibration);
+Expected<Calibration> calibration_from_json_text(const std::string& text, const std::string& origin);
+Expected<Calibration> read_calibration(const std::string& path);
+
+}  // namespace dnntune::model

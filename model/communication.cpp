@@ -1,0 +1,106 @@
+// model/communication.cpp — see communication.hpp.
+#include "model/communication.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <Eigen/Dense>
+
+namespace dnntune::model {
+namespace {
+
+struct FabricPreset {
+  const char* name;
+  double line_rate_gbits;
+  double latency_microseconds;
+};
+constexpr FabricPreset fabric_presets[] = {
+    {"edr", 100, 1.0}, {"hdr", 200, 1.0}, {"ndr", 400, 1.0},  {"opa", 100, 1.1},
+    {"eth10", 10, 20}, {"eth25", 25, 10}, {"eth100", 100, 5},
+};
+constexpr double usable_fraction_of_line_rate = 0.9;
+
+double ring_steps(int ranks) { return 2.0 * (ranks - 1); }
+double ring_volume_factor(int ranks) { return ranks > 1 ? 2.0 * (ranks - 1) / ranks : 0.0; }
+
+}  // namespace
+
+std::vector<std::string> fabric_names() {
+  std::vector<std::string> names;
+  for (const auto& preset : fabric_presets) names.push_back(preset.name);
+  return names;
+}
+
+Expected<LinkModel> fabric_preset(const std::string& name) {
+  for (const auto& preset : fabric_presets)
+    if (name == preset.name)
+      return LinkModel{preset.latency_microseconds * 1e-6, preset.line_rate_gbits / 8 * usable_fraction_of_line_rate,
+                       false, "preset " + name};
+  std::string known;
+  for (const auto& known_name : fabric_names()) known += (known.empty() ? "" : ", ") + known_name;
+  return bad_input("unknown network \"" + name + "\" (known: " + known + ")");
+}
+
+LinkModel default_intra_node_link() {
+  return LinkModel{1e-6, 10.0, false, "default shared-memory MPI (no communication records)"};
+}
+
+Expected<LinkModel> fit_allreduce_link(const std::vector<probe::Measurement>& records, bool inter_node) {
+  std::vector<const probe::Measurement*> usable;
+  std::set<std::int64_t> sizes;
+  for (const auto& record : records)
+    if (record.kind == probe::MeasurementKind::communication && record.descriptor == "allreduce" &&
+        record.status == probe::MeasurementStatus::ok && record.processes > 1 && (record.nodes > 1) == inter_node) {
+      usable.push_back(&record);
+      sizes.insert(record.message_bytes);
+    }
+  if (sizes.size() < 2)
+    return bad_input(std::string("need allreduce records of at least 2 message sizes ") +
+                     (inter_node ? "across nodes" : "within a node") + " to fit latency and bandwidth");
+  // T = alpha * 2(p-1) + (1/beta) * 2(p-1)/p * bytes; weighted by 1/T so that small and large
+  // messages count alike (relative error).
+  Eigen::MatrixXd design(usable.size(), 2);
+  Eigen::VectorXd target(usable.size());
+  for (std::size_t row = 0; row < usable.size(); ++row) {
+    const auto& record = *usable[row];
+    const int ranks = inter_node ? record.nodes : record.processes;
+    const double weight = 1 / record.median_seconds;
+    design(row, 0) = ring_steps(ranks) * weight;
+    design(row, 1) = ring_volume_factor(ranks) * static_cast<double>(record.message_bytes) * weight;
+    target(row) = 1.0;
+  }
+  const Eigen::VectorXd solution = design.colPivHouseholderQr().solve(target);
+  LinkModel link;
+  link.latency_seconds = std::max(0.0, solution(0));
+  if (!(solution(1) > 0)) return failure("allreduce records do not grow with message size: cannot fit a bandwidth");
+  link.bandwidth_gbs = 1 / solution(1) / 1e9;
+  link.measured = true;
+  link.source = "fitted from " + std::to_string(usable.size()) + " allreduce records";
+  return link;
+}
+
+double allreduce_seconds(double bytes, int ranks_per_node, int nodes, const CommunicationLinks& links) {
+  if (bytes <= 0 || ranks_per_node * nodes <= 1) return 0;
+  double seconds = 0;
+  if (ranks_per_node > 1)
+    seconds += ring_steps(ranks_per_node) * links.intra_node.latency_seconds +
+               ring_volume_factor(ranks_per_node) * bytes / (links.intra_node.bandwidth_gbs * 1e9);
+  if (nodes > 1)
+    seconds += ring_steps(nodes) * links.inter_node.latency_seconds +
+               ring_volume_factor(nodes) * bytes / (links.inter_node.bandwidth_gbs * 1e9);
+  return seconds;
+}
+
+double parameter_server_seconds(double bytes, int workers, int servers, int nodes, const CommunicationLinks& links) {
+  if (bytes <= 0 || workers < 1 || servers < 1) return 0;
+  // Across nodes when the job spans nodes, else through shared memory.
+  const LinkModel& link = nodes > 1 ? links.inter_node : links.intra_node;
+  // Each server receives bytes/servers from every worker and sends as much back.
+  const double per_server_bytes = 2.0 * workers * bytes / servers;
+  // A worker's own link also carries its full push and pull: whichever is busier bounds it.
+  const double per_worker_bytes = 2.0 * bytes;
+  const double busiest_bytes = std::max(per_server_bytes, per_worker_bytes);
+  return 2 * workers * link.latency_seconds / servers + busiest_bytes / (link.bandwidth_gbs * 1e9);
+}
+
+}  // namespace dnntune::model

@@ -1,0 +1,274 @@
+// model/predictor.cpp — see predictor.hpp.
+#include "model/predictor.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include "model/layer_class.hpp"
+#include "model/layer_time.hpp"
+#include "workloads/costs.hpp"
+
+namespace dnntune::model {
+
+struct Predictor::IterationTotals {
+  IterationTerms terms;
+  double iteration_seconds = 0;
+  double images_per_second = 0;
+  double layer_seconds = 0;
+  double exactly_measured_seconds = 0;
+  double measured_seconds = 0;              // exactly or scaled from another setting
+  double measurement_variance = 0;          // seconds^2: noise of the medians used
+};
+
+namespace {
+
+// The measurement nearest to `setting`: same threads and SMT first, then the fewest threads
+// away, then the closest co-running count.
+const MeasuredLayer* nearest_measurement(const std::vector<MeasuredLayer>& measurements,
+                                         const ExecutionSetting& setting) {
+  const MeasuredLayer* best = nullptr;
+  int best_distance = 0;
+  for (const MeasuredLayer& measured : measurements) {
+    const int distance = 100 * std::abs(measured.threads - setting.threads) + 50 * (measured.smt != setting.smt) +
+                         std::abs(measured.co_running - setting.co_running);
+    if (!best || distance < best_distance) best = &measured, best_distance = distance;
+  }
+  return best;
+}
+
+// Horovod-style: gradients become ready as the backward pass reaches each layer (in reverse);
+// they are fused into buckets of at least fusion_bytes, and one bucket is reduced at a time.
+struct OverlapResult {
+  double communication = 0;
+  double exposed = 0;
+  double overlapped = 0;
+};
+OverlapResult simulate_allreduce_overlap(const std::vector<std::pair<double, double>>& backward_layers,
+                                         double fusion_bytes, int ranks_per_node, int nodes,
+                                         const CommunicationLinks& links) {
+  OverlapResult result;
+  double clock = 0, engine_free = 0, bucket_bytes = 0;
+  auto launch = [&](double ready) {
+    const double seconds = allreduce_seconds(bucket_bytes, ranks_per_node, nodes, links);
+    const double start = std::max(ready, engine_free);
+    engine_free = start + seconds;
+    result.communication += seconds;
+    bucket_bytes = 0;
+  };
+  for (auto layer = backward_layers.rbegin(); layer != backward_layers.rend(); ++layer) {
+    clock += layer->first;
+    bucket_bytes += layer->second;
+    if (bucket_bytes >= fusion_bytes) launch(clock);
+  }
+  if (bucket_bytes > 0) launch(clock);
+  result.exposed = std::max(0.0, engine_free - clock);
+  result.overlapped = result.communication - result.exposed;
+  return result;
+}
+
+}  // namespace
+
+Expected<Predictor> Predictor::from_calibration(Calibration calibration) {
+  auto rates = machine_rates(calibration.machine);
+  if (!rates) return rates.error();
+  Predictor predictor;
+  predictor.calibration_ = std::move(calibration);
+  predictor.rates_ = *rates;
+  return predictor;
+}
+
+Expected<Predictor> Predictor::from_spec(const probe::MachineProfile& machine, const Calibration& reference) {
+  auto rates = machine_rates(machine);
+  if (!rates) return rates.error();
+  Predictor predictor;
+  predictor.calibration_ = reference;
+  predictor.calibration_.machine = machine;
+  predictor.calibration_.measured_layers.clear();  // another machine's kernels, not this one's
+  predictor.calibration_.links.intra_node = default_intra_node_link();
+  predictor.rates_ = *rates;
+  predictor.spec_only_ = true;
+  return predictor;
+}
+
+Predictor::IterationTotals Predictor::iterate(const workloads::Network& network,
+                                              const TrainingConfiguration& configuration, const Placement& placement,
+                                              const ModelParameters& parameters) const {
+  IterationTotals totals;
+  IterationTerms& terms = totals.terms;
+  const ExecutionSetting setting{configuration.threads_per_process, configuration.smt,
+                                 placement.processes_per_package, placement.packages_spanned};
+  const std::int64_t batch = configuration.batch_per_process;
+  std::vector<std::pair<double, double>> backward_layers;  // (backward seconds, gradient bytes)
+
+  for (const workloads::Layer& layer : network.layers) {
+    const workloads::LayerCost cost = workloads::layer_cost(layer, batch);
+    const LayerClass layer_class = classify(layer.spec);
+    double backward_seconds = 0;
+    for (workloads::Pass pass : workloads::all_passes) {
+      const workloads::PassCost& pass_cost = cost.pass(pass);
+      if (pass_cost.flops == 0 && pass_cost.bytes == 0) continue;
+      const LayerWork work{layer_class, pass_index(pass), static_cast<double>(pass_cost.flops),
+                           static_cast<double>(pass_cost.bytes)};
+      const LayerTime modelled = layer_time(work, setting, parameters, rates_);
+      double seconds = modelled.total_seconds;
+      const auto found = calibration_.measured_layers.find(measured_layer_key(layer.descriptor, work.pass, batch));
+      if (found != calibration_.measured_layers.end()) {
+        const MeasuredLayer* measured = nearest_measurement(found->second, setting);
+        const bool exact = measured->threads == setting.threads && measured->smt == setting.smt &&
+                           measured->co_running == setting.co_running;
+        const ExecutionSetting measured_setting{measured->threads, measured->smt, measured->co_running, 1};
+        seconds = exact ? measured->seconds
+                        : measured->seconds * modelled.total_seconds /
+                              layer_time(work, measured_setting, parameters, rates_).total_seconds;
+        totals.measured_seconds += seconds;
+        if (exact) totals.exactly_measured_seconds += seconds;
+        const double median_error = 1.2533 * measured->coefficient_of_variation * seconds / std::sqrt(measured->repetitions);
+        totals.measurement_variance += median_error * median_error;
+      }
+      totals.layer_seconds += seconds;
+      (pass == workloads::Pass::forward ? terms.forward
+       : pass == workloads::Pass::backward_data ? terms.backward_data
+                                                : terms.backward_weights) += seconds;
+      if (pass != workloads::Pass::forward) backward_seconds += seconds;
+      const double largest = std::max({modelled.compute_seconds, modelled.memory_seconds, modelled.overhead_seconds});
+      (largest == modelled.compute_seconds ? terms.compute_bound
+       : largest == modelled.memory_seconds ? terms.memory_bound
+                                            : terms.overhead_bound) += seconds;
+    }
+    backward_layers.emplace_back(backward_seconds, static_cast<double>(layer.parameters * workloads::bytes_per_gradient));
+  }
+
+  // Streaming terms use the element-wise add class: they are the same kind of kernel.
+  const auto network_cost = workloads::network_cost(network, batch);
+  if (network_cost) {
+    const LayerWork sums{LayerClass::add, 0, static_cast<double>(network_cost->gradient_sums.flops),
+                         static_cast<double>(network_cost->gradient_sums.bytes)};
+    if (sums.bytes > 0) terms.gradient_sums = layer_time(sums, setting, parameters, rates_).total_seconds;
+    const LayerWork optimizer{LayerClass::add, 0, static_cast<double>(network_cost->optimizer_update_flops),
+                              static_cast<double>(network_cost->optimizer_update_bytes)};
+    terms.optimizer = layer_time(optimizer, setting, parameters, rates_).total_seconds;
+  }
+  const double compute_seconds = totals.layer_seconds + terms.gradient_sums + terms.optimizer;
+  const double gradient_bytes = network_cost ? static_cast<double>(network_cost->gradient_bytes) : 0;
+
+  CommunicationLinks links = calibration_.links;
+  if (!links.inter_node.measured) links.inter_node = *fabric_preset(configuration.fabric);
+  const int ranks = configuration.processes_per_node * configuration.nodes;
+  // With every core busy computing, communication progress (MPI copies, reductions) takes its
+  // share of the cores while it overlaps the backward pass: one more runnable thread per rank.
+  const bool cores_all_busy =
+      placement.cores_per_process * configuration.processes_per_node >= rates_.cores();
+  const double cpu_share = cores_all_busy ? 1.0 / (configuration.threads_per_process + 1) : 0.0;
+  int workers = ranks;
+  if (configuration.scheme == CommunicationScheme::allreduce) {
+    const OverlapResult overlap = simulate_allreduce_overlap(backward_layers, configuration.fusion_bytes,
+                                                             configuration.processes_per_node, configuration.nodes,
+                                                             links);
+    terms.communication = overlap.communication;
+    terms.exposed_communication = overlap.exposed;
+    terms.communication_cpu = overlap.overlapped * cpu_share;
+    totals.iteration_seconds = compute_seconds + terms.exposed_communication + terms.communication_cpu;
+    totals.images_per_second = ranks * batch / totals.iteration_seconds;
+  } else {
+    workers = ranks - configuration.parameter_servers;
+    terms.communication =
+        parameter_server_seconds(gradient_bytes, workers, configuration.parameter_servers, configuration.nodes, links);
+    if (!configuration.asynchronous) {
+      // Push after the backward pass, pull before the next forward: nothing overlaps.
+      terms.exposed_communication = terms.communication;
+      totals.iteration_seconds = compute_seconds + terms.communication;
+      totals.images_per_second = workers * batch / totals.iteration_seconds;
+    } else {
+      // No barrier: each worker waits only for its own push and pull; the servers' links cap
+      // the steps per second of all workers together.
+      const LinkModel& link = configuration.nodes > 1 ? links.inter_node : links.intra_node;
+      const double own_exchange = 2 * gradient_bytes / (link.bandwidth_gbs * 1e9);
+      const double server_steps_per_second =
+          configuration.parameter_servers * link.bandwidth_gbs * 1e9 / (2 * gradient_bytes);
+      const double worker_step = compute_seconds + own_exchange;
+      const double steps_per_second = std::min(workers / worker_step, server_steps_per_second);
+      totals.iteration_seconds = workers / steps_per_second;
+      terms.exposed_communication = totals.iteration_seconds - compute_seconds;
+      totals.images_per_second = steps_per_second * batch;
+    }
+  }
+  return totals;
+}
+
+Expected<Prediction> Predictor::predict(const workloads::Network& network, const TrainingConfiguration& configuration,
+                                        bool with_band) const {
+  auto placement = place(configuration, rates_);
+  if (!placement) return placement.error();
+  if (!configuration.fabric.empty() && configuration.nodes > 1 && !calibration_.links.inter_node.measured) {
+    auto fabric = fabric_preset(configuration.fabric);
+    if (!fabric) return fabric.error();
+  }
+  const IterationTotals totals = iterate(network, configuration, *placement, calibration_.parameters);
+
+  Prediction prediction;
+  prediction.network = network.name;
+  prediction.backend = calibration_.backend;
+  prediction.machine = calibration_.machine.name;
+  prediction.configuration = configuration;
+  prediction.placement = *placement;
+  prediction.iteration_seconds = totals.iteration_seconds;
+  prediction.images_per_second = totals.images_per_second;
+  prediction.terms = totals.terms;
+  prediction.measured_fraction = totals.layer_seconds > 0 ? totals.measured_seconds / totals.layer_seconds : 0;
+  const double exact_fraction = totals.layer_seconds > 0 ? totals.exactly_measured_seconds / totals.layer_seconds : 0;
+  prediction.confidence = spec_only_                       ? "spec"
+                          : exact_fraction >= 0.99         ? "measured"
+                          : prediction.measured_fraction >= 0.5 ? "partly measured"
+                                                           : "modelled";
+
+  if (configuration.nodes > 1) {
+    TrainingConfiguration one_node = configuration;
+    one_node.nodes = 1;
+    if (configuration.scheme == CommunicationScheme::parameter_server)
+      one_node.parameter_servers = std::max(1, std::min(configuration.parameter_servers, configuration.processes_per_node - 1));
+    auto one_placement = place(one_node, rates_);
+    if (one_placement) {
+      const double single = iterate(network, one_node, *one_placement, calibration_.parameters).images_per_second;
+      prediction.scaling_efficiency = totals.images_per_second / (configuration.nodes * single);
+    }
+  }
+
+  // What the iteration is spent on, to name the bottleneck.
+  const IterationTerms& terms = totals.terms;
+  const std::pair<double, const char*> candidates[] = {
+      {terms.compute_bound, "compute-bound layers"},
+      {terms.memory_bound, "memory bandwidth (memory-bound layers)"},
+      {terms.overhead_bound, "per-layer framework overhead"},
+      {terms.exposed_communication + terms.communication_cpu, "communication"},
+      {terms.optimizer + terms.gradient_sums, "optimizer and gradient sums (memory traffic)"}};
+  const auto* largest = std::max_element(std::begin(candidates), std::end(candidates),
+                                         [](const auto& a, const auto& b) { return a.first < b.first; });
+  prediction.bottleneck = std::string(largest->second) + " (" +
+                          std::to_string(static_cast<int>(std::lround(100 * largest->first / totals.iteration_seconds))) +
+                          "% of the iteration)";
+
+  // The band: parameter uncertainty (bootstrap replicates), the noise of the medians used, the
+  // held-out model error of the modelled part, and for a spec machine the transfer itself.
+  double log_variance = 0;
+  if (with_band && !calibration_.bootstrap_parameters.empty()) {
+    std::vector<double> logs;
+    for (const auto& replicate : calibration_.bootstrap_parameters)
+      logs.push_back(std::log(iterate(network, configuration, *placement, unflatten(replicate)).iteration_seconds));
+    double mean = 0;
+    for (double value : logs) mean += value;
+    mean /= logs.size();
+    for (double value : logs) log_variance += (value - mean) * (value - mean) / std::max<std::size_t>(1, logs.size() - 1);
+  }
+  const double iteration = totals.iteration_seconds;
+  log_variance += totals.measurement_variance / (iteration * iteration);
+  const double modelled_share = (totals.layer_seconds - totals.exactly_measured_seconds) / iteration;
+  log_variance += std::pow(calibration_.summary.held_out_log_sd * modelled_share, 2);
+  if (spec_only_) log_variance += spec_transfer_log_sd * spec_transfer_log_sd;
+  const double half_width = 1.645 * std::sqrt(log_variance);
+  prediction.images_per_second_low = prediction.images_per_second * std::exp(-half_width);
+  prediction.images_per_second_high = prediction.images_per_second * std::exp(half_width);
+  return prediction;
+}
+
+}  // namespace dnntune::model

@@ -1,0 +1,86 @@
+// model/predictor.hpp — predicting one training iteration, and images/s, for a network and a
+// training configuration on a calibrated machine (or a spec machine with a calibration's
+// efficiencies carried over), with the uncertainty band and the time split into named terms.
+//
+// How a layer pass is timed: when the calibration measured this layer pass at this batch in
+// exactly this setting, that measurement; when it measured it in another setting, that
+// measurement scaled by the model's ratio between the two settings (thread scaling, SMT,
+// co-running contention); otherwise the model alone. Measurements are never interpolated
+// across batches: a framework may switch kernels between two batch sizes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/expected.hpp"
+#include "model/calibration.hpp"
+#include "model/machine_rates.hpp"
+#include "model/training_configuration.hpp"
+#include "workloads/graph.hpp"
+
+namespace dnntune::model {
+
+// Seconds per iteration of each named term (the split users read to see where time goes).
+struct IterationTerms {
+  double forward = 0;
+  double backward_data = 0;
+  double backward_weights = 0;
+  double gradient_sums = 0;           // summing gradients of tensors read by several layers
+  double optimizer = 0;               // SGD with momentum and weight decay
+  double communication = 0;           // all of it (all-reduce buckets, or PS push + pull)
+  double exposed_communication = 0;   // what the backward pass did not hide
+  double communication_cpu = 0;       // compute slowed by communication running on the same cores
+  // The layer time by its limiting term, to name the bottleneck.
+  double compute_bound = 0;
+  double memory_bound = 0;
+  double overhead_bound = 0;
+};
+
+struct Prediction {
+  std::string network;
+  std::string backend;
+  std::string machine;
+  TrainingConfiguration configuration;
+  Placement placement;
+  double iteration_seconds = 0;
+  double images_per_second = 0;        // the whole job (workers only, for a parameter server)
+  double images_per_second_low = 0;    // 90% band
+  double images_per_second_high = 0;
+  double scaling_efficiency = 1;       // images/s over nodes x the same configuration on one node
+  IterationTerms terms;
+  double measured_fraction = 0;        // share of layer time taken from measurements of this batch
+  std::string confidence;              // "measured", "partly measured", "modelled", "spec"
+  std::string bottleneck;              // the largest term, in words
+};
+
+class Predictor {
+ public:
+  // This machine, from its calibration.
+  static Expected<Predictor> from_calibration(Calibration calibration);
+  // A spec machine (data/machines) with `reference`'s efficiencies; lower confidence.
+  static Expected<Predictor> from_spec(const probe::MachineProfile& machine, const Calibration& reference);
+
+  // with_band = false skips the bootstrap replicates (ranking thousands of configurations).
+  Expected<Prediction> predict(const workloads::Network& network, const TrainingConfiguration& configuration,
+                               bool with_band = true) const;
+
+  const MachineRates& rates() const { return rates_; }
+  const probe::MachineProfile& machine() const { return calibration_.machine; }
+  const std::string& backend() const { return calibration_.backend; }
+  bool spec_only() const { return spec_only_; }
+
+ private:
+  struct IterationTotals;
+  IterationTotals iterate(const workloads::Network& network, const TrainingConfiguration& configuration,
+                          const Placement& placement, const ModelParameters& parameters) const;
+
+  Calibration calibration_;
+  MachineRates rates_;
+  bool spec_only_ = false;
+};
+
+// Extra log-standard-deviation of a spec machine's prediction: efficiencies carried from one
+// microarchitecture to another are only roughly right.
+constexpr double spec_transfer_log_sd = 0.25;
+
+}  // namespace dnntune::model

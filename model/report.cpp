@@ -1,0 +1,135 @@
+// model/report.cpp — see report.hpp.
+#include "model/report.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+namespace dnntune::model {
+namespace {
+
+std::string fixed(double value, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+std::string percent(double part, double whole) { return whole > 0 ? fixed(100 * part / whole, 0) + "%" : "-"; }
+
+}  // namespace
+
+std::string format_seconds(double seconds) {
+  if (seconds >= 1) return fixed(seconds, 2) + " s";
+  if (seconds >= 1e-3) return fixed(seconds * 1e3, 1) + " ms";
+  return fixed(seconds * 1e6, 0) + " us";
+}
+
+std::string prediction_text(const Prediction& p) {
+  std::ostringstream out;
+  const IterationTerms& t = p.terms;
+  out << p.network << " on " << p.machine << " (" << p.backend << "): " << describe(p.configuration) << "\n";
+  out << "  images/s      " << fixed(p.images_per_second, 1) << "  (90% band " << fixed(p.images_per_second_low, 1)
+      << " - " << fixed(p.images_per_second_high, 1) << ", " << p.confidence << ")\n";
+  out << "  iteration     " << format_seconds(p.iteration_seconds) << "\n";
+  const std::pair<const char*, double> rows[] = {{"forward", t.forward},
+                                                 {"backward-data", t.backward_data},
+                                                 {"backward-weights", t.backward_weights},
+                                                 {"gradient sums", t.gradient_sums},
+                                                 {"optimizer", t.optimizer},
+                                                 {"exposed comm", t.exposed_communication},
+                                                 {"comm CPU", t.communication_cpu}};
+  for (const auto& [name, seconds] : rows)
+    if (seconds > 0)
+      out << "    " << name << std::string(18 - std::string(name).size(), ' ') << format_seconds(seconds) << "  ("
+          << percent(seconds, p.iteration_seconds) << ")\n";
+  if (t.communication > 0)
+    out << "  communication " << format_seconds(t.communication) << " in all, "
+        << percent(t.communication - t.exposed_communication, t.communication) << " hidden behind the backward pass\n";
+  if (p.configuration.nodes > 1) out << "  scaling efficiency " << fixed(100 * p.scaling_efficiency, 1) << "%\n";
+  out << "  bottleneck    " << p.bottleneck << "\n";
+  out << "  measured      " << fixed(100 * p.measured_fraction, 0) << "% of layer time from this machine's micro-runs\n";
+  return out.str();
+}
+
+nlohmann::json prediction_json(const Prediction& p) {
+  const IterationTerms& t = p.terms;
+  const TrainingConfiguration& c = p.configuration;
+  return {{"network", p.network},
+          {"backend", p.backend},
+          {"machine", p.machine},
+          {"configuration",
+           {{"batch_per_process", c.batch_per_process},
+            {"processes_per_node", c.processes_per_node},
+            {"threads_per_process", c.threads_per_process},
+            {"smt", c.smt},
+            {"nodes", c.nodes},
+            {"scheme", c.scheme == CommunicationScheme::allreduce ? "allreduce" : "parameter-server"},
+            {"parameter_servers", c.parameter_servers},
+            {"asynchronous", c.asynchronous},
+            {"fusion_bytes", c.fusion_bytes},
+            {"fabric", c.fabric}}},
+          {"placement",
+           {{"processes_per_package", p.placement.processes_per_package},
+            {"packages_spanned", p.placement.packages_spanned},
+            {"cores_per_process", p.placement.cores_per_process}}},
+          {"iteration_seconds", p.iteration_seconds},
+          {"images_per_second", p.images_per_second},
+          {"images_per_second_band", {p.images_per_second_low, p.images_per_second_high}},
+          {"scaling_efficiency", p.scaling_efficiency},
+          {"terms_seconds",
+           {{"forward", t.forward},
+            {"backward_data", t.backward_data},
+            {"backward_weights", t.backward_weights},
+            {"gradient_sums", t.gradient_sums},
+            {"optimizer", t.optimizer},
+            {"communication", t.communication},
+            {"exposed_communication", t.exposed_communication},
+            {"communication_cpu", t.communication_cpu}}},
+          {"layer_time_by_bound_seconds",
+           {{"compute", t.compute_bound}, {"memory", t.memory_bound}, {"overhead", t.overhead_bound}}},
+          {"measured_fraction", p.measured_fraction},
+          {"confidence", p.confidence},
+          {"bottleneck", p.bottleneck}};
+}
+
+std::string fit_report_text(const Calibration& calibration) {
+  std::ostringstream out;
+  const FitSummary& s = calibration.summary;
+  out << "Calibration of " << calibration.machine.name << " (fingerprint " << probe::fingerprint(calibration.machine)
+      << "), backend " << calibration.backend << " " << calibration.backend_version << "\n";
+  out << "  " << s.samples << " layer measurements fitted in " << fixed(s.fit_seconds, 2) << " s ("
+      << s.records_ignored << " records of other kinds, backends or statuses ignored)\n";
+  out << "  held-out error (5-fold by layer shape; the model alone, before measured layers are reused):\n";
+  for (const auto& error : s.held_out_by_class)
+    out << "    " << error.group << std::string(std::max<int>(1, 28 - static_cast<int>(error.group.size())), ' ')
+        << fixed(error.mean_absolute_percentage_error, 1) << "% MAPE over " << error.samples << "\n";
+  for (const auto& error : s.held_out_by_setting)
+    out << "    " << error.group << std::string(std::max<int>(1, 28 - static_cast<int>(error.group.size())), ' ')
+        << fixed(error.mean_absolute_percentage_error, 1) << "% MAPE over " << error.samples << "\n";
+  out << "  parameters (value [5%, 95%] over " << calibration.bootstrap_parameters.size()
+      << " bootstrap replicates; pinned ones kept at their prior):\n";
+  int pinned = 0;
+  for (const auto& estimate : s.parameters) {
+    if (estimate.pinned) {
+      ++pinned;
+      continue;
+    }
+    char line[160];
+    std::snprintf(line, sizeof line, "    %-44s %11.4g [%.4g, %.4g]\n", estimate.name.c_str(), estimate.value,
+                  estimate.low, estimate.high);
+    out << line;
+  }
+  out << "    (" << pinned << " parameters pinned: the measurements cannot identify them)\n";
+  out << "  intra-node link: " << fixed(calibration.links.intra_node.latency_seconds * 1e6, 2) << " us, "
+      << fixed(calibration.links.intra_node.bandwidth_gbs, 2) << " GB/s (" << calibration.links.intra_node.source << ")\n";
+  out << "  inter-node link: " << calibration.links.inter_node.source << "\n";
+  return out.str();
+}
+
+nlohmann::json fit_report_json(const Calibration& calibration) {
+  auto document = nlohmann::json::parse(to_json_text(calibration));
+  document.erase("measured_layers");  // the report is about the fit, not the raw table
+  document.erase("bootstrap_parameters");
+  return document;
+}
+
+}  // namespace dnntune::model

@@ -1,0 +1,54 @@
+// model/training_configuration.cpp — see training_configuration.hpp.
+#include "model/training_configuration.hpp"
+
+#include <algorithm>
+
+namespace dnntune::model {
+
+Expected<Placement> place(const TrainingConfiguration& configuration, const MachineRates& rates) {
+  const int ppn = configuration.processes_per_node, threads = configuration.threads_per_process;
+  if (configuration.batch_per_process < 1) return bad_input("the batch per process must be at least 1");
+  if (ppn < 1 || threads < 1 || configuration.nodes < 1)
+    return bad_input("processes per node, threads per process and nodes must be at least 1");
+  if (configuration.smt && rates.pus_per_core < 2)
+    return bad_input("SMT requested, but this machine has 1 hardware thread per core");
+  const int hardware_threads_per_core = configuration.smt ? rates.pus_per_core : 1;
+  const int cores_per_process = (threads + hardware_threads_per_core - 1) / hardware_threads_per_core;
+  const int cores_needed = cores_per_process * ppn;
+  if (cores_needed > rates.cores())
+    return bad_input(std::to_string(ppn) + " processes x " + std::to_string(threads) + " threads need " +
+                     std::to_string(cores_needed) + " cores" + (configuration.smt ? " (with SMT)" : "") +
+                     ", the node has " + std::to_string(rates.cores()) + " (" + std::to_string(rates.cores() / ppn) +
+                     " threads per process would fit" +
+                     (rates.pus_per_core > 1 && !configuration.smt ? ", or turn SMT on" : "") + ")");
+  if (configuration.scheme == CommunicationScheme::parameter_server) {
+    const int ranks = ppn * configuration.nodes;
+    if (configuration.parameter_servers < 1 || configuration.parameter_servers >= ranks)
+      return bad_input("a parameter server needs 1 to " + std::to_string(ranks - 1) + " servers among " +
+                       std::to_string(ranks) + " ranks (got " + std::to_string(configuration.parameter_servers) + ")");
+  }
+  if (configuration.fusion_bytes <= 0) return bad_input("the fusion threshold must be positive");
+  Placement placement;
+  placement.cores_per_process = cores_per_process;
+  placement.packages_spanned = std::max(1, (cores_per_process + rates.cores_per_package - 1) / rates.cores_per_package);
+  placement.processes_per_package =
+      placement.packages_spanned > 1 ? 1 : (ppn + rates.packages - 1) / rates.packages;
+  // Processes packed onto a package must fit its cores; spreading keeps them within.
+  if (placement.processes_per_package * cores_per_process > rates.cores_per_package && placement.packages_spanned == 1)
+    placement.processes_per_package = std::max(1, rates.cores_per_package / cores_per_process);
+  return placement;
+}
+
+std::string describe(const TrainingConfiguration& configuration) {
+  std::string text = std::to_string(configuration.processes_per_node) + " ppn x " +
+                     std::to_string(configuration.threads_per_process) + " threads, SMT " +
+                     (configuration.smt ? "on" : "off") + ", batch " +
+                     std::to_string(configuration.batch_per_process) + "/process";
+  if (configuration.nodes > 1) text += ", " + std::to_string(configuration.nodes) + " nodes (" + configuration.fabric + ")";
+  if (configuration.scheme == CommunicationScheme::parameter_server)
+    text += ", parameter server x" + std::to_string(configuration.parameter_servers) +
+            (configuration.asynchronous ? " async" : " sync");
+  return text;
+}
+
+}  // namespace dnntune::model

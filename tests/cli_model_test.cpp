@@ -1,0 +1,90 @@
+// tests/cli_model_test.cpp — end-to-end: `dnntune fit` on recorded measurements, then
+// `predict` and `scale` from the saved calibration; their bad inputs.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "probe/machine_profile.hpp"
+#include "tests/cli_support.hpp"
+#include "tests/model_fixtures.hpp"
+
+using dnntune::test::run_dnntune;
+using nlohmann::json;
+
+namespace {
+
+// A directory like `dnntune calibrate -o` makes: machine.json and layers.jsonl.
+std::string write_calibration_directory() {
+  const std::string directory = dnntune::test::make_temporary_directory();
+  const auto machine = dnntune::test::test_machine();
+  std::ofstream(directory + "/machine.json") << dnntune::probe::to_json_text(machine);
+  std::ofstream records(directory + "/layers.jsonl");
+  for (const auto& record : dnntune::test::synthetic_records(machine, 0.02, 11))
+    records << dnntune::probe::to_json_line(record) << "\n";
+  return directory;
+}
+
+}  // namespace
+
+TEST_CASE("fit, then predict and scale from the saved calibration") {
+  const std::string directory = write_calibration_directory();
+  const std::string calibration = directory + "/calibration.json";
+  const auto fit = run_dnntune({"fit", directory, "-o", calibration, "--bootstrap", "4"});
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  CHECK(fit.out.find("held-out error") != std::string::npos);
+  CHECK(fit.out.find("conv_spatial.efficiency.forward") != std::string::npos);
+  CHECK(fit.out.find("pinned") != std::string::npos);
+
+  const auto predict = run_dnntune({"predict", "--model", "resnet18", "--ppn", "2", "--threads", "2", "--batch", "8",
+                                    "--calibration", calibration, "--json"});
+  INFO(predict.err);
+  REQUIRE(predict.exit_code == 0);
+  const auto prediction = json::parse(predict.out);
+  CHECK(prediction["images_per_second"].get<double>() > 0);
+  CHECK(prediction["images_per_second_band"][0].get<double>() < prediction["images_per_second"].get<double>());
+  CHECK(prediction["terms_seconds"]["communication"].get<double>() > 0);
+  CHECK(prediction["configuration"]["processes_per_node"] == 2);
+
+  const std::string plot = directory + "/scaling.svg";
+  const auto scale = run_dnntune({"scale", "--model", "resnet50", "--nodes", "1..64", "--ppn", "2", "--threads", "2",
+                                  "--calibration", calibration, "--plot", plot});
+  INFO(scale.err);
+  REQUIRE(scale.exit_code == 0);
+  CHECK(scale.out.find("efficiency") != std::string::npos);
+  CHECK(std::count(scale.out.begin(), scale.out.end(), '\n') == 2 + 7);  // title, header, 1..64
+  std::ifstream svg(plot);
+  const std::string picture((std::istreambuf_iterator<char>(svg)), std::istreambuf_iterator<char>());
+  CHECK(picture.find("<svg") == 0);
+  CHECK(picture.find("<polyline") != std::string::npos);
+}
+
+TEST_CASE("model commands: bad input is exit 2 with a clear message") {
+  const std::string directory = write_calibration_directory();
+  const std::string calibration = directory + "/calibration.json";
+  REQUIRE(run_dnntune({"fit", directory, "-o", calibration, "--bootstrap", "2"}).exit_code == 0);
+  auto check = [](const dnntune::test::CommandResult& result, const std::string& text) {
+    INFO(result.err);
+    CHECK(result.exit_code == 2);
+    CHECK(result.err.find(text) != std::string::npos);
+  };
+  check(run_dnntune({"predict", "--model", "resnet9000", "--calibration", calibration}), "resnet50");
+  check(run_dnntune({"predict", "--model", "resnet18", "--ppn", "4", "--threads", "2", "--calibration", calibration}),
+        "the node has 4");
+  check(run_dnntune({"predict", "--model", "resnet18", "--async", "--calibration", calibration}), "--ps");
+  check(run_dnntune({"predict", "--model", "resnet18", "--ppn", "2", "--ps", "2", "--calibration", calibration}),
+        "servers");
+  check(run_dnntune({"predict", "--model", "resnet18", "--nodes", "4", "--network", "carrier-pigeon", "--calibration",
+                     calibration}),
+        "edr");
+  check(run_dnntune({"predict", "--model", "resnet18"}), "dnntune fit");
+  std::ofstream(directory + "/corrupt.json") << "{\"schema\": \"dnntune.calibration\", \"schema_version\": 1";
+  check(run_dnntune({"predict", "--model", "resnet18", "--calibration", directory + "/corrupt.json"}), "not valid JSON");
+  check(run_dnntune({"scale", "--model", "resnet18", "--nodes", "64..2", "--calibration", calibration}), "backwards");
+  // Records of one machine cannot calibrate another.
+  check(run_dnntune({"fit", directory + "/layers.jsonl", "--machine", "skylake-8180"}), "measured on machine");
+  std::ofstream(directory + "/empty.jsonl") << "";
+  check(run_dnntune({"fit", directory + "/empty.jsonl", "--machine", directory + "/machine.json"}), "no measurement");
+}

@@ -1,0 +1,93 @@
+// tests/model_fixtures.cpp — see model_fixtures.hpp.
+#include "tests/model_fixtures.hpp"
+
+#include <cmath>
+#include <random>
+
+#include "model/layer_time.hpp"
+#include "model/machine_rates.hpp"
+#include "workloads/costs.hpp"
+
+namespace dnntune::test {
+
+using namespace dnntune::model;
+
+// A measured 1-package 4-core SMT-2 machine.
+probe::MachineProfile test_machine() {
+  probe::MachineProfile machine;
+  machine.name = "test-node";
+  machine.origin = probe::ProfileOrigin::probe;
+  machine.cpu.model = "Test CPU";
+  machine.topology.packages = 1;
+  machine.topology.numa_nodes = 1;
+  machine.topology.cores = 4;
+  machine.topology.pus = 8;
+  machine.topology.cores_per_package = 4;
+  machine.topology.pus_per_core = 2;
+  machine.performance.peak_fp32_gflops_per_core = probe::Figure{100, probe::Provenance::measured, 0.01, 7, ""};
+  for (int cores = 1; cores <= 4; ++cores)
+    machine.performance.triad_scaling.push_back({cores, cores, false, std::min(12.0 * cores, 30.0), 0.02, 7});
+  return machine;
+}
+
+// The parameters the synthetic measurements are made with.
+ModelParameters true_parameters() {
+  ModelParameters parameters;
+  auto& conv = parameters.of(LayerClass::conv_spatial);
+  conv.efficiency[0] = 0.6, conv.efficiency[1] = 0.45, conv.efficiency[2] = 0.4;
+  conv.overhead_seconds[0] = conv.overhead_seconds[1] = conv.overhead_seconds[2] = 2e-5;
+  conv.contention = 0.08;
+  conv.smt_gain = 0.15;
+  conv.corun_slowdown = 0.05;
+  auto& bnorm = parameters.of(LayerClass::batch_norm);
+  bnorm.efficiency[0] = bnorm.efficiency[1] = bnorm.efficiency[2] = 0.05;
+  bnorm.contention = 0.2;
+  parameters.bandwidth_efficiency = 0.7;
+  parameters.smooth_max_exponent = 2.5;
+  return parameters;
+}
+
+std::vector<probe::Measurement> synthetic_records(const probe::MachineProfile& machine, double noise,
+                                                  unsigned seed) {
+  const auto rates = *machine_rates(machine);
+  const auto parameters = true_parameters();
+  std::mt19937 random(seed);
+  std::normal_distribution<double> log_noise(0, noise);
+  std::vector<probe::Measurement> records;
+  const std::vector<std::string> descriptors = {
+      "conv:ic64ih56iw56oc64kh3kw3sh1ph1",  "conv:ic128ih28iw28oc128kh3kw3sh1ph1",
+      "conv:ic256ih14iw14oc256kh3kw3sh1ph1", "conv:ic3ih224iw224oc64kh7kw7sh2ph3",
+      "conv:ic512ih7iw7oc512kh3kw3sh1ph1",  "conv:ic32ih35iw35oc64kh3kw3sh1ph1",
+      "bnorm:ic64ih56iw56",                  "bnorm:ic256ih14iw14",
+      "bnorm:ic128ih28iw28",                 "bnorm:ic512ih7iw7"};
+  const struct { int threads; bool smt; int co_running; } settings[] = {
+      {1, false, 1}, {2, false, 1}, {4, false, 1}, {2, true, 1}, {1, false, 2}, {1, false, 4}};
+  for (const auto& descriptor : descriptors) {
+    const auto spec = *workloads::parse_descriptor(descriptor);
+    for (workloads::Pass pass : workloads::all_passes)
+      for (const auto& setting : settings) {
+        const auto cost = workloads::layer_cost(spec, 8).pass(pass);
+        const LayerWork work{classify(spec), pass_index(pass), static_cast<double>(cost.flops),
+                             static_cast<double>(cost.bytes)};
+        probe::Measurement record;
+        record.backend = "torch";
+        record.machine_fingerprint = probe::fingerprint(machine);
+        record.descriptor = descriptor;
+        record.pass = workloads::pass_name(pass);
+        record.batch = 8;
+        record.threads = setting.threads;
+        record.smt = setting.smt;
+        record.processes = setting.co_running;
+        record.median_seconds =
+            layer_time(work, {setting.threads, setting.smt, setting.co_running, 1}, parameters, rates).total_seconds *
+            std::exp(log_noise(random));
+        record.coefficient_of_variation = noise;
+        record.repetitions = 9;
+        records.push_back(record);
+      }
+  }
+  return records;
+}
+
+
+}  // namespace dnntune::test

@@ -1,0 +1,167 @@
+// tests/model_terms_test.cpp — each cost-model term on hand-computed cases: USL, the smooth
+// max, bandwidth sharing between co-running processes, SMT, overhead, bandwidth curves,
+// communication, placement.
+#include <catch2/catch.hpp>
+
+#include "model/communication.hpp"
+#include "model/layer_time.hpp"
+#include "model/training_configuration.hpp"
+
+using namespace dnntune;
+using namespace dnntune::model;
+
+namespace {
+
+// A 1-package, 4-core machine: 100 GFLOP/s per core; one core streams 10 GB/s, the package
+// saturates at 20 GB/s from 2 cores on.
+MachineRates four_core_machine() {
+  MachineRates rates;
+  rates.peak_gflops_per_core = 100;
+  rates.packages = 1;
+  rates.cores_per_package = 4;
+  rates.pus_per_core = 2;
+  rates.package_bandwidth_curve = {{1, 10}, {2, 20}, {4, 20}};
+  return rates;
+}
+
+ModelParameters simple_parameters() {
+  ModelParameters parameters;
+  for (auto& of_class : parameters.classes) {
+    for (double& efficiency : of_class.efficiency) efficiency = 0.5;
+    for (double& overhead : of_class.overhead_seconds) overhead = 0;
+    of_class.contention = 0;
+    of_class.coherency = 0;
+    of_class.smt_gain = 0.2;
+    of_class.corun_slowdown = 0;
+  }
+  parameters.bandwidth_efficiency = 1;
+  parameters.smooth_max_exponent = 1;  // g = 1: compute and memory simply add
+  return parameters;
+}
+
+}  // namespace
+
+TEST_CASE("universal scalability law") {
+  CHECK(usl_speedup(1, 0.3, 0.01) == Approx(1));
+  CHECK(usl_speedup(4, 0, 0) == Approx(4));
+  CHECK(usl_speedup(4, 0.1, 0) == Approx(4 / 1.3));        // 4 / (1 + 0.1*3)
+  CHECK(usl_speedup(4, 0.1, 0.01) == Approx(4 / 1.42));    // + 0.01*4*3
+}
+
+TEST_CASE("bandwidth curve interpolates and saturates") {
+  const auto rates = four_core_machine();
+  CHECK(rates.package_bandwidth_gbs(0) == 0);
+  CHECK(rates.package_bandwidth_gbs(0.5) == Approx(5));
+  CHECK(rates.package_bandwidth_gbs(1.5) == Approx(15));
+  CHECK(rates.package_bandwidth_gbs(3) == Approx(20));
+  CHECK(rates.package_bandwidth_gbs(64) == Approx(20));
+}
+
+TEST_CASE("layer time: compute, memory, smooth max, overhead") {
+  const auto rates = four_core_machine();
+  auto parameters = simple_parameters();
+  // 1e9 FLOPs at 0.5 x 100 GFLOP/s = 20 ms; 1e8 bytes at 10 GB/s = 10 ms.
+  const LayerWork work{LayerClass::conv_spatial, 0, 1e9, 1e8};
+  LayerTime time = layer_time(work, {1, false, 1, 1}, parameters, rates);
+  CHECK(time.compute_seconds == Approx(0.020));
+  CHECK(time.memory_seconds == Approx(0.010));
+  CHECK(time.total_seconds == Approx(0.030));  // g = 1
+  parameters.smooth_max_exponent = 10;         // close to max(Tc, Tm)
+  CHECK(layer_time(work, {1, false, 1, 1}, parameters, rates).total_seconds == Approx(0.020).epsilon(0.01));
+  parameters.smooth_max_exponent = 2;
+  CHECK(layer_time(work, {1, false, 1, 1}, parameters, rates).total_seconds == Approx(std::sqrt(0.0005)));
+  parameters.smooth_max_exponent = 1;
+  parameters.of(LayerClass::conv_spatial).overhead_seconds[0] = 0.001;
+  CHECK(layer_time(work, {1, false, 1, 1}, parameters, rates).total_seconds == Approx(0.031));
+}
+
+TEST_CASE("threads, SMT and co-running processes") {
+  const auto rates = four_core_machine();
+  const auto parameters = simple_parameters();
+  const LayerWork work{LayerClass::batch_norm, 1, 1e9, 1e8};
+  // 2 threads on 2 cores: compute halves (10 ms), bandwidth doubles (5 ms).
+  LayerTime two = layer_time(work, {2, false, 1, 1}, parameters, rates);
+  CHECK(two.compute_seconds == Approx(0.010));
+  CHECK(two.memory_seconds == Approx(0.005));
+  // 2 threads on 1 core's SMT siblings: compute x 1/(1 + 0.2), one core's bandwidth.
+  LayerTime smt = layer_time(work, {2, true, 1, 1}, parameters, rates);
+  CHECK(cores_used({2, true, 1, 1}, 2) == 1);
+  CHECK(smt.compute_seconds == Approx(0.020 / 1.2));
+  CHECK(smt.memory_seconds == Approx(0.010));
+  // 2 co-running single-thread processes: compute as alone, they share 20 GB/s: 10 GB/s each.
+  LayerTime corun2 = layer_time(work, {1, false, 2, 1}, parameters, rates);
+  CHECK(corun2.compute_seconds == Approx(0.020));
+  CHECK(corun2.memory_seconds == Approx(0.010));
+  // 4 co-running: 20 GB/s shared by 4 -> 5 GB/s each: 20 ms.
+  CHECK(layer_time(work, {1, false, 4, 1}, parameters, rates).memory_seconds == Approx(0.020));
+  // Shared-cache slow-down of compute per extra co-running process.
+  auto slowed = parameters;
+  slowed.of(LayerClass::batch_norm).corun_slowdown = 0.5;
+  CHECK(layer_time(work, {1, false, 3, 1}, slowed, rates).compute_seconds == Approx(0.040));  // x (1 + 0.5*2)
+}
+
+TEST_CASE("ring all-reduce and parameter server") {
+  CommunicationLinks links;
+  links.intra_node = {1e-6, 10, true, "test"};
+  links.inter_node = {2e-6, 5, true, "test"};
+  const double bytes = 1e8;
+  // 2 ranks in a node: 2 steps of latency + 2(1)/2 * 1e8 / 10e9 = 10 ms.
+  CHECK(allreduce_seconds(bytes, 2, 1, links) == Approx(2e-6 + 0.010));
+  // 4 nodes x 1 rank: 6 steps + 2*3/4 * 1e8 / 5e9 = 30 ms.
+  CHECK(allreduce_seconds(bytes, 1, 4, links) == Approx(6 * 2e-6 + 0.030));
+  CHECK(allreduce_seconds(bytes, 1, 1, links) == 0);
+  // PS in one node: 3 workers, 1 server: the server link carries 2 * 3 * 1e8 = 6e8 bytes.
+  CHECK(parameter_server_seconds(bytes, 3, 1, 1, links) == Approx(2 * 3 * 1e-6 + 0.060));
+  CHECK_FALSE(fabric_preset("token-ring"));
+  CHECK(fabric_preset("edr")->bandwidth_gbs == Approx(100.0 / 8 * 0.9));
+}
+
+TEST_CASE("fitting a link to all-reduce records") {
+  std::vector<probe::Measurement> records;
+  for (double bytes : {1e3, 1e5, 1e7, 1e8}) {
+    probe::Measurement record;
+    record.kind = probe::MeasurementKind::communication;
+    record.descriptor = "allreduce";
+    record.processes = 2;
+    record.message_bytes = static_cast<std::int64_t>(bytes);
+    record.median_seconds = 2 * 3e-6 + bytes / 8e9;  // alpha 3 us, beta 8 GB/s, 2 ranks
+    records.push_back(record);
+  }
+  const auto link = fit_allreduce_link(records, false);
+  REQUIRE(link);
+  CHECK(link->latency_seconds == Approx(3e-6).epsilon(1e-3));
+  CHECK(link->bandwidth_gbs == Approx(8).epsilon(1e-3));
+  CHECK_FALSE(fit_allreduce_link(records, true));  // no inter-node records
+}
+
+TEST_CASE("placement and configurations that do not fit") {
+  MachineRates rates;
+  rates.packages = 2;
+  rates.cores_per_package = 28;
+  rates.pus_per_core = 2;
+  TrainingConfiguration configuration;
+  configuration.processes_per_node = 4;
+  configuration.threads_per_process = 14;
+  auto placement = place(configuration, rates);
+  REQUIRE(placement);
+  CHECK(placement->processes_per_package == 2);
+  CHECK(placement->packages_spanned == 1);
+  configuration.processes_per_node = 1;
+  configuration.threads_per_process = 56;
+  placement = place(configuration, rates);
+  REQUIRE(placement);
+  CHECK(placement->packages_spanned == 2);
+  configuration.threads_per_process = 57;
+  CHECK_FALSE(place(configuration, rates));
+  configuration.smt = true;  // 57 threads on 29 cores' siblings fits
+  CHECK(place(configuration, rates));
+  configuration.threads_per_process = 113;
+  const auto too_many = place(configuration, rates);
+  REQUIRE_FALSE(too_many);
+  CHECK(too_many.error().message.find("the node has 56") != std::string::npos);
+  configuration = TrainingConfiguration{};
+  configuration.scheme = CommunicationScheme::parameter_server;
+  configuration.processes_per_node = 2;
+  configuration.parameter_servers = 2;
+  CHECK_FALSE(place(configuration, rates));
+}
