@@ -79,7 +79,7 @@ TEST_CASE("dnntune models show --json writes a network file that models show rea
   REQUIRE(written.exit_code == 0);
   std::ifstream in(path);
   const json document = json::parse(in);
-  CHECK(document["schema"] == "dnntune-network");
+  CHECK(document["schema"] == "dnntune.network");
   CHECK(document["batch"] == 8);
   CHECK(document["totals"]["parameters"] == 27161264);
 
@@ -100,7 +100,7 @@ TEST_CASE("dnntune models refuses bad input with exit 2 and a one-line message")
 
   const std::string directory = dnntune::test::make_temporary_directory();
   const std::string mismatched = directory + "/mismatched.json";
-  write_text(mismatched, R"({"schema": "dnntune-network", "schema_version": 1, "name": "bad",
+  write_text(mismatched, R"({"schema": "dnntune.network", "schema_version": 1, "name": "bad",
     "layers": [
       {"name": "image", "descriptor": "input:ic3ih8iw8", "inputs": []},
       {"name": "wide", "descriptor": "conv:ic3ih8iw8oc8kh1kw1sh1ph0", "inputs": ["image"]},
@@ -110,7 +110,7 @@ TEST_CASE("dnntune models refuses bad input with exit 2 and a one-line message")
                   "layer 'sum' (add:ic8ih8iw8): inputs 'wide' (8x8x8) and 'narrow' (4x8x8) differ in shape");
 
   const std::string cyclic = directory + "/cyclic.json";
-  write_text(cyclic, R"({"schema": "dnntune-network", "schema_version": 1, "name": "loop",
+  write_text(cyclic, R"({"schema": "dnntune.network", "schema_version": 1, "name": "loop",
     "layers": [
       {"name": "image", "descriptor": "input:ic3ih8iw8", "inputs": []},
       {"name": "a", "descriptor": "add:ic3ih8iw8", "inputs": ["image", "b"]},

@@ -31,7 +31,7 @@ std::string error_of(const std::vector<LayerDefinition>& definitions) {
 }
 
 json small_network_document() {
-  return json{{"schema", "dnntune-network"},
+  return json{{"schema", "dnntune.network"},
               {"schema_version", 1},
               {"name", "small"},
               {"layers",

@@ -1,7 +1,7 @@
 // workloads/network_json.hpp — the network file: what `dnntune models show NAME --json` writes
 // and what --model FILE reads, so a user-defined network is a file in the same format.
 //
-//   {"schema": "dnntune-network", "schema_version": 1, "name": "resnet50", "batch": 1,
+//   {"schema": "dnntune.network", "schema_version": 1, "name": "resnet50", "batch": 1,
 //    "layers": [{"name": "conv1", "descriptor": "conv:ic3ih224iw224oc64kh7kw7sh2ph3",
 //                "inputs": ["input"], ...derived fields...}, ...],
 //    "distinct_layers": [...], "totals": {...}}
@@ -22,7 +22,7 @@
 
 namespace dnntune::workloads {
 
-inline constexpr const char* network_schema = "dnntune-network";
+inline constexpr const char* network_schema = "dnntune.network";
 inline constexpr int network_schema_version = 1;
 
 // The network with every layer's costs and the totals at `batch` (fails outside 1..max_batch).
