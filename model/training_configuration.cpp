@@ -31,17 +31,28 @@ Expected<Placement> place(const TrainingConfiguration& configuration, const Mach
   Placement placement;
   placement.cores_per_process = cores_per_process;
   placement.packages_spanned = std::max(1, (cores_per_process + rates.cores_per_package - 1) / rates.cores_per_package);
-  placement.processes_per_package =
-      placement.packages_spanned > 1 ? 1 : (ppn + rates.packages - 1) / rates.packages;
-  // Processes packed onto a package must fit its cores; spreading keeps them within.
-  if (placement.processes_per_package * cores_per_process > rates.cores_per_package && placement.packages_spanned == 1)
-    placement.processes_per_package = std::max(1, rates.cores_per_package / cores_per_process);
+  if (placement.packages_spanned > 1) {
+    // A process wider than a package takes whole packages: no other process may share them.
+    if (ppn * placement.packages_spanned > rates.packages)
+      return bad_input(std::to_string(ppn) + " processes of " + std::to_string(cores_per_process) +
+                       " cores each would share a socket with a process that spans sockets");
+    placement.processes_per_package = 1;
+    return placement;
+  }
+  // Processes never straddle two sockets: each package holds whole processes.
+  const int per_package_capacity = rates.cores_per_package / cores_per_process;
+  if (ppn > rates.packages * per_package_capacity)
+    return bad_input(std::to_string(ppn) + " processes of " + std::to_string(cores_per_process) +
+                     " cores would straddle sockets (a socket of " + std::to_string(rates.cores_per_package) +
+                     " cores holds " + std::to_string(per_package_capacity) + " of them)");
+  placement.processes_per_package = (ppn + rates.packages - 1) / rates.packages;
   return placement;
 }
 
 std::string describe(const TrainingConfiguration& configuration) {
-  std::string text = std::to_string(configuration.processes_per_node) + " ppn x " +
-                     std::to_string(configuration.threads_per_process) + " threads, SMT " +
+  const int threads = configuration.threads_per_process;
+  std::string text = std::to_string(configuration.processes_per_node) + " ppn x " + std::to_string(threads) +
+                     (threads == 1 ? " thread" : " threads") + ", SMT " +
                      (configuration.smt ? "on" : "off") + ", batch " +
                      std::to_string(configuration.batch_per_process) + "/process";
   if (configuration.nodes > 1) text += ", " + std::to_string(configuration.nodes) + " nodes (" + configuration.fabric + ")";
