@@ -5,12 +5,26 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <sstream>
+
+#include "probe/comm/mpi_session.hpp"
 
 namespace dnntune::cli {
 
 void fail(const Error& error) {
   std::cerr << "dnntune: error: " << error.message << '\n';
   throw CLI::RuntimeError(error.kind == ErrorKind::bad_input ? exit_bad_input : exit_failure);
+}
+
+void fail_in_job(const Error& error) {
+  if (probe::comm::launcher_rank() == 0) std::cerr << "dnntune: error: " << error.message << '\n';
+  throw CLI::RuntimeError(error.kind == ErrorKind::bad_input ? exit_bad_input : exit_failure);
+}
+
+std::string number_argument(double value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
 }
 
 void write_output(const std::string& text, const std::string& path) {

@@ -18,6 +18,10 @@ constexpr int exit_bad_input = 2;
 // error's kind (CLI11 carries it out of the callback as a CLI::RuntimeError).
 [[noreturn]] void fail(const Error& error);
 
+// fail() for a command that runs as every rank of an MPI job (mpirun, srun), where all ranks
+// may meet the same error: only rank 0 prints it, every rank ends with its exit code.
+[[noreturn]] void fail_in_job(const Error& error);
+
 // Returns the value or fails the subcommand with its error.
 template <class T>
 T value_or_fail(Expected<T> result) {
@@ -27,6 +31,9 @@ T value_or_fail(Expected<T> result) {
 inline void ok_or_fail(const Expected<void>& result) {
   if (!result) fail(result.error());
 }
+
+// A number as a command line would give it: "0.02", "256", not std::to_string's "0.020000".
+std::string number_argument(double value);
 
 // Writes `text` to `path` ("" or "-" is stdout), failing the subcommand if it cannot.
 void write_output(const std::string& text, const std::string& path);

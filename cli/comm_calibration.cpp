@@ -1,0 +1,54 @@
+// cli/comm_calibration.cpp — see comm_calibration.hpp.
+#include "cli/comm_calibration.hpp"
+
+#include <iostream>
+
+#include "probe/comm/comm_sweep.hpp"
+#include "probe/comm/mpi_session.hpp"
+#include "probe/train/launch.hpp"
+
+namespace dnntune::cli {
+
+void add_comm_calibration_options(CLI::App& command, CommCalibrationOptions& options) {
+  command
+      .add_option_function<double>(
+          "--comm-max-mb",
+          [&options](double megabytes) {
+            options.max_message_bytes = static_cast<std::int64_t>(megabytes * 1024 * 1024);
+          },
+          "With --comm: the largest message, in MiB (default 256)")
+      ->check(CLI::PositiveNumber)
+      ->option_text("MIB");
+  command.add_option("--comm-budget", options.time_budget_seconds,
+                     "With --comm: seconds for all sweeps together; larger sizes that would not fit are skipped")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+}
+
+void run_comm_calibration(const CommCalibrationOptions& options) {
+  if (!probe::comm::started_by_mpi_launcher())
+    fail(bad_input("calibrate --comm times MPI communication between ranks: run it under a launcher, "
+                   "e.g. `mpirun -np 2 dnntune calibrate --comm` (or srun)"));
+  auto session = probe::comm::MpiSession::start();
+  if (!session) fail_in_job(session.error());
+
+  probe::comm::CommSweepOptions sweep;
+  sweep.max_message_bytes = options.max_message_bytes;
+  sweep.time_budget_seconds = options.time_budget_seconds;
+  sweep.command = probe::train::shell_command_line(
+      {"mpirun", "-np", std::to_string((*session)->size()), "dnntune", "calibrate", "--comm", "--comm-max-mb",
+       number_argument(static_cast<double>(options.max_message_bytes) / (1024 * 1024)), "--comm-budget",
+       number_argument(options.time_budget_seconds)});
+  sweep.progress = [](const std::string& step) { std::cerr << "dnntune calibrate: timing " << step << std::endl; };
+  const auto calibration = probe::comm::calibrate_communication(**session, sweep);
+  if (!calibration) fail_in_job(calibration.error());
+  if ((*session)->rank() != 0) return;
+
+  if (!options.record_path.empty())
+    for (const auto& record : calibration->records) ok_or_fail(probe::append_measurement(options.record_path, record));
+  write_output(options.output.json ? probe::comm::comm_calibration_json(*calibration)
+                                   : probe::comm::comm_calibration_text(*calibration),
+               options.output.path);
+}
+
+}  // namespace dnntune::cli

@@ -1,0 +1,170 @@
+// cli/train_command.cpp — `dnntune train`: real data-parallel training of a network (the ground
+// truth), as one process, as one rank of an MPI job (`mpirun -np P dnntune train ...`, `srun`),
+// or with --launch composing and running the right `mpirun` line itself.
+#include <unistd.h>
+
+#include <climits>
+#include <iostream>
+
+#include "cli/command_support.hpp"
+#include "cli/commands.hpp"
+#include "probe/measurement.hpp"
+#include "probe/topology.hpp"
+#include "probe/train/launch.hpp"
+#include "probe/train/trainer.hpp"
+#include "probe/train/training_report.hpp"
+#include "workloads/zoo.hpp"
+
+namespace dnntune::cli {
+namespace {
+
+struct TrainCommandOptions {
+  probe::train::TrainOptions train;
+  std::string record_path;
+  OutputOptions output;
+  bool launch = false;
+  int processes_per_node = 1;
+  int nodes = 1;
+  std::string hostfile;
+  bool dry_run = false;
+};
+
+// The arguments that make a rank train as `options` say (everything but the launch options).
+std::vector<std::string> train_arguments(const TrainCommandOptions& options, int threads) {
+  const probe::train::TrainOptions& train = options.train;
+  std::vector<std::string> arguments{"train", "--model", train.model, "--batch", std::to_string(train.batch),
+                                     "--iters", std::to_string(train.iterations), "--warmup",
+                                     std::to_string(train.warmup), "--threads", std::to_string(threads)};
+  const auto add = [&](const std::string& name, const std::string& value) {
+    arguments.push_back(name);
+    arguments.push_back(value);
+  };
+  const probe::train::TrainOptions defaults;
+  if (train.learning_rate != defaults.learning_rate) add("--lr", number_argument(train.learning_rate));
+  if (train.momentum != defaults.momentum) add("--momentum", number_argument(train.momentum));
+  if (train.bucket_megabytes != defaults.bucket_megabytes) add("--bucket-mb", number_argument(train.bucket_megabytes));
+  if (train.parameter_servers > 0) add("--ps-servers", std::to_string(train.parameter_servers));
+  if (train.asynchronous) arguments.push_back("--async");
+  if (train.device != defaults.device) add("--device", train.device);
+  if (train.seed != defaults.seed) add("--seed", std::to_string(train.seed));
+  if (!options.record_path.empty()) add("--record", options.record_path);
+  if (options.output.json) arguments.push_back("--json");
+  if (!options.output.path.empty()) add("--output", options.output.path);
+  return arguments;
+}
+
+std::string this_executable() {
+  char path[PATH_MAX] = {};
+  const ssize_t length = readlink("/proc/self/exe", path, sizeof path - 1);
+  return length > 0 ? std::string(path, static_cast<std::size_t>(length)) : std::string("dnntune");
+}
+
+void launch_job(const TrainCommandOptions& options) {
+  ok_or_fail(probe::train::check_train_options(options.train));
+  value_or_fail(workloads::load_network(options.train.model));  // refuse a bad model before starting ranks
+  const probe::MachineProfile machine = value_or_fail(probe::describe_this_machine());
+  const int threads = options.train.threads > 0
+                          ? options.train.threads
+                          : std::max(1, machine.topology.cores / std::max(1, options.processes_per_node));
+  probe::train::LaunchRequest request;
+  request.processes_per_node = options.processes_per_node;
+  request.threads = threads;
+  request.nodes = options.nodes;
+  request.hostfile = options.hostfile;
+  request.program = train_arguments(options, threads);
+  request.program.insert(request.program.begin(), this_executable());
+  const auto plan = value_or_fail(probe::train::plan_mpirun_launch(request, machine.topology, geteuid() == 0));
+  for (const std::string& note : plan.notes) std::cerr << "dnntune: note: " << note << '\n';
+  const std::string line = probe::train::shell_command_line(plan.argv);
+  if (options.dry_run) {
+    std::cout << line << '\n';
+    return;
+  }
+  std::cerr << "dnntune: launching: " << line << std::endl;
+  const int exit_code = value_or_fail(probe::train::run_and_wait(plan.argv));
+  if (exit_code != 0) throw CLI::RuntimeError(exit_code);
+}
+
+void run_train(const TrainCommandOptions& options) {
+  if (!options.launch && (options.processes_per_node != 1 || options.nodes != 1 || !options.hostfile.empty() ||
+                          options.dry_run))
+    fail(bad_input("--ppn, --nodes, --hostfile and --dry-run go with --launch"));
+  if (options.launch) {
+    launch_job(options);
+    return;
+  }
+  auto outcome = probe::train::train(options.train);
+  if (!outcome) fail_in_job(outcome.error());
+  if (!outcome->is_rank0) return;
+  const probe::train::TrainingReport& report = outcome->report;
+  for (const std::string& warning : probe::train::training_warnings(report))
+    std::cerr << "dnntune: warning: " << warning << '\n';
+  if (!options.record_path.empty()) {
+    TrainCommandOptions reproduce = options;
+    reproduce.output = {};
+    reproduce.record_path.clear();
+    std::vector<std::string> arguments = train_arguments(reproduce, report.threads);
+    if (report.processes > 1) {
+      const int per_node = report.processes / report.nodes;
+      arguments.insert(arguments.begin() + 1, {"--launch", "--ppn", std::to_string(per_node), "--nodes",
+                                               std::to_string(report.nodes)});
+    }
+    arguments.insert(arguments.begin(), "dnntune");
+    const std::string command = probe::train::shell_command_line(arguments);
+    for (const auto& record : probe::train::training_measurements(report, command))
+      ok_or_fail(probe::append_measurement(options.record_path, record));
+  }
+  write_output(options.output.json ? probe::train::training_report_json(report)
+                                   : probe::train::training_report_text(report),
+               options.output.path);
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& root) {
+  static TrainCommandOptions options;
+  CLI::App* command = root.add_subcommand(
+      "train",
+      "Train a network for real (SGD + momentum, synthetic ImageNet-shaped data, cross-entropy loss) and time "
+      "each step: forward, backward, exposed communication, optimizer. One process, or every rank of an MPI job "
+      "(`mpirun -np P dnntune train ...`, `srun`): all-reduce of gradient buckets overlapped with backward, or "
+      "parameter servers. --launch composes the mpirun line with the right binding.");
+  command->add_option("--model", options.train.model, "A built-in network (see `dnntune models`) or a network JSON file")
+      ->option_text("NAME|FILE")
+      ->required();
+  command->add_option("--batch", options.train.batch, "Images per process and step")->capture_default_str();
+  command->add_option("--iters", options.train.iterations, "Measured steps")->capture_default_str();
+  command->add_option("--warmup", options.train.warmup, "Steps before the measured ones")->capture_default_str();
+  command->add_option("--threads", options.train.threads,
+                      "Threads per process (default: one per core the process may use; with --launch, "
+                      "the node's cores / --ppn)");
+  command->add_option("--lr", options.train.learning_rate, "SGD learning rate")->capture_default_str();
+  command->add_option("--momentum", options.train.momentum, "SGD momentum")->capture_default_str();
+  command->add_option("--bucket-mb", options.train.bucket_megabytes,
+                      "All-reduce: gradient fusion bucket size in MiB (PyTorch DDP's default)")
+      ->capture_default_str();
+  command->add_option("--ps-servers", options.train.parameter_servers,
+                      "Train through S parameter servers (the last S ranks) instead of all-reduce");
+  command->add_flag("--async", options.train.asynchronous,
+                    "Parameter servers apply each worker's gradient at once, without a barrier (records staleness)");
+  command->add_option("--device", options.train.device, "auto (CUDA when libtorch has a GPU), cpu or cuda")
+      ->capture_default_str();
+  command->add_option("--seed", options.train.seed, "Seed of the weights and of each rank's synthetic batch")
+      ->capture_default_str();
+  command->add_option("--record", options.record_path,
+                      "Append the timings as measurement records (kind network) to this JSON Lines file")
+      ->option_text("FILE");
+  add_output_options(*command, options.output);
+  command->add_flag("--launch", options.launch,
+                    "Compose and run the mpirun line for --ppn ranks per node with --threads cores each (printed "
+                    "on standard error)");
+  command->add_option("--ppn", options.processes_per_node, "With --launch: processes per node")
+      ->capture_default_str();
+  command->add_option("--nodes", options.nodes, "With --launch: nodes (from --hostfile or the job's allocation)")
+      ->capture_default_str();
+  command->add_option("--hostfile", options.hostfile, "With --launch: mpirun's host file")->option_text("FILE");
+  command->add_flag("--dry-run", options.dry_run, "With --launch: print the mpirun line on standard output, run nothing");
+  command->callback([] { run_train(options); });
+}
+
+}  // namespace dnntune::cli

@@ -1,0 +1,184 @@
+// tests/train_cli_test.cpp — end-to-end tests of `dnntune train` on a tiny network: one process,
+// 2 ranks through real mpirun (all-reduce: identical weights on every rank), parameter servers
+// (synchronous: identical weights; asynchronous: progress, staleness recorded), the launch
+// helper, records, and the configurations it must refuse (exit 2, one line). Never timings.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "probe/measurement.hpp"
+#include "tests/cli_support.hpp"
+
+using dnntune::test::CommandResult;
+using dnntune::test::run_dnntune;
+using dnntune::test::run_program;
+using nlohmann::json;
+
+namespace {
+
+std::string tiny_network() { return dnntune::test::source_path("tests/fixtures/tiny_network.json"); }
+
+// `train` on the tiny network with small defaults; `extra` options replace the defaults of the
+// same name (the command refuses an option given twice) or add to them.
+std::vector<std::string> train_arguments(const std::vector<std::string>& extra) {
+  std::vector<std::pair<std::string, std::string>> options{
+      {"--model", tiny_network()}, {"--batch", "4"}, {"--iters", "4"}, {"--warmup", "1"}, {"--threads", "1"}};
+  std::vector<std::string> flags{"--json"};
+  for (std::size_t i = 0; i < extra.size(); ++i) {
+    const bool has_value = i + 1 < extra.size() && extra[i + 1].rfind("--", 0) != 0;
+    if (!has_value) {
+      flags.push_back(extra[i]);
+      continue;
+    }
+    const auto same = std::find_if(options.begin(), options.end(), [&](const auto& option) { return option.first == extra[i]; });
+    if (same != options.end())
+      same->second = extra[i + 1];
+    else
+      options.emplace_back(extra[i], extra[i + 1]);
+    ++i;
+  }
+  std::vector<std::string> arguments{"train"};
+  for (const auto& [name, value] : options) arguments.insert(arguments.end(), {name, value});
+  arguments.insert(arguments.end(), flags.begin(), flags.end());
+  return arguments;
+}
+
+// `mpirun -np RANKS dnntune train ...`, ranks left unbound so that more ranks than cores work.
+CommandResult run_under_mpirun(int ranks, const std::vector<std::string>& train_extra) {
+  std::vector<std::string> arguments{"-np", std::to_string(ranks), "--allow-run-as-root", "--oversubscribe",
+                                     DNNTUNE_BINARY};
+  const auto train = train_arguments(train_extra);
+  arguments.insert(arguments.end(), train.begin(), train.end());
+  return run_program(DNNTUNE_MPIEXEC, arguments);
+}
+
+json parsed_report(const CommandResult& result) {
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  return json::parse(result.out);
+}
+
+std::vector<std::string> worker_checksums(const json& report) {
+  std::vector<std::string> checksums;
+  for (const json& rank : report["ranks"])
+    if (rank["role"] == "worker") checksums.push_back(rank["weights_checksum"]);
+  return checksums;
+}
+
+void check_bad_input(const CommandResult& result, const std::string& text) {
+  INFO(result.err);
+  CHECK(result.exit_code == 2);
+  CHECK(result.out.empty());
+  CHECK(result.err.find("dnntune: error: ") == 0);
+  CHECK(result.err.find(text) != std::string::npos);
+  CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
+}
+
+}  // namespace
+
+TEST_CASE("one process trains the tiny network, lowers its loss and records the passes") {
+  const std::string records = dnntune::test::make_temporary_directory() + "/train.jsonl";
+  const json report = parsed_report(run_dnntune(train_arguments({"--iters", "8", "--record", records})));
+  CHECK(report["schema"] == "dnntune.train");
+  CHECK(report["strategy"] == "single");
+  CHECK(report["processes"] == 1);
+  CHECK(report["parameters"] == 2162);
+  CHECK(report["images_per_second"].get<double>() > 0);
+  const auto losses = report["losses"].get<std::vector<double>>();
+  REQUIRE(losses.size() == 9);
+  CHECK(losses.back() < losses.front());
+  REQUIRE(report["ranks"].size() == 1);
+  CHECK(report["ranks"][0]["torch_threads"] == 1);
+  CHECK(report["ranks"][0]["openmp_threads"] == 1);
+  CHECK_FALSE(report["ranks"][0]["cpus"].empty());
+
+  const auto file = dnntune::probe::read_measurements(records);
+  REQUIRE(file);
+  REQUIRE(file->records.size() == 5);
+  std::vector<std::string> passes;
+  for (const auto& record : file->records) {
+    CHECK(record.kind == dnntune::probe::MeasurementKind::network);
+    CHECK(record.network == "tiny_residual");
+    CHECK(record.batch == 4);
+    CHECK(record.repetitions == 8);
+    CHECK(record.command.find("dnntune train --model") == 0);
+    passes.push_back(record.pass);
+  }
+  CHECK(passes == std::vector<std::string>{"iteration", "forward", "backward", "exposed_communication", "optimizer"});
+}
+
+TEST_CASE("2 ranks all-reduce gradients and end every step with identical weights") {
+  // A bucket threshold of 1 KiB splits the gradients over several buckets.
+  const json report = parsed_report(run_under_mpirun(2, {"--bucket-mb", "0.001"}));
+  CHECK(report["strategy"] == "allreduce");
+  CHECK(report["processes"] == 2);
+  CHECK(report["buckets"].get<int>() > 1);
+  const auto checksums = worker_checksums(report);
+  REQUIRE(checksums.size() == 2);
+  CHECK(checksums[0] == checksums[1]);
+  CHECK(report["timings"]["exposed_communication"]["repetitions"] == 8);  // 4 steps x 2 workers, pooled
+}
+
+TEST_CASE("synchronous parameter servers give every worker identical weights") {
+  const json report = parsed_report(run_under_mpirun(3, {"--ps-servers", "1"}));
+  CHECK(report["strategy"] == "ps-sync");
+  CHECK(report["workers"] == 2);
+  CHECK(report["servers"] == 1);
+  const auto checksums = worker_checksums(report);
+  REQUIRE(checksums.size() == 2);
+  CHECK(checksums[0] == checksums[1]);
+}
+
+TEST_CASE("asynchronous parameter servers make progress and record the staleness they see") {
+  const json report = parsed_report(run_under_mpirun(3, {"--ps-servers", "1", "--async", "--iters", "12"}));
+  CHECK(report["strategy"] == "ps-async");
+  const auto staleness = report["staleness_counts"].get<std::vector<std::int64_t>>();
+  std::int64_t updates = 0;
+  for (const auto count : staleness) updates += count;
+  CHECK(updates == 2 * (12 + 1));  // every push of both workers, warm-up included, was applied
+  const auto losses = report["losses"].get<std::vector<double>>();
+  CHECK(losses.back() < losses.front());
+}
+
+TEST_CASE("the launch helper composes the mpirun line with its binding, prints it and runs it") {
+  const auto dry = run_dnntune(
+      {"train", "--launch", "--ppn", "2", "--threads", "1", "--model", tiny_network(), "--dry-run"});
+  INFO(dry.err);
+  REQUIRE(dry.exit_code == 0);
+  CHECK(dry.out.find("mpirun -np 2 --map-by ppr:2:") == 0);
+  CHECK(dry.out.find("PE=1 --bind-to core") != std::string::npos);
+  CHECK(dry.out.find("train --model") != std::string::npos);
+
+  if (std::thread::hardware_concurrency() < 2) return;  // 2 x 1 bound ranks need 2 cores
+  const auto run = run_dnntune({"train", "--launch", "--ppn", "2", "--threads", "1", "--model", tiny_network(),
+                                "--batch", "4", "--iters", "3", "--warmup", "1", "--json"});
+  CHECK(run.err.find("dnntune: launching: mpirun") != std::string::npos);
+  const json report = parsed_report(run);
+  REQUIRE(report["ranks"].size() == 2);
+  CHECK(report["ranks"][0]["cpus"].size() == 1);  // bound to one core each
+  CHECK(report["ranks"][0]["cpus"] != report["ranks"][1]["cpus"]);
+}
+
+TEST_CASE("configurations that cannot work are refused with one clear line") {
+  const std::string too_many = std::to_string(std::thread::hardware_concurrency() + 1);
+  check_bad_input(run_dnntune(train_arguments({"--threads", too_many})), "may run on only");
+  check_bad_input(run_dnntune(train_arguments({"--ps-servers", "1"})), "needs more ranks than servers");
+  check_bad_input(run_dnntune(train_arguments({"--batch", "0"})), "--batch must be at least 1");
+  check_bad_input(run_dnntune({"train", "--model", "no_such_network"}), "resnet50");
+  check_bad_input(run_dnntune(train_arguments({"--async"})), "--ps-servers");
+  check_bad_input(run_dnntune(train_arguments({"--ppn", "2"})), "go with --launch");
+
+  // Under mpirun's default binding (one core per rank) a rank cannot have 16 threads.
+  const auto bound = run_program(DNNTUNE_MPIEXEC, {"-np", "2", "--allow-run-as-root", DNNTUNE_BINARY, "train",
+                                                    "--model", tiny_network(), "--threads", "16"});
+  INFO(bound.err);
+  CHECK(bound.exit_code == 2);
+  CHECK(bound.err.find("dnntune: error: rank 0: --threads 16") != std::string::npos);
+  CHECK(bound.err.find("Open MPI binds each rank to one core") != std::string::npos);
+  const auto servers = run_under_mpirun(2, {"--ps-servers", "2"});
+  CHECK(servers.exit_code == 2);
+  CHECK(servers.err.find("needs more ranks than servers") != std::string::npos);
+}
