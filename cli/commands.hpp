@@ -10,6 +10,7 @@ namespace dnntune::cli {
 void add_probe_command(CLI::App& root);
 void add_machines_command(CLI::App& root);
 void add_train_command(CLI::App& root);
+void add_calibrate_command(CLI::App& root);
 void add_models_command(CLI::App& root);
 void add_fit_command(CLI::App& root);
 void add_predict_command(CLI::App& root);

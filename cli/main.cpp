@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   dnntune::cli::add_probe_command(app);
   dnntune::cli::add_machines_command(app);
   dnntune::cli::add_train_command(app);
+  dnntune::cli::add_calibrate_command(app);
   dnntune::cli::add_models_command(app);
   dnntune::cli::add_fit_command(app);
   dnntune::cli::add_predict_command(app);

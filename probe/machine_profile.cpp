@@ -194,10 +194,11 @@ std::string fingerprint(const MachineProfile& profile) {
   // Only what identifies the hardware, serialised canonically, then FNV-1a 64.
   json identity = {{"kind", to_string(profile.kind)}, {"cpu_model", profile.cpu.model}};
   const Topology& topology = profile.topology;
+  // Memory size is left out: a virtual machine's reported memory changes while it runs (seen
+  // here: 8.7 then 20.4 GB), and it does not change what a kernel costs.
   identity["topology"] = {{"packages", topology.packages}, {"numa_nodes", topology.numa_nodes},
                           {"cores", topology.cores}, {"pus", topology.pus},
-                          {"core_list", topology.core_list}, {"caches", topology.caches},
-                          {"memory_bytes", topology.memory_bytes}};
+                          {"core_list", topology.core_list}, {"caches", topology.caches}};
   if (profile.gpu) identity["gpu"] = {{"model", profile.gpu->model}, {"memory_bytes", profile.gpu->memory_bytes}};
   std::uint64_t hash = 14695981039346656037ull;
   for (unsigned char byte : identity.dump()) {

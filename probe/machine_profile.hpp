@@ -129,8 +129,9 @@ struct MachineProfile {
 };
 
 // A stable 16-hex-digit fingerprint of what identifies the hardware (CPU model, topology,
-// sibling numbering, caches, memory, GPU): equal for two probes of the same node, different
-// when any of those changes; never depends on measured figures, bindings or names.
+// sibling numbering, caches, GPU model and memory): equal for two probes of the same node,
+// different when any of those changes; never depends on measured figures, bindings, names or
+// the node's memory size (a VM's changes as it runs).
 std::string fingerprint(const MachineProfile& profile);
 
 std::string to_string(Provenance provenance);
