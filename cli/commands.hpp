@@ -15,5 +15,7 @@ void add_models_command(CLI::App& root);
 void add_fit_command(CLI::App& root);
 void add_predict_command(CLI::App& root);
 void add_scale_command(CLI::App& root);
+void add_recommend_command(CLI::App& root);
+void add_validate_command(CLI::App& root);
 
 }  // namespace dnntune::cli

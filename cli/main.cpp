@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   dnntune::cli::add_fit_command(app);
   dnntune::cli::add_predict_command(app);
   dnntune::cli::add_scale_command(app);
+  dnntune::cli::add_recommend_command(app);
+  dnntune::cli::add_validate_command(app);
 
   try {
     app.parse(argc, argv);

@@ -4,6 +4,7 @@
 #include "data/builtin_machines.hpp"
 #include "model/calibration.hpp"
 #include "model/communication.hpp"
+#include "probe/topology.hpp"
 
 namespace dnntune::cli {
 
@@ -15,14 +16,50 @@ void add_model_source_options(CLI::App& command, ModelSourceOptions& options) {
                      "Predict for a built-in spec machine (`dnntune machines`) or a profile JSON, with the "
                      "--calibration's efficiencies carried over (lower confidence)")
       ->option_text("NAME|FILE.json");
+  command.add_option("--backend", options.backend,
+                     "The framework you train with: torch (PyTorch) or onednn (TensorFlow/MXNet-style kernels)")
+      ->check(CLI::IsMember({"torch", "onednn"}))
+      ->capture_default_str();
 }
 
-Expected<model::Predictor> load_predictor(const ModelSourceOptions& options) {
-  if (options.calibration_path.empty())
-    return bad_input("no calibration: run `dnntune calibrate` then `dnntune fit DIR -o calibration.json` on the "
-                     "machine, and pass --calibration calibration.json");
-  auto calibration = model::read_calibration(options.calibration_path);
+Expected<model::Predictor> load_predictor(const ModelSourceOptions& options,
+                                          const DefaultCalibrationRequest& when_uncalibrated) {
+  std::string calibration_path = options.calibration_path;
+  if (calibration_path.empty() && !options.machine.empty()) {
+    // A spec machine without --calibration: the built-in reference calibration's efficiencies.
+    const char* reference = data::builtin_reference_calibration(options.backend);
+    if (!reference)
+      return bad_input("no built-in " + options.backend + " reference calibration: give --calibration FILE, the " +
+                       options.backend + " calibration of a machine whose efficiencies carry over");
+    auto calibration = model::calibration_from_json_text(reference, "<built-in " + options.backend + " reference>");
+    if (!calibration) return calibration.error();
+    auto machine = data::load_machine(options.machine);
+    if (!machine) return machine.error();
+    return model::Predictor::from_spec(*machine, *calibration);
+  }
+  if (calibration_path.empty()) {
+    if (!options.topology_path.empty())
+      return bad_input("--topology needs --calibration FILE: the calibration of a machine of that node's CPU");
+    DefaultCalibrationRequest request = when_uncalibrated;
+    request.backend = options.backend;
+    auto path = default_calibration_path(request);
+    if (!path) return path.error();
+    calibration_path = *path;
+  }
+  auto calibration = model::read_calibration(calibration_path);
   if (!calibration) return calibration.error();
+  if (calibration->backend != options.backend)
+    return bad_input(calibration_path + " calibrates the " + calibration->backend + " backend, not " + options.backend +
+                     " (calibrate and fit with --backend " + options.backend + ")");
+  if (!options.topology_path.empty()) {
+    auto node = probe::describe_topology_file(options.topology_path);
+    if (!node) return node.error();
+    if (probe::fingerprint(*node) == probe::fingerprint(calibration->machine))
+      return model::Predictor::from_calibration(std::move(*calibration));
+    node->performance = calibration->machine.performance;
+    node->cpu = calibration->machine.cpu;
+    return model::Predictor::from_spec(*node, *calibration);
+  }
   if (options.machine.empty()) return model::Predictor::from_calibration(std::move(*calibration));
   auto machine = data::load_machine(options.machine);
   if (!machine) return machine.error();

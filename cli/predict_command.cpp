@@ -19,7 +19,8 @@ struct PredictOptions {
 void run_predict(const PredictOptions& options) {
   const auto network = value_or_fail(workloads::load_network(options.model));
   const auto configuration = value_or_fail(configuration_from(options.configuration));
-  const auto predictor = value_or_fail(load_predictor(options.source));
+  const auto predictor =
+      value_or_fail(load_predictor(options.source, {{options.model}, {configuration.batch_per_process}, options.source.backend}));
   const auto prediction = value_or_fail(predictor.predict(network, configuration));
   write_output(options.output.json ? model::prediction_json(prediction).dump(2) + "\n" : model::prediction_text(prediction),
                options.output.path);

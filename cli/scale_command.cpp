@@ -22,7 +22,8 @@ void run_scale(const ScaleOptions& options) {
   const auto network = value_or_fail(workloads::load_network(options.model));
   const auto configuration = value_or_fail(configuration_from(options.configuration));
   const auto node_counts = value_or_fail(model::parse_node_counts(options.nodes));
-  const auto predictor = value_or_fail(load_predictor(options.source));
+  const auto predictor =
+      value_or_fail(load_predictor(options.source, {{options.model}, {configuration.batch_per_process}, options.source.backend}));
   const auto rows = value_or_fail(model::predict_scaling(predictor, network, configuration, node_counts));
   if (!options.plot_path.empty()) {
     const auto& first = rows.front().prediction;

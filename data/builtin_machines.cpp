@@ -17,6 +17,12 @@ Expected<probe::MachineProfile> builtin_machine(const std::string& name) {
   return bad_input("unknown machine \"" + name + "\" (known: " + known + ")");
 }
 
+const char* builtin_reference_calibration(const std::string& backend) {
+  for (const BuiltinText& text : builtin_reference_calibration_texts())
+    if (backend == text.name) return text.json;
+  return nullptr;
+}
+
 Expected<probe::MachineProfile> load_machine(const std::string& name_or_path) {
   const bool is_path = name_or_path.find('/') != std::string::npos ||
                        (name_or_path.size() > 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".json") == 0);

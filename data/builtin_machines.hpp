@@ -20,6 +20,12 @@ const std::vector<BuiltinText>& builtin_machine_texts();
 
 std::vector<std::string> builtin_machine_names();
 
+// The reference calibrations, by backend ("torch", "onednn"): fitted on a measured machine,
+// their efficiencies are what a spec machine's predictions carry over (see README).
+const std::vector<BuiltinText>& builtin_reference_calibration_texts();
+// The text of `backend`'s reference calibration, or nullptr when none is built in.
+const char* builtin_reference_calibration(const std::string& backend);
+
 // The named profile; an unknown name is a bad_input that lists the known ones.
 Expected<probe::MachineProfile> builtin_machine(const std::string& name);
 

@@ -118,9 +118,18 @@ Predictor::IterationTotals Predictor::iterate(const workloads::Network& network,
         const bool exact = measured->threads == setting.threads && measured->smt == setting.smt &&
                            measured->co_running == setting.co_running;
         const ExecutionSetting measured_setting{measured->threads, measured->smt, measured->co_running, 1};
-        seconds = exact ? measured->seconds
-                        : measured->seconds * modelled.total_seconds /
-                              layer_time(work, measured_setting, parameters, rates_).total_seconds;
+        const double modelled_there = layer_time(work, measured_setting, parameters, rates_).total_seconds;
+        if (exact) {
+          seconds = measured->seconds;
+        } else if (measured->threads == setting.threads && measured->smt == setting.smt) {
+          // Only the co-running count differs: contention adds the time of the traffic the
+          // processes share, whatever the kernel's own speed, so the model's difference is added
+          // (a slow single-thread kernel is not slowed further in proportion to its slowness).
+          seconds = std::max(0.1 * measured->seconds, measured->seconds + modelled.total_seconds - modelled_there);
+        } else {
+          // Threads or SMT differ: compute scales, so the model's ratio is applied.
+          seconds = measured->seconds * modelled.total_seconds / modelled_there;
+        }
         totals.measured_seconds += seconds;
         if (exact) totals.exactly_measured_seconds += seconds;
         const double median_error = 1.2533 * measured->coefficient_of_variation * seconds / std::sqrt(measured->repetitions);

@@ -4,8 +4,9 @@
 //
 // How a layer pass is timed: when the calibration measured this layer pass at this batch in
 // exactly this setting, that measurement; when it measured it in another setting, that
-// measurement scaled by the model's ratio between the two settings (thread scaling, SMT,
-// co-running contention); otherwise the model alone. Measurements are never interpolated
+// measurement carried over by the model: scaled by the model's ratio when threads or SMT differ
+// (compute scales), shifted by the model's difference when only the co-running count differs
+// (contention adds shared traffic, whatever the kernel's own speed); otherwise the model alone. Measurements are never interpolated
 // across batches: a framework may switch kernels between two batch sizes.
 #pragma once
 

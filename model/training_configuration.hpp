@@ -21,7 +21,7 @@ struct TrainingConfiguration {
   CommunicationScheme scheme = CommunicationScheme::allreduce;
   int parameter_servers = 0;    // parameter_server: ranks that serve (the rest are workers)
   bool asynchronous = false;    // parameter_server: workers do not wait for each other
-  double fusion_bytes = 64.0 * 1024 * 1024;  // all-reduce: Horovod-style fusion threshold
+  double fusion_bytes = 25.0 * 1024 * 1024;  // all-reduce fusion threshold (PyTorch DDP's default bucket)
   std::string fabric = "edr";   // inter-node network (communication.hpp presets)
 };
 

@@ -61,6 +61,31 @@ TEST_CASE("fit, then predict and scale from the saved calibration") {
   CHECK(picture.find("<polyline") != std::string::npos);
 }
 
+TEST_CASE("a spec machine is predicted from the built-in reference calibration, at lower confidence") {
+  const auto result = run_dnntune({"predict", "--model", "resnet152", "--machine", "skylake-8180", "--ppn", "2",
+                                   "--threads", "28", "--batch", "32", "--json"});
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  const auto prediction = json::parse(result.out);
+  CHECK(prediction["confidence"] == "spec");
+  CHECK(prediction["machine"] == "skylake-8180");
+  const double rate = prediction["images_per_second"].get<double>();
+  CHECK(prediction["images_per_second_band"][0].get<double>() < 0.8 * rate);  // a wide band
+  CHECK(prediction["images_per_second_band"][1].get<double>() > 1.2 * rate);
+}
+
+TEST_CASE("the predict_scaling example loads a calibration and predicts over nodes") {
+  const std::string directory = write_calibration_directory();
+  const std::string calibration = directory + "/calibration.json";
+  REQUIRE(run_dnntune({"fit", directory, "-o", calibration, "--bootstrap", "2"}).exit_code == 0);
+  const auto result = dnntune::test::run_program(DNNTUNE_EXAMPLES_DIR "/predict_scaling", {calibration, "resnet50", "2", "2", "8"});
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  CHECK(std::count(result.out.begin(), result.out.end(), '\n') == 6);  // 1, 4, 16, 64, 256, 1024 nodes
+  CHECK(result.out.find(" 1024 nodes:") != std::string::npos);
+  CHECK(dnntune::test::run_program(DNNTUNE_EXAMPLES_DIR "/predict_scaling", {calibration, "resnet9000"}).exit_code == 2);
+}
+
 TEST_CASE("model commands: bad input is exit 2 with a clear message") {
   const std::string directory = write_calibration_directory();
   const std::string calibration = directory + "/calibration.json";
@@ -79,7 +104,6 @@ TEST_CASE("model commands: bad input is exit 2 with a clear message") {
   check(run_dnntune({"predict", "--model", "resnet18", "--nodes", "4", "--network", "carrier-pigeon", "--calibration",
                      calibration}),
         "edr");
-  check(run_dnntune({"predict", "--model", "resnet18"}), "dnntune fit");
   std::ofstream(directory + "/corrupt.json") << "{\"schema\": \"dnntune.calibration\", \"schema_version\": 1";
   check(run_dnntune({"predict", "--model", "resnet18", "--calibration", directory + "/corrupt.json"}), "not valid JSON");
   check(run_dnntune({"scale", "--model", "resnet18", "--nodes", "64..2", "--calibration", calibration}), "backwards");

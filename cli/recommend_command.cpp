@@ -1,0 +1,172 @@
+// cli/recommend_command.cpp — `dnntune recommend`: the fastest processes-per-node, threads, SMT
+// and batch for a network on this (or a described) node, with a ready SLURM script or mpirun
+// line.
+#include <sstream>
+
+#include "cli/command_support.hpp"
+#include "cli/commands.hpp"
+#include "cli/model_options.hpp"
+#include "cli/real_training.hpp"
+#include "model/scaling.hpp"
+#include "tuner/job_script.hpp"
+#include "tuner/recommendation.hpp"
+#include "tuner/report.hpp"
+#include "workloads/zoo.hpp"
+
+namespace dnntune::cli {
+namespace {
+
+struct RecommendCommandOptions {
+  std::string model;
+  std::string nodes = "1";
+  std::string batches = "32";
+  std::int64_t global_batch = 0;
+  std::string format = "text";
+  std::string objective = "throughput";
+  double epochs = 90;
+  std::int64_t dataset_images = 1281167;
+  bool explain = false;
+  bool no_smt = false;
+  bool consider_parameter_server = false;
+  std::string fusion_megabytes = "25";
+  std::string fabric = "edr";
+  std::string output_path;
+  int verify = 0;
+  ModelSourceOptions source;
+  std::vector<std::string> train_command;
+};
+
+template <class Number>
+std::vector<Number> parse_list(const std::string& text, const char* what) {
+  std::vector<Number> values;
+  std::stringstream list(text);
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    try {
+      std::size_t used = 0;
+      const double value = std::stod(item, &used);
+      if (used != item.size() || !(value > 0)) throw std::invalid_argument(item);
+      values.push_back(static_cast<Number>(value));
+    } catch (const std::exception&) {
+      fail(bad_input(std::string(what) + ": \"" + item + "\" is not a positive number"));
+    }
+  }
+  if (values.empty()) fail(bad_input(std::string(what) + ": empty list"));
+  return values;
+}
+
+// --verify K: the analytical answer checked empirically. Trains the K best candidates for real
+// on this node and makes the measured best the recommendation.
+std::string verify_for_real(tuner::Recommendation& recommendation, const RecommendCommandOptions& options) {
+  if (!options.source.machine.empty() || !options.source.topology_path.empty())
+    fail(bad_input("--verify trains on this machine: it cannot verify a recommendation for --machine or --topology"));
+  const std::size_t count = std::min<std::size_t>(options.verify, recommendation.ranking.size());
+  RealTrainingOptions training;
+  training.iterations = 3;
+  std::ostringstream out;
+  out << "Verified for real (" << training.iterations << " measured steps each):\n";
+  double best_measured = 0;
+  std::size_t best_index = 0;
+  for (std::size_t index = 0; index < count; ++index) {
+    const auto& prediction = recommendation.ranking[index].prediction;
+    std::cerr << "dnntune recommend: verifying [" << index + 1 << "/" << count << "] "
+              << model::describe(prediction.configuration) << std::endl;
+    const MeasuredTraining run = train_for_real(options.model, prediction.configuration, training);
+    char line[200];
+    std::snprintf(line, sizeof line, "  %-44s measured %8.2f images/s, predicted %8.2f\n",
+                  model::describe(prediction.configuration).c_str(), run.images_per_second, prediction.images_per_second);
+    out << line;
+    if (run.images_per_second > best_measured) best_measured = run.images_per_second, best_index = index;
+  }
+  recommendation.best = recommendation.ranking[best_index];
+  out << "  measured best: " << model::describe(recommendation.best.prediction.configuration)
+      << " (the launch line and --format slurm/mpirun use it)\n";
+  return out.str();
+}
+
+void run_recommend(const RecommendCommandOptions& options) {
+  const auto network = value_or_fail(workloads::load_network(options.model));
+  tuner::SearchSpaceOptions space;
+  space.batches_per_process = parse_list<std::int64_t>(options.batches, "--batch");
+
+  space.global_batch = options.global_batch;
+  space.node_counts = value_or_fail(model::parse_node_counts(options.nodes));
+  space.consider_smt = !options.no_smt;
+  space.consider_parameter_server = options.consider_parameter_server;
+  space.fusion_megabytes = parse_list<double>(options.fusion_megabytes, "--fusion-mb");
+  space.fabric = options.fabric;
+  // Everything the user typed is checked before the first run's calibration starts.
+  const auto predictor =
+      value_or_fail(load_predictor(options.source, {{options.model}, space.batches_per_process, options.source.backend}));
+  tuner::RecommendOptions recommend_options;
+  recommend_options.objective = options.objective == "time-to-train"     ? tuner::Objective::time_to_train
+                                : options.objective == "images-per-node" ? tuner::Objective::images_per_node
+                                                                         : tuner::Objective::throughput;
+  recommend_options.epochs = options.epochs;
+  recommend_options.dataset_images = options.dataset_images;
+  auto recommendation = value_or_fail(tuner::recommend(predictor, network, space, recommend_options));
+  const std::string verified = options.verify > 0 ? verify_for_real(recommendation, options) : "";
+
+  tuner::JobScriptOptions job;
+  job.job_name = "dnntune-" + network.name;
+  job.train_command = options.train_command;
+  std::string text;
+  if (options.format == "json") text = tuner::recommendation_json(recommendation, options.explain).dump(2) + "\n";
+  else if (options.format == "slurm") text = tuner::slurm_script(recommendation.best.prediction, predictor.rates(), job);
+  else if (options.format == "mpirun") text = tuner::mpirun_text(recommendation.best.prediction, predictor.rates(), job);
+  else {
+    text = tuner::recommendation_text(recommendation, options.explain) + verified;
+    text += "  launch: " + tuner::mpirun_command_line(recommendation.best.prediction.configuration, predictor.rates(), job) + "\n";
+  }
+  write_output(text, options.output_path);
+}
+
+}  // namespace
+
+void add_recommend_command(CLI::App& root) {
+  static RecommendCommandOptions options;
+  CLI::App* command = root.add_subcommand(
+      "recommend",
+      "Recommend the fastest processes per node, threads per process, SMT and batch for training a network, "
+      "with its predicted images/s and band; --format slurm writes a ready batch script.\n"
+      "Everything after `--` is your training command, put into the script.");
+  command->add_option("--model", options.model, "A built-in network (`dnntune models`) or a network JSON file")
+      ->required();
+  command->add_option("--nodes", options.nodes, "Nodes: a count, a list 1,2,4 or a range 1..64 to scan")
+      ->capture_default_str();
+  command->add_option("--batch", options.batches, "Batch per process: one or a list to choose from (8,16,32)")
+      ->capture_default_str();
+  command->add_option("--global-batch", options.global_batch,
+                      "Keep this global batch fixed, split evenly over all processes (instead of --batch)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--objective", options.objective, "throughput, time-to-train or images-per-node")
+      ->check(CLI::IsMember({"throughput", "time-to-train", "images-per-node"}))
+      ->capture_default_str();
+  command->add_option("--epochs", options.epochs, "time-to-train: epochs")->capture_default_str();
+  command->add_option("--dataset-images", options.dataset_images, "time-to-train: images per epoch")
+      ->capture_default_str();
+  command->add_flag("--no-smt", options.no_smt, "Do not consider hyper-threading");
+  command->add_flag("--consider-ps", options.consider_parameter_server, "Also consider parameter-server schemes");
+  command->add_option("--fusion-mb", options.fusion_megabytes, "All-reduce fusion thresholds to consider, MiB")
+      ->capture_default_str();
+  command->add_option("--network", options.fabric, "Inter-node network (edr, hdr, ndr, opa, eth10, eth25, eth100)")
+      ->capture_default_str();
+  add_model_source_options(*command, options.source);
+  command->add_option("--topology", options.source.topology_path,
+                      "Tune for the node described by this hwloc XML (with --calibration of a node of that CPU)")
+      ->option_text("FILE.xml");
+  command->add_option("--format", options.format, "text, json, slurm (a batch script) or mpirun (launch line)")
+      ->check(CLI::IsMember({"text", "json", "slurm", "mpirun"}))
+      ->capture_default_str();
+  command->add_flag("--explain", options.explain, "Print the whole ranking and every excluded configuration");
+  command->add_option("--verify", options.verify,
+                      "Train the K best candidates for real on this node and recommend the measured best")
+      ->option_text("K")
+      ->check(CLI::PositiveNumber);
+  command->add_option("-o,--output", options.output_path, "Write to FILE instead of standard output")
+      ->option_text("FILE");
+  command->add_option("command", options.train_command, "Your training command (after --)");
+  command->callback([] { run_recommend(options); });
+}
+
+}  // namespace dnntune::cli

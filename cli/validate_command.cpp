@@ -1,0 +1,89 @@
+// cli/validate_command.cpp — `dnntune validate`: train for real (real_training.hpp) in every
+// valid configuration of this machine, and compare with the model's predictions. The model is fitted
+// on micro-runs and communication measurements only, never on the runs it is judged against.
+#include <iostream>
+
+#include "cli/command_support.hpp"
+#include "cli/commands.hpp"
+#include "cli/model_options.hpp"
+#include "cli/real_training.hpp"
+#include "model/validation.hpp"
+#include "tuner/search_space.hpp"
+#include "workloads/zoo.hpp"
+
+namespace dnntune::cli {
+namespace {
+
+struct ValidateOptions {
+  std::vector<std::string> models = {"resnet18", "resnet50", "inception_v3"};
+  std::vector<std::int64_t> batches = {8, 16};
+  bool quick = false;
+  RealTrainingOptions training;
+  ModelSourceOptions source;
+  OutputOptions output;
+};
+
+void run_validate(ValidateOptions options) {
+  if (options.quick) {
+    options.models = {"resnet18"};
+    options.batches = {8};
+    options.training.iterations = 3;
+  }
+  if (options.source.backend != "torch")
+    fail(bad_input("validate trains with PyTorch (libtorch): it validates the torch backend only"));
+  std::vector<workloads::Network> networks;
+  for (const auto& name : options.models) networks.push_back(value_or_fail(workloads::load_network(name)));
+  const auto predictor = value_or_fail(load_predictor(options.source, {options.models, options.batches, "torch"}));
+  if (predictor.spec_only())
+    fail(bad_input("validate compares with training on this machine: give this machine's calibration, not --machine"));
+
+  tuner::SearchSpaceOptions space_options;
+  space_options.batches_per_process = options.batches;
+  space_options.fusion_megabytes = {25};  // the trainer's bucket size (PyTorch DDP's default)
+  const auto space = tuner::enumerate_search_space(predictor.rates(), space_options);
+  std::vector<model::ValidationRow> rows;
+  const std::size_t total = networks.size() * space.valid.size();
+  for (std::size_t index = 0; index < networks.size(); ++index)
+    for (const auto& configuration : space.valid) {
+      std::cerr << "dnntune validate: [" << rows.size() + 1 << "/" << total << "] training " << options.models[index]
+                << ", " << model::describe(configuration) << std::endl;
+      const MeasuredTraining run = train_for_real(options.models[index], configuration, options.training);
+      model::ValidationRow row;
+      row.network = networks[index].name;
+      row.configuration = configuration;
+      row.measured_images_per_second = run.images_per_second;
+      row.measured_low = run.low;
+      row.measured_high = run.high;
+      row.prediction = value_or_fail(predictor.predict(networks[index], configuration));
+      rows.push_back(std::move(row));
+    }
+  const auto summary = model::summarise_validation(rows);
+  write_output(options.output.json ? model::validation_json(rows, summary).dump(2) + "\n"
+                                   : model::validation_text(rows, summary),
+               options.output.path);
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& root) {
+  static ValidateOptions options;
+  CLI::App* command = root.add_subcommand(
+      "validate",
+      "Train for real in every valid configuration of this machine (through mpirun, with the binding a job would "
+      "get) and compare with the model's predictions: measured vs predicted images/s, error, mean absolute "
+      "percentage error per network, and whether the predicted ranking is the measured one. Takes minutes.");
+  command->add_option("--model", options.models, "Networks to validate (repeatable)")->capture_default_str();
+  command->add_option("--batch", options.batches, "Batches per process (repeatable)")->capture_default_str();
+  command->add_flag("--quick", options.quick, "resnet18 at batch 8 only, 3 measured steps");
+  command->add_option("--iters", options.training.iterations, "Measured training steps per run")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  command->add_option("--warmup", options.training.warmup, "Training steps before the measured ones")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  command->add_option("--record", options.training.record_path, "Also append the training runs as measurement records")
+      ->option_text("FILE");
+  add_model_source_options(*command, options.source);
+  add_output_options(*command, options.output);
+  command->callback([] { run_validate(options); });
+}
+
+}  // namespace dnntune::cli

@@ -1,0 +1,146 @@
+// tests/tuner_test.cpp — the search space (its size, its exclusions and their reasons), the
+// choice among candidates within each other's band, and the emitted launch lines and scripts.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "model/fit.hpp"
+#include "tests/model_fixtures.hpp"
+#include "tuner/job_script.hpp"
+#include "tuner/recommendation.hpp"
+#include "workloads/zoo.hpp"
+
+using namespace dnntune;
+
+namespace {
+
+model::MachineRates two_socket_node(int cores_per_package, int pus_per_core) {
+  model::MachineRates rates;
+  rates.peak_gflops_per_core = 100;
+  rates.packages = 2;
+  rates.cores_per_package = cores_per_package;
+  rates.pus_per_core = pus_per_core;
+  rates.package_bandwidth_curve = {{1, 10}, {cores_per_package, 100}};
+  return rates;
+}
+
+}  // namespace
+
+TEST_CASE("the search space of a 2-socket 56-core SMT node") {
+  const auto rates = two_socket_node(28, 2);
+  tuner::SearchSpaceOptions options;
+  const auto space = tuner::enumerate_search_space(rates, options);
+  // Every valid point fits: processes never straddle sockets, cores and threads suffice.
+  for (const auto& configuration : space.valid) REQUIRE(model::place(configuration, rates));
+  for (const auto& excluded : space.excluded) CHECK_FALSE(excluded.reason.empty());
+  CHECK(space.valid.size() > 300);
+  // The studies' favourites are in it.
+  const auto has = [&](int ppn, int threads, bool smt) {
+    return std::any_of(space.valid.begin(), space.valid.end(), [&](const auto& c) {
+      return c.processes_per_node == ppn && c.threads_per_process == threads && c.smt == smt;
+    });
+  };
+  CHECK(has(1, 56, false));
+  CHECK(has(4, 14, false));
+  CHECK(has(2, 28, false));
+  CHECK(has(4, 28, true));
+  CHECK(has(56, 1, false));
+  CHECK_FALSE(has(3, 15, false));  // three 15-core processes cannot fit two 28-core sockets whole
+  const auto excluded_3_15 = std::find_if(space.excluded.begin(), space.excluded.end(), [](const auto& point) {
+    return point.configuration.processes_per_node == 3 && point.configuration.threads_per_process == 15 &&
+           !point.configuration.smt;
+  });
+  REQUIRE(excluded_3_15 != space.excluded.end());
+  CHECK(excluded_3_15->reason.find("straddle") != std::string::npos);
+}
+
+TEST_CASE("a global batch that does not split evenly is excluded with its reason") {
+  const auto rates = two_socket_node(2, 1);
+  tuner::SearchSpaceOptions options;
+  options.global_batch = 30;
+  const auto space = tuner::enumerate_search_space(rates, options);
+  for (const auto& configuration : space.valid) CHECK(configuration.batch_per_process * configuration.processes_per_node == 30);
+  const bool four_excluded = std::any_of(space.excluded.begin(), space.excluded.end(), [](const auto& point) {
+    return point.configuration.processes_per_node == 4 && point.reason.find("does not split evenly") != std::string::npos;
+  });
+  CHECK(four_excluded);
+}
+
+TEST_CASE("recommend ranks by the model and compares with the baselines") {
+  const auto machine = test::test_machine();
+  model::FitOptions fit_options;
+  fit_options.bootstrap_replicates = 4;
+  auto calibration = model::fit_calibration(test::synthetic_records(machine, 0.02, 5), machine, "torch", {}, fit_options);
+  REQUIRE(calibration);
+  const auto predictor = model::Predictor::from_calibration(*calibration);
+  REQUIRE(predictor);
+  const auto network = workloads::build_network("resnet18");
+  REQUIRE(network);
+  tuner::SearchSpaceOptions space;
+  space.batches_per_process = {8};
+  const auto result = tuner::recommend(*predictor, *network, space, tuner::RecommendOptions{});
+  REQUIRE(result);
+  REQUIRE(result->single_process);
+  REQUIRE(result->rule_of_thumb);
+  CHECK(result->single_process->configuration.processes_per_node == 1);
+  CHECK(result->single_process->configuration.threads_per_process == 4);
+  CHECK(result->rule_of_thumb->configuration.processes_per_node == 4);
+  // The ranking is sorted, and the winner is the top score or a simpler point within its band.
+  for (std::size_t index = 1; index < result->ranking.size(); ++index)
+    CHECK(result->ranking[index - 1].score >= result->ranking[index].score);
+  const auto& top = result->ranking.front().prediction;
+  const auto& best = result->best.prediction;
+  if (result->best.score != result->ranking.front().score) {
+    CHECK(result->tied_within_band);
+    CHECK(best.images_per_second_high >= top.images_per_second_low);
+    CHECK(best.configuration.processes_per_node <= top.configuration.processes_per_node);
+  }
+  CHECK(best.images_per_second >= result->single_process->images_per_second * 0.8);
+}
+
+TEST_CASE("launch lines give each rank its own cores") {
+  const auto rates = two_socket_node(28, 2);
+  model::TrainingConfiguration configuration;
+  configuration.processes_per_node = 4;
+  configuration.threads_per_process = 14;
+  configuration.nodes = 2;
+  const auto arguments = tuner::mpirun_arguments(configuration, rates);
+  const auto has = [&](const std::string& word) {
+    return std::find(arguments.begin(), arguments.end(), word) != arguments.end();
+  };
+  CHECK(has("-np"));
+  CHECK(has("8"));  // 4 per node x 2 nodes
+  CHECK(has("ppr:2:socket:PE=14"));
+  CHECK(has("OMP_NUM_THREADS=14"));
+  CHECK(has("OMP_PLACES=cores"));
+  configuration.processes_per_node = 1;
+  configuration.threads_per_process = 56;
+  const auto wide = tuner::mpirun_arguments(configuration, rates);
+  CHECK(std::find(wide.begin(), wide.end(), "ppr:1:node:PE=56") != wide.end());
+}
+
+TEST_CASE("the SLURM script") {
+  const auto rates = two_socket_node(28, 2);
+  model::Prediction prediction;
+  prediction.network = "resnet152";
+  prediction.backend = "torch";
+  prediction.configuration.processes_per_node = 4;
+  prediction.configuration.threads_per_process = 28;
+  prediction.configuration.smt = true;
+  prediction.configuration.nodes = 16;
+  tuner::JobScriptOptions options;
+  options.train_command = {"python", "train.py", "--arch", "resnet152", "--note", "it's"};
+  const std::string script = tuner::slurm_script(prediction, rates, options);
+  CHECK(script.find("#!/bin/bash\n") == 0);
+  CHECK(script.find("#SBATCH --nodes=16\n") != std::string::npos);
+  CHECK(script.find("#SBATCH --ntasks-per-node=4\n") != std::string::npos);
+  CHECK(script.find("#SBATCH --cpus-per-task=28\n") != std::string::npos);  // 14 cores x 2 hardware threads
+  CHECK(script.find("#SBATCH --hint=multithread\n") != std::string::npos);
+  CHECK(script.find("export OMP_NUM_THREADS=28\n") != std::string::npos);
+  CHECK(script.find("export OMP_PLACES=threads\n") != std::string::npos);
+  CHECK(script.find("export KMP_BLOCKTIME=1\n") != std::string::npos);
+  CHECK(script.find("srun --cpus-per-task=\"$SLURM_CPUS_PER_TASK\" --cpu-bind=cores") != std::string::npos);
+  CHECK(script.find("python train.py --arch resnet152 --note 'it'\\''s'\n") != std::string::npos);
+  options.train_command.clear();
+  CHECK(tuner::slurm_script(prediction, rates, options).find("put your training command here") != std::string::npos);
+}

@@ -1,0 +1,117 @@
+// tuner/job_script.cpp — see job_script.hpp.
+#include "tuner/job_script.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+namespace dnntune::tuner {
+namespace {
+
+std::string command_text(const JobScriptOptions& options) {
+  std::string text;
+  for (const auto& word : options.train_command) text += (text.empty() ? "" : " ") + shell_quote(word);
+  return text;
+}
+
+std::string summary_comment(const model::Prediction& prediction) {
+  char line[256];
+  std::snprintf(line, sizeof line, "# dnntune: %s, %s (%s): predicted %.1f images/s (90%% band %.1f-%.1f, %s)\n",
+                prediction.network.c_str(), model::describe(prediction.configuration).c_str(),
+                prediction.backend.c_str(), prediction.images_per_second, prediction.images_per_second_low,
+                prediction.images_per_second_high, prediction.confidence.c_str());
+  return line;
+}
+
+}  // namespace
+
+std::string shell_quote(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                              "-_./=:,+@%") == std::string::npos)
+    return word;
+  std::string quoted = "'";
+  for (char character : word) quoted += character == '\'' ? std::string("'\\''") : std::string(1, character);
+  return quoted + "'";
+}
+
+std::vector<std::pair<std::string, std::string>> launch_environment(const model::TrainingConfiguration& c) {
+  const std::string threads = std::to_string(c.threads_per_process);
+  return {
+      {"OMP_NUM_THREADS", threads},
+      {"OMP_PROC_BIND", "close"},
+      {"OMP_PLACES", c.smt ? "threads" : "cores"},
+      // Intel OpenMP (oneDNN/TensorFlow builds): the same pinning, and short spin-waits so the
+      // threads of one rank do not steal cycles from communication.
+      {"KMP_AFFINITY", c.smt ? "granularity=fine,compact,0,0" : "granularity=fine,compact,1,0"},
+      {"KMP_BLOCKTIME", "1"},
+      // Framework thread pools: PyTorch reads OMP_NUM_THREADS; TensorFlow these two.
+      {"TF_NUM_INTRAOP_THREADS", threads},
+      {"TF_NUM_INTEROP_THREADS", "1"},
+      {"HOROVOD_FUSION_THRESHOLD", std::to_string(static_cast<long long>(c.fusion_bytes))},
+  };
+}
+
+std::vector<std::string> mpirun_arguments(const model::TrainingConfiguration& c, const model::MachineRates& rates) {
+  const auto placement = model::place(c, rates);
+  const int cores_per_process = placement ? placement->cores_per_process : c.threads_per_process;
+  const int ranks = c.processes_per_node * c.nodes;
+  std::vector<std::string> arguments = {"mpirun", "-np", std::to_string(ranks)};
+  // ppr:N:socket with N the most processes on a socket (the last socket may hold fewer), or
+  // ppr:P:node when a process spans sockets. PE=M gives each rank M consecutive cores (all
+  // their SMT siblings with SMT on).
+  const bool per_socket = placement && placement->packages_spanned == 1;
+  const std::string mapping = per_socket ? "ppr:" + std::to_string(placement->processes_per_package) + ":socket"
+                                         : "ppr:" + std::to_string(c.processes_per_node) + ":node";
+  arguments.insert(arguments.end(), {"--map-by", mapping + ":PE=" + std::to_string(cores_per_process),
+                                     "--bind-to", "core", "--report-bindings"});
+  for (const auto& [name, value] : launch_environment(c)) arguments.insert(arguments.end(), {"-x", name + "=" + value});
+  return arguments;
+}
+
+std::string mpirun_command_line(const model::TrainingConfiguration& configuration, const model::MachineRates& rates,
+                                const JobScriptOptions& options) {
+  std::string line;
+  for (const auto& word : mpirun_arguments(configuration, rates)) line += (line.empty() ? "" : " ") + shell_quote(word);
+  const std::string command = command_text(options);
+  return line + " " + (command.empty() ? "YOUR_TRAINING_COMMAND" : command);
+}
+
+std::string mpirun_text(const model::Prediction& prediction, const model::MachineRates& rates,
+                        const JobScriptOptions& options) {
+  return summary_comment(prediction) + mpirun_command_line(prediction.configuration, rates, options) + "\n";
+}
+
+std::string slurm_script(const model::Prediction& prediction, const model::MachineRates& rates,
+                         const JobScriptOptions& options) {
+  const model::TrainingConfiguration& c = prediction.configuration;
+  const auto placement = model::place(c, rates);
+  const int cores_per_process = placement ? placement->cores_per_process : c.threads_per_process;
+  // With --hint=multithread a "CPU" is a hardware thread, with nomultithread a core.
+  const int cpus_per_task = c.smt ? cores_per_process * rates.pus_per_core : cores_per_process;
+  std::ostringstream out;
+  out << "#!/bin/bash\n"
+      << "#SBATCH --job-name=" << options.job_name << "\n"
+      << "#SBATCH --nodes=" << c.nodes << "\n"
+      << "#SBATCH --ntasks-per-node=" << c.processes_per_node << "\n"
+      << "#SBATCH --cpus-per-task=" << cpus_per_task << "\n"
+      << "#SBATCH --hint=" << (c.smt ? "multithread" : "nomultithread") << "\n"
+      << "#SBATCH --exclusive\n"
+      << "#SBATCH --time=" << options.time_limit << "\n"
+      << summary_comment(prediction)
+      << "# Each task gets " << cores_per_process << " core(s) of its own; " << c.threads_per_process
+      << " thread(s) per task" << (c.smt ? " on their SMT siblings" : ", one per core") << ".\n"
+      << "set -euo pipefail\n\n";
+  for (const auto& [name, value] : launch_environment(c)) out << "export " << name << "=" << value << "\n";
+  out << "# Open MPI inside the allocation, if the command uses it without srun:\n"
+      << "export OMPI_MCA_hwloc_base_binding_policy=core\n\n"
+      // Since Slurm 22.05 srun no longer inherits --cpus-per-task from sbatch: pass it on.
+      << "srun --cpus-per-task=\"$SLURM_CPUS_PER_TASK\" --cpu-bind=cores --distribution=block:block ";
+  const std::string command = command_text(options);
+  if (command.empty())
+    out << "\\\n    true  # put your training command here, e.g.: python train.py --batch-size "
+        << c.batch_per_process << "\n";
+  else
+    out << command << "\n";
+  return out.str();
+}
+
+}  // namespace dnntune::tuner

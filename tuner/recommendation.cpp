@@ -1,0 +1,93 @@
+// tuner/recommendation.cpp — see recommendation.hpp.
+#include "tuner/recommendation.hpp"
+
+#include <algorithm>
+
+namespace dnntune::tuner {
+namespace {
+
+double score_of(const model::Prediction& prediction, Objective objective) {
+  if (objective == Objective::images_per_node) return prediction.images_per_second / prediction.configuration.nodes;
+  return prediction.images_per_second;  // throughput; time to train falls as images/s rises
+}
+
+// How much there is to get wrong in a job set-up: fewer processes, SMT off, all-reduce.
+int complexity(const model::TrainingConfiguration& configuration) {
+  return 4 * (configuration.processes_per_node - 1) + (configuration.smt ? 2 : 0) +
+         (configuration.scheme == model::CommunicationScheme::parameter_server ? 8 : 0) +
+         (configuration.asynchronous ? 4 : 0);
+}
+
+bool bands_overlap(const model::Prediction& a, const model::Prediction& b) {
+  return a.images_per_second_low <= b.images_per_second_high && b.images_per_second_low <= a.images_per_second_high;
+}
+
+}  // namespace
+
+std::string objective_name(Objective objective) {
+  switch (objective) {
+    case Objective::throughput: return "throughput";
+    case Objective::time_to_train: return "time-to-train";
+    case Objective::images_per_node: return "images-per-node";
+  }
+  return "?";
+}
+
+Expected<Recommendation> recommend(const model::Predictor& predictor, const workloads::Network& network,
+                                   const SearchSpaceOptions& space_options, const RecommendOptions& options) {
+  const SearchSpace space = enumerate_search_space(predictor.rates(), space_options);
+  Recommendation result;
+  result.objective = options.objective;
+  result.space_size = space.valid.size() + space.excluded.size();
+  result.excluded = space.excluded;
+  if (space.valid.empty()) {
+    std::string reason = space.excluded.empty() ? "the search space is empty" : space.excluded.front().reason;
+    return bad_input("no configuration fits this node: " + reason);
+  }
+  // Rank without bands (fast), then band the top few: only they are compared with each other.
+  for (const auto& configuration : space.valid) {
+    auto prediction = predictor.predict(network, configuration, false);
+    if (!prediction) return prediction.error();
+    result.ranking.push_back({*prediction, score_of(*prediction, options.objective)});
+  }
+  std::stable_sort(result.ranking.begin(), result.ranking.end(),
+                   [](const RankedPoint& a, const RankedPoint& b) { return a.score > b.score; });
+  const std::size_t banded = std::min<std::size_t>(result.ranking.size(), options.runners_up + 1);
+  for (std::size_t index = 0; index < banded; ++index) {
+    auto prediction = predictor.predict(network, result.ranking[index].prediction.configuration, true);
+    if (!prediction) return prediction.error();
+    result.ranking[index].prediction = *prediction;
+  }
+
+  result.best = result.ranking.front();
+  for (std::size_t index = 1; index < banded; ++index) {
+    const RankedPoint& candidate = result.ranking[index];
+    if (!bands_overlap(candidate.prediction, result.ranking.front().prediction)) continue;
+    result.tied_within_band = true;
+    if (complexity(candidate.prediction.configuration) < complexity(result.best.prediction.configuration))
+      result.best = candidate;
+  }
+  if (result.tied_within_band)
+    result.choice_note = result.best.score == result.ranking.front().score
+                             ? "the runners-up are within the winner's uncertainty band: measure them with --verify"
+                             : "the top candidates are within each other's uncertainty band; the simplest of them "
+                               "is recommended (fewer processes, SMT off)";
+
+  const model::TrainingConfiguration& best = result.best.prediction.configuration;
+  const model::MachineRates& rates = predictor.rates();
+  model::TrainingConfiguration single = best;
+  single.processes_per_node = 1;
+  single.threads_per_process = rates.cores();
+  single.smt = false;
+  single.scheme = model::CommunicationScheme::allreduce;
+  if (auto prediction = predictor.predict(network, single, false)) result.single_process = *prediction;
+  model::TrainingConfiguration thumb = single;
+  thumb.processes_per_node = std::min(4, rates.cores());
+  thumb.threads_per_process = rates.cores() / thumb.processes_per_node;
+  if (auto prediction = predictor.predict(network, thumb, false)) result.rule_of_thumb = *prediction;
+  result.seconds_to_train =
+      options.epochs * static_cast<double>(options.dataset_images) / result.best.prediction.images_per_second;
+  return result;
+}
+
+}  // namespace dnntune::tuner

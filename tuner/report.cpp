@@ -1,0 +1,131 @@
+// tuner/report.cpp — see report.hpp.
+#include "tuner/report.hpp"
+
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "model/report.hpp"
+
+namespace dnntune::tuner {
+namespace {
+
+std::string fixed(double value, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+std::string layout(const model::TrainingConfiguration& c) {
+  std::string text = std::to_string(c.processes_per_node) + " x " + std::to_string(c.threads_per_process) +
+                     (c.smt ? " SMT" : "");
+  if (c.scheme == model::CommunicationScheme::parameter_server)
+    text += c.asynchronous ? " async-PS" : " sync-PS";
+  return text;
+}
+
+bool same_layout(const model::TrainingConfiguration& a, const model::TrainingConfiguration& b) {
+  return a.processes_per_node == b.processes_per_node && a.threads_per_process == b.threads_per_process &&
+         a.smt == b.smt && a.batch_per_process == b.batch_per_process && a.nodes == b.nodes && a.scheme == b.scheme &&
+         a.asynchronous == b.asynchronous;
+}
+
+std::string duration_text(double seconds) {
+  if (seconds >= 2 * 86400) return fixed(seconds / 86400, 1) + " days";
+  if (seconds >= 2 * 3600) return fixed(seconds / 3600, 1) + " hours";
+  return fixed(seconds / 60, 1) + " minutes";
+}
+
+}  // namespace
+
+std::string recommendation_text(const Recommendation& r, bool explain) {
+  std::ostringstream out;
+  const model::Prediction& best = r.best.prediction;
+  out << "Best for " << best.network << " on " << best.machine << " (" << best.backend << " backend, "
+      << objective_name(r.objective) << "):\n";
+  out << "  " << model::describe(best.configuration) << "\n";
+  out << "  predicted " << fixed(best.images_per_second, 1) << " images/s (90% band "
+      << fixed(best.images_per_second_low, 1) << "-" << fixed(best.images_per_second_high, 1) << ", "
+      << best.confidence << ")";
+  if (best.confidence == "spec") out << " — a spec machine: lower confidence";
+  out << "\n";
+  if (r.single_process)
+    out << "  " << fixed(best.images_per_second / r.single_process->images_per_second, 2) << "x over one process on all cores ("
+        << layout(r.single_process->configuration) << ": " << fixed(r.single_process->images_per_second, 1) << ")";
+  if (r.rule_of_thumb)
+    out << ", " << fixed(best.images_per_second / r.rule_of_thumb->images_per_second, 2) << "x over "
+        << r.rule_of_thumb->configuration.processes_per_node << " processes per node ("
+        << layout(r.rule_of_thumb->configuration) << ": " << fixed(r.rule_of_thumb->images_per_second, 1) << ")\n";
+  out << "  bottleneck: " << best.bottleneck << "\n";
+  if (r.objective == Objective::time_to_train) out << "  time to train: " << duration_text(r.seconds_to_train) << "\n";
+  if (!r.choice_note.empty()) out << "  note: " << r.choice_note << "\n";
+  out << "  runners-up:";
+  int shown = 0;
+  for (const RankedPoint& point : r.ranking) {
+    if (same_layout(point.prediction.configuration, best.configuration)) continue;
+    out << (shown ? ", " : " ") << layout(point.prediction.configuration) << " b"
+        << point.prediction.configuration.batch_per_process << " (" << fixed(point.prediction.images_per_second, 1) << ")";
+    if (++shown == 4) break;
+  }
+  out << "\n  " << r.ranking.size() << " configurations scored, " << r.excluded.size()
+      << " excluded (do not fit the node); --explain for all, --format slurm for a job script\n";
+  if (explain) {
+    out << "\nRanking:\n";
+    char line[200];
+    std::snprintf(line, sizeof line, "  %4s %-16s %6s %6s %12s %12s  %s\n", "rank", "ppn x threads", "batch", "nodes",
+                  "images/s", "iteration", "bottleneck");
+    out << line;
+    int rank = 0;
+    for (const RankedPoint& point : r.ranking) {
+      const auto& p = point.prediction;
+      std::snprintf(line, sizeof line, "  %4d %-16s %6lld %6d %12.1f %12s  %s\n", ++rank,
+                    layout(p.configuration).c_str(), static_cast<long long>(p.configuration.batch_per_process),
+                    p.configuration.nodes, p.images_per_second, model::format_seconds(p.iteration_seconds).c_str(),
+                    p.bottleneck.c_str());
+      out << line;
+    }
+    std::map<std::string, int> reasons;
+    for (const auto& excluded : r.excluded) ++reasons[excluded.reason.substr(0, excluded.reason.find(" ("))];
+    out << "\nExcluded (" << r.excluded.size() << "):\n";
+    for (const auto& excluded : r.excluded)
+      out << "  " << layout(excluded.configuration) << " b" << excluded.configuration.batch_per_process << ": "
+          << excluded.reason << "\n";
+  }
+  return out.str();
+}
+
+nlohmann::json recommendation_json(const Recommendation& r, bool explain) {
+  nlohmann::json out = {{"objective", objective_name(r.objective)},
+                        {"best", model::prediction_json(r.best.prediction)},
+                        {"tied_within_band", r.tied_within_band},
+                        {"choice_note", r.choice_note},
+                        {"configurations_scored", r.ranking.size()},
+                        {"configurations_excluded", r.excluded.size()}};
+  if (r.single_process) {
+    out["single_process"] = model::prediction_json(*r.single_process);
+    out["speedup_over_single_process"] = r.best.prediction.images_per_second / r.single_process->images_per_second;
+  }
+  if (r.rule_of_thumb) {
+    out["rule_of_thumb"] = model::prediction_json(*r.rule_of_thumb);
+    out["speedup_over_rule_of_thumb"] = r.best.prediction.images_per_second / r.rule_of_thumb->images_per_second;
+  }
+  if (r.objective == Objective::time_to_train) out["seconds_to_train"] = r.seconds_to_train;
+  nlohmann::json ranking = nlohmann::json::array();
+  const std::size_t shown = explain ? r.ranking.size() : std::min<std::size_t>(5, r.ranking.size());
+  for (std::size_t index = 0; index < shown; ++index) ranking.push_back(model::prediction_json(r.ranking[index].prediction));
+  out["ranking"] = ranking;
+  if (explain) {
+    nlohmann::json excluded = nlohmann::json::array();
+    for (const auto& point : r.excluded)
+      excluded.push_back({{"processes_per_node", point.configuration.processes_per_node},
+                          {"threads_per_process", point.configuration.threads_per_process},
+                          {"smt", point.configuration.smt},
+                          {"batch_per_process", point.configuration.batch_per_process},
+                          {"nodes", point.configuration.nodes},
+                          {"reason", point.reason}});
+    out["excluded"] = excluded;
+  }
+  return out;
+}
+
+}  // namespace dnntune::tuner

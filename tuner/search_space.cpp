@@ -1,0 +1,63 @@
+// tuner/search_space.cpp — see search_space.hpp.
+#include "tuner/search_space.hpp"
+
+namespace dnntune::tuner {
+
+SearchSpace enumerate_search_space(const model::MachineRates& rates, const SearchSpaceOptions& options) {
+  SearchSpace space;
+  const int cores = rates.cores();
+  const int hardware_threads = cores * rates.pus_per_core;
+  std::vector<bool> smt_settings = {false};
+  if (options.consider_smt && rates.pus_per_core > 1) smt_settings.push_back(true);
+
+  for (int nodes : options.node_counts)
+    for (bool smt : smt_settings)
+      for (int ppn = 1; ppn <= hardware_threads; ++ppn)
+        for (int threads = 1; threads * ppn <= hardware_threads; ++threads) {
+          model::TrainingConfiguration base;
+          base.nodes = nodes;
+          base.smt = smt;
+          base.processes_per_node = ppn;
+          base.threads_per_process = threads;
+          base.fabric = options.fabric;
+          // SMT on only differs from SMT off when threads share cores: a process of 1 thread
+          // on a core is the same placement either way, so it is counted once (SMT off).
+          if (smt && threads == 1) continue;
+          std::vector<std::int64_t> batches = options.batches_per_process;
+          if (options.global_batch > 0) {
+            const std::int64_t processes = static_cast<std::int64_t>(ppn) * nodes;
+            if (options.global_batch % processes != 0) {
+              base.batch_per_process = options.global_batch / processes;
+              space.excluded.push_back({base, "the global batch " + std::to_string(options.global_batch) +
+                                                  " does not split evenly over " + std::to_string(processes) +
+                                                  " processes"});
+              continue;
+            }
+            batches = {options.global_batch / processes};
+          }
+          for (std::int64_t batch : batches) {
+            base.batch_per_process = batch;
+            auto placement = model::place(base, rates);
+            if (!placement) {
+              space.excluded.push_back({base, placement.error().message});
+              continue;
+            }
+            for (double fusion : options.fusion_megabytes) {
+              model::TrainingConfiguration configuration = base;
+              configuration.fusion_bytes = fusion * 1024 * 1024;
+              space.valid.push_back(configuration);
+            }
+            if (options.consider_parameter_server && ppn * nodes > 1)
+              for (bool asynchronous : {false, true}) {
+                model::TrainingConfiguration configuration = base;
+                configuration.scheme = model::CommunicationScheme::parameter_server;
+                configuration.parameter_servers = std::max(1, ppn * nodes / 8);
+                configuration.asynchronous = asynchronous;
+                space.valid.push_back(configuration);
+              }
+          }
+        }
+  return space;
+}
+
+}  // namespace dnntune::tuner

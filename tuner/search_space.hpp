@@ -1,0 +1,42 @@
+// tuner/search_space.hpp — every way to lay a training job out on a node: processes per node,
+// threads per process, SMT on/off (and so cores per process and processes per socket), batch
+// per process (or a global batch split over the processes), communication scheme and fusion
+// threshold, and node counts. Points that cannot run are kept, with the reason, so nothing is
+// excluded silently.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/machine_rates.hpp"
+#include "model/training_configuration.hpp"
+
+namespace dnntune::tuner {
+
+struct SearchSpaceOptions {
+  std::vector<std::int64_t> batches_per_process = {32};
+  std::int64_t global_batch = 0;     // > 0: split over processes x nodes instead of batches_per_process
+  std::vector<int> node_counts = {1};
+  bool consider_smt = true;
+  bool consider_parameter_server = false;
+  std::vector<double> fusion_megabytes = {25};
+  std::string fabric = "edr";
+};
+
+struct ExcludedPoint {
+  model::TrainingConfiguration configuration;
+  std::string reason;
+};
+
+struct SearchSpace {
+  std::vector<model::TrainingConfiguration> valid;
+  std::vector<ExcludedPoint> excluded;
+};
+
+// Processes per node run from 1 to the node's hardware threads and threads per process from 1
+// to what is left; with SMT off a point that needs more cores than the node has is excluded,
+// with SMT on one that needs more hardware threads.
+SearchSpace enumerate_search_space(const model::MachineRates& rates, const SearchSpaceOptions& options);
+
+}  // namespace dnntune::tuner
