@@ -231,7 +231,8 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
                           : prediction.measured_fraction >= 0.5 ? "partly measured"
                                                            : "modelled";
 
-  if (configuration.nodes > 1) {
+  // The one-node comparison doubles the work, so a ranking pass (no band) leaves it out.
+  if (with_band && configuration.nodes > 1) {
     TrainingConfiguration one_node = configuration;
     one_node.nodes = 1;
     if (configuration.scheme == CommunicationScheme::parameter_server)

@@ -61,7 +61,8 @@ class Predictor {
   // A spec machine (data/machines) with `reference`'s efficiencies; lower confidence.
   static Expected<Predictor> from_spec(const probe::MachineProfile& machine, const Calibration& reference);
 
-  // with_band = false skips the bootstrap replicates (ranking thousands of configurations).
+  // with_band = false skips the bootstrap replicates and the scaling efficiency (which needs a
+  // one-node prediction too): for ranking thousands of configurations.
   Expected<Prediction> predict(const workloads::Network& network, const TrainingConfiguration& configuration,
                                bool with_band = true) const;
 
