@@ -13,6 +13,7 @@
 #include "workloads/costs.hpp"
 #include "workloads/network_json.hpp"
 #include "workloads/zoo.hpp"
+#include "common/text_format.hpp"
 
 namespace dnntune::cli {
 namespace {
@@ -69,14 +70,8 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-std::string fixed(double value, int decimals) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
-
-std::string giga(std::int64_t value) { return fixed(static_cast<double>(value) / 1e9, 3); }
-std::string mega(std::int64_t value) { return fixed(static_cast<double>(value) / 1e6, 3); }
+std::string giga(std::int64_t value) { return format_fixed(static_cast<double>(value) / 1e9, 3); }
+std::string mega(std::int64_t value) { return format_fixed(static_cast<double>(value) / 1e6, 3); }
 
 // 25557032 -> "25,557,032": exact counts stay readable.
 std::string grouped(std::int64_t value) {

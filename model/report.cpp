@@ -1,5 +1,6 @@
 // model/report.cpp — see report.hpp.
 #include "model/report.hpp"
+#include "common/text_format.hpp"
 
 #include <cstdio>
 #include <sstream>
@@ -7,28 +8,22 @@
 namespace dnntune::model {
 namespace {
 
-std::string fixed(double value, int decimals) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
-
-std::string percent(double part, double whole) { return whole > 0 ? fixed(100 * part / whole, 0) + "%" : "-"; }
+std::string percent(double part, double whole) { return whole > 0 ? format_fixed(100 * part / whole, 0) + "%" : "-"; }
 
 }  // namespace
 
 std::string format_seconds(double seconds) {
-  if (seconds >= 1) return fixed(seconds, 2) + " s";
-  if (seconds >= 1e-3) return fixed(seconds * 1e3, 1) + " ms";
-  return fixed(seconds * 1e6, 0) + " us";
+  if (seconds >= 1) return format_fixed(seconds, 2) + " s";
+  if (seconds >= 1e-3) return format_fixed(seconds * 1e3, 1) + " ms";
+  return format_fixed(seconds * 1e6, 0) + " us";
 }
 
 std::string prediction_text(const Prediction& p) {
   std::ostringstream out;
   const IterationTerms& t = p.terms;
   out << p.network << " on " << p.machine << " (" << p.backend << "): " << describe(p.configuration) << "\n";
-  out << "  images/s      " << fixed(p.images_per_second, 1) << "  (90% band " << fixed(p.images_per_second_low, 1)
-      << " - " << fixed(p.images_per_second_high, 1) << ", " << p.confidence << ")\n";
+  out << "  images/s      " << format_fixed(p.images_per_second, 1) << "  (90% band " << format_fixed(p.images_per_second_low, 1)
+      << " - " << format_fixed(p.images_per_second_high, 1) << ", " << p.confidence << ")\n";
   out << "  iteration     " << format_seconds(p.iteration_seconds) << "\n";
   const std::pair<const char*, double> rows[] = {{"forward", t.forward},
                                                  {"backward-data", t.backward_data},
@@ -44,9 +39,9 @@ std::string prediction_text(const Prediction& p) {
   if (t.communication > 0)
     out << "  communication " << format_seconds(t.communication) << " in all, "
         << percent(t.communication - t.exposed_communication, t.communication) << " hidden behind the backward pass\n";
-  if (p.configuration.nodes > 1) out << "  scaling efficiency " << fixed(100 * p.scaling_efficiency, 1) << "%\n";
+  if (p.configuration.nodes > 1) out << "  scaling efficiency " << format_fixed(100 * p.scaling_efficiency, 1) << "%\n";
   out << "  bottleneck    " << p.bottleneck << "\n";
-  out << "  measured      " << fixed(100 * p.measured_fraction, 0) << "% of layer time from this machine's micro-runs\n";
+  out << "  measured      " << format_fixed(100 * p.measured_fraction, 0) << "% of layer time from this machine's micro-runs\n";
   return out.str();
 }
 
@@ -96,15 +91,15 @@ std::string fit_report_text(const Calibration& calibration) {
   const FitSummary& s = calibration.summary;
   out << "Calibration of " << calibration.machine.name << " (fingerprint " << probe::fingerprint(calibration.machine)
       << "), backend " << calibration.backend << " " << calibration.backend_version << "\n";
-  out << "  " << s.samples << " layer measurements fitted in " << fixed(s.fit_seconds, 2) << " s ("
+  out << "  " << s.samples << " layer measurements fitted in " << format_fixed(s.fit_seconds, 2) << " s ("
       << s.records_ignored << " records of other kinds, backends or statuses ignored)\n";
   out << "  held-out error (5-fold by layer shape; the model alone, before measured layers are reused):\n";
   for (const auto& error : s.held_out_by_class)
     out << "    " << error.group << std::string(std::max<int>(1, 28 - static_cast<int>(error.group.size())), ' ')
-        << fixed(error.mean_absolute_percentage_error, 1) << "% MAPE over " << error.samples << "\n";
+        << format_fixed(error.mean_absolute_percentage_error, 1) << "% MAPE over " << error.samples << "\n";
   for (const auto& error : s.held_out_by_setting)
     out << "    " << error.group << std::string(std::max<int>(1, 28 - static_cast<int>(error.group.size())), ' ')
-        << fixed(error.mean_absolute_percentage_error, 1) << "% MAPE over " << error.samples << "\n";
+        << format_fixed(error.mean_absolute_percentage_error, 1) << "% MAPE over " << error.samples << "\n";
   out << "  parameters (value [5%, 95%] over " << calibration.bootstrap_parameters.size()
       << " bootstrap replicates; pinned ones kept at their prior):\n";
   int pinned = 0;
@@ -119,8 +114,8 @@ std::string fit_report_text(const Calibration& calibration) {
     out << line;
   }
   out << "    (" << pinned << " parameters pinned: the measurements cannot identify them)\n";
-  out << "  intra-node link: " << fixed(calibration.links.intra_node.latency_seconds * 1e6, 2) << " us, "
-      << fixed(calibration.links.intra_node.bandwidth_gbs, 2) << " GB/s (" << calibration.links.intra_node.source << ")\n";
+  out << "  intra-node link: " << format_fixed(calibration.links.intra_node.latency_seconds * 1e6, 2) << " us, "
+      << format_fixed(calibration.links.intra_node.bandwidth_gbs, 2) << " GB/s (" << calibration.links.intra_node.source << ")\n";
   out << "  inter-node link: " << calibration.links.inter_node.source << "\n";
   return out.str();
 }

@@ -1,5 +1,6 @@
 // model/scaling.cpp — see scaling.hpp.
 #include "model/scaling.hpp"
+#include "common/text_format.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -19,12 +20,6 @@ Expected<int> parse_count(const std::string& text) {
   } catch (const std::exception&) {
   }
   return bad_input("\"" + text + "\" is not a node count (a whole number from 1)");
-}
-
-std::string fixed(double value, int decimals) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
 }
 
 }  // namespace
@@ -167,8 +162,8 @@ std::string scaling_svg(const std::vector<ScalingRow>& rows, const std::string& 
   svg << "\"/>\n";
   for (const ScalingRow& row : rows)
     svg << "<circle cx=\"" << x_of(row.nodes) << "\" cy=\"" << y_of(row.prediction.images_per_second)
-        << "\" r=\"3\" fill=\"#08519c\"><title>" << row.nodes << " nodes: " << fixed(row.prediction.images_per_second, 0)
-        << " images/s, " << fixed(100 * row.efficiency, 0) << "% efficiency</title></circle>\n";
+        << "\" r=\"3\" fill=\"#08519c\"><title>" << row.nodes << " nodes: " << format_fixed(row.prediction.images_per_second, 0)
+        << " images/s, " << format_fixed(100 * row.efficiency, 0) << "% efficiency</title></circle>\n";
   svg << "<text x=\"" << left + 10 << "\" y=\"" << top + 14 << "\" fill=\"#08519c\">predicted (90% band shaded)</text>\n"
       << "<text x=\"" << left + 10 << "\" y=\"" << top + 30 << "\" fill=\"#777\">ideal linear scaling</text>\n"
       << "</svg>\n";

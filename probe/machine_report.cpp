@@ -1,5 +1,6 @@
 // probe/machine_report.cpp — see machine_report.hpp.
 #include "probe/machine_report.hpp"
+#include "common/text_format.hpp"
 
 #include <cstdio>
 #include <sstream>
@@ -7,21 +8,15 @@
 namespace dnntune::probe {
 namespace {
 
-std::string fixed(double value, int decimals) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
-
 std::string plural(int count, const std::string& noun) {
   return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
 }
 
 std::string figure_text(const Figure& figure, const std::string& unit) {
-  std::string text = fixed(figure.value, 1) + " " + unit + " (" + to_string(figure.provenance);
+  std::string text = format_fixed(figure.value, 1) + " " + unit + " (" + to_string(figure.provenance);
   if (figure.provenance == Provenance::measured)
     text += ", median of " + std::to_string(figure.repetitions) + ", cv " +
-            fixed(100 * figure.coefficient_of_variation, 1) + "%";
+            format_fixed(100 * figure.coefficient_of_variation, 1) + "%";
   if (!figure.note.empty()) text += "; " + figure.note;
   return text + ")";
 }
@@ -91,7 +86,7 @@ void write_performance(std::ostringstream& out, const Performance& performance) 
   if (performance.gemm_gflops_one_core) {
     out << "oneDNN sgemm 1 core  " << figure_text(*performance.gemm_gflops_one_core, "GFLOP/s");
     if (performance.peak_fp32_gflops_per_core && performance.peak_fp32_gflops_per_core->value > 0)
-      out << ", " << fixed(100 * performance.gemm_gflops_one_core->value / performance.peak_fp32_gflops_per_core->value, 0)
+      out << ", " << format_fixed(100 * performance.gemm_gflops_one_core->value / performance.peak_fp32_gflops_per_core->value, 0)
           << "% of the FMA peak";
     out << "\n";
   }
@@ -113,7 +108,7 @@ std::string format_bytes(std::uint64_t bytes) {
   int unit = 0;
   while (value >= 1024 && unit < 4) value /= 1024, ++unit;
   return (value == static_cast<std::uint64_t>(value) ? std::to_string(static_cast<std::uint64_t>(value))
-                                                     : fixed(value, 1)) + " " + units[unit];
+                                                     : format_fixed(value, 1)) + " " + units[unit];
 }
 
 std::string machine_report_text(const MachineProfile& profile) {

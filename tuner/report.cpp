@@ -1,5 +1,6 @@
 // tuner/report.cpp — see report.hpp.
 #include "tuner/report.hpp"
+#include "common/text_format.hpp"
 
 #include <cstdio>
 #include <map>
@@ -9,12 +10,6 @@
 
 namespace dnntune::tuner {
 namespace {
-
-std::string fixed(double value, int decimals) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
 
 std::string layout(const model::TrainingConfiguration& c) {
   std::string text = std::to_string(c.processes_per_node) + " x " + std::to_string(c.threads_per_process) +
@@ -31,9 +26,9 @@ bool same_layout(const model::TrainingConfiguration& a, const model::TrainingCon
 }
 
 std::string duration_text(double seconds) {
-  if (seconds >= 2 * 86400) return fixed(seconds / 86400, 1) + " days";
-  if (seconds >= 2 * 3600) return fixed(seconds / 3600, 1) + " hours";
-  return fixed(seconds / 60, 1) + " minutes";
+  if (seconds >= 2 * 86400) return format_fixed(seconds / 86400, 1) + " days";
+  if (seconds >= 2 * 3600) return format_fixed(seconds / 3600, 1) + " hours";
+  return format_fixed(seconds / 60, 1) + " minutes";
 }
 
 }  // namespace
@@ -44,18 +39,18 @@ std::string recommendation_text(const Recommendation& r, bool explain) {
   out << "Best for " << best.network << " on " << best.machine << " (" << best.backend << " backend, "
       << objective_name(r.objective) << "):\n";
   out << "  " << model::describe(best.configuration) << "\n";
-  out << "  predicted " << fixed(best.images_per_second, 1) << " images/s (90% band "
-      << fixed(best.images_per_second_low, 1) << "-" << fixed(best.images_per_second_high, 1) << ", "
+  out << "  predicted " << format_fixed(best.images_per_second, 1) << " images/s (90% band "
+      << format_fixed(best.images_per_second_low, 1) << "-" << format_fixed(best.images_per_second_high, 1) << ", "
       << best.confidence << ")";
   if (best.confidence == "spec") out << " — a spec machine: lower confidence";
   out << "\n";
   if (r.single_process)
-    out << "  " << fixed(best.images_per_second / r.single_process->images_per_second, 2) << "x over one process on all cores ("
-        << layout(r.single_process->configuration) << ": " << fixed(r.single_process->images_per_second, 1) << ")";
+    out << "  " << format_fixed(best.images_per_second / r.single_process->images_per_second, 2) << "x over one process on all cores ("
+        << layout(r.single_process->configuration) << ": " << format_fixed(r.single_process->images_per_second, 1) << ")";
   if (r.rule_of_thumb)
-    out << ", " << fixed(best.images_per_second / r.rule_of_thumb->images_per_second, 2) << "x over "
+    out << ", " << format_fixed(best.images_per_second / r.rule_of_thumb->images_per_second, 2) << "x over "
         << r.rule_of_thumb->configuration.processes_per_node << " processes per node ("
-        << layout(r.rule_of_thumb->configuration) << ": " << fixed(r.rule_of_thumb->images_per_second, 1) << ")\n";
+        << layout(r.rule_of_thumb->configuration) << ": " << format_fixed(r.rule_of_thumb->images_per_second, 1) << ")\n";
   out << "  bottleneck: " << best.bottleneck << "\n";
   if (r.objective == Objective::time_to_train) out << "  time to train: " << duration_text(r.seconds_to_train) << "\n";
   if (!r.choice_note.empty()) out << "  note: " << r.choice_note << "\n";
@@ -64,7 +59,7 @@ std::string recommendation_text(const Recommendation& r, bool explain) {
   for (const RankedPoint& point : r.ranking) {
     if (same_layout(point.prediction.configuration, best.configuration)) continue;
     out << (shown ? ", " : " ") << layout(point.prediction.configuration) << " b"
-        << point.prediction.configuration.batch_per_process << " (" << fixed(point.prediction.images_per_second, 1) << ")";
+        << point.prediction.configuration.batch_per_process << " (" << format_fixed(point.prediction.images_per_second, 1) << ")";
     if (++shown == 4) break;
   }
   out << "\n  " << r.ranking.size() << " configurations scored, " << r.excluded.size()
