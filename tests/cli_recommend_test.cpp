@@ -3,6 +3,7 @@
 // corrupt cache entry is rebuilt), the formats, and bad input.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 
@@ -37,6 +38,14 @@ TEST_CASE("recommend calibrates on first use, then answers from the cache") {
   CHECK(answer["best"]["backend"] == "torch");
   CHECK(answer["best"]["images_per_second"].get<double>() > 0);
   CHECK(answer["configurations_scored"].get<int>() >= 1);
+
+  // --verify K trains the K best for real and recommends the measured best.
+  const auto verified = run_dnntune({"recommend", "--model", tiny_network(), "--batch", "4", "--verify", "2"});
+  INFO(verified.err);
+  REQUIRE(verified.exit_code == 0);
+  CHECK(verified.out.find("Verified for real") != std::string::npos);
+  CHECK(std::count(verified.out.begin(), verified.out.end(), '\n') >= 2);
+  CHECK(verified.out.find("measured best: ") != std::string::npos);
 
   // A corrupt cache entry is rebuilt from the cached measurements, never trusted.
   std::string calibration_file;
