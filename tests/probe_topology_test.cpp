@@ -115,6 +115,28 @@ TEST_CASE("recorded real machines (../shared/topologies)") {
     CHECK(profile->topology.cores == 96);
     CHECK(profile->topology.pus_per_core == 1);
   }
+  SECTION("4 sockets of 2 cores with SMT 2") {
+    const auto path = recorded_topology("16em64t-4s2c2t.xml");
+    if (path.empty()) return;
+    const auto profile = probe::describe_topology_file(path);
+    REQUIRE(profile);
+    CHECK(profile->topology.packages == 4);
+    CHECK(profile->topology.numa_nodes == 1);
+    CHECK(profile->topology.cores == 8);
+    CHECK(profile->topology.pus == 16);
+    CHECK(profile->topology.offline_pus == 0);
+  }
+  SECTION("2 NUMA nodes of 6 SMT cores, with PCI devices") {
+    const auto path = recorded_topology("24em64t-2n6c2t-pci.xml");
+    if (path.empty()) return;
+    const auto profile = probe::describe_topology_file(path);
+    REQUIRE(profile);
+    CHECK(profile->topology.packages == 2);
+    CHECK(profile->topology.numa_nodes == 2);
+    CHECK(profile->topology.cores == 12);
+    CHECK(profile->topology.pus == 24);
+    CHECK(profile->topology.cores_per_package == 6);
+  }
   SECTION("24 packages, 24 NUMA nodes, 384 PUs") {
     const auto path = recorded_topology("192em64t-24n8c2t.xml");
     if (path.empty()) return;
