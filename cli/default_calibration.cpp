@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/measurement_inputs.hpp"
 #include "cli/version.hpp"
 #include "common/json_file.hpp"
 #include "model/calibration.hpp"
@@ -126,12 +127,12 @@ Expected<std::string> default_calibration_path(const DefaultCalibrationRequest& 
   }
 
   progress("fitting the cost model to the measurements");
-  auto records = probe::read_measurements(measurements + "/layers.jsonl");
-  if (!records) return records.error();
+  auto inputs = read_measurement_inputs({measurements});
+  if (!inputs) return inputs.error();
   auto profile = probe::read_machine_profile(measurements + "/machine.json");
   if (!profile) return profile.error();
-  auto calibration = model::fit_calibration(records->records, *profile, request.backend,
-                                            {measurements + "/layers.jsonl"}, model::FitOptions{});
+  auto calibration =
+      model::fit_calibration(inputs->records, *profile, request.backend, inputs->files, model::FitOptions{});
   if (!calibration) return calibration.error();
   if (auto written = write_json_file(calibration_path, nlohmann::json::parse(model::to_json_text(*calibration))); !written)
     return written.error();

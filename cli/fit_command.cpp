@@ -1,12 +1,10 @@
 // cli/fit_command.cpp — `dnntune fit MEASUREMENTS... -o calibration.json`: fit the cost model to
 // layer (and communication) measurements and print the fit report.
-#include <sys/stat.h>
-
-#include <fstream>
 #include <iostream>
 
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
+#include "cli/measurement_inputs.hpp"
 #include "common/json_file.hpp"
 #include "data/builtin_machines.hpp"
 #include "model/fit.hpp"
@@ -27,39 +25,13 @@ struct FitCommandOptions {
   bool json = false;
 };
 
-bool is_directory(const std::string& path) {
-  struct stat status {};
-  return stat(path.c_str(), &status) == 0 && S_ISDIR(status.st_mode);
-}
-
-// The measurement files an input names: a .jsonl file, or every *.jsonl a calibrate directory
-// holds (layers.jsonl, comm.jsonl). Also returns the directory's machine.json when present.
-void collect_inputs(const std::string& input, std::vector<std::string>& files, std::string& machine_file) {
-  if (!is_directory(input)) {
-    files.push_back(input);
-    return;
-  }
-  for (const char* name : {"layers.jsonl", "comm.jsonl", "network.jsonl"}) {
-    const std::string path = input + "/" + name;
-    if (std::ifstream(path).good()) files.push_back(path);
-  }
-  const std::string profile = input + "/machine.json";
-  if (machine_file.empty() && std::ifstream(profile).good()) machine_file = profile;
-  if (files.empty()) fail(bad_input(input + ": no layers.jsonl or comm.jsonl in this directory (is it a `dnntune calibrate -o` directory?)"));
-}
-
 void run_fit(const FitCommandOptions& options) {
-  std::vector<std::string> files;
-  std::string machine_file = options.machine;
-  for (const auto& input : options.inputs) collect_inputs(input, files, machine_file);
-  std::vector<probe::Measurement> records;
-  for (const auto& file : files) {
-    auto read = value_or_fail(probe::read_measurements(file));
-    if (read.truncated_lines > 0)
-      std::cerr << "dnntune fit: " << file << ": ignored a last line cut short (an interrupted run)\n";
-    records.insert(records.end(), read.records.begin(), read.records.end());
-  }
-  if (records.empty()) fail(bad_input("no measurement records in " + files.front()));
+  const auto inputs = value_or_fail(read_measurement_inputs(options.inputs));
+  for (const auto& file : inputs.truncated_files)
+    std::cerr << "dnntune fit: " << file << ": ignored a last line cut short (an interrupted run)\n";
+  if (inputs.records.empty()) fail(bad_input("no measurement records in " + inputs.files.front()));
+  const std::vector<probe::Measurement>& records = inputs.records;
+  const std::string machine_file = options.machine.empty() ? inputs.machine_file : options.machine;
 
   probe::MachineProfile machine;
   if (!machine_file.empty()) {
@@ -71,7 +43,7 @@ void run_fit(const FitCommandOptions& options) {
   }
   model::FitOptions fit_options;
   fit_options.bootstrap_replicates = options.bootstrap;
-  const auto calibration = value_or_fail(model::fit_calibration(records, machine, options.backend, files, fit_options));
+  const auto calibration = value_or_fail(model::fit_calibration(records, machine, options.backend, inputs.files, fit_options));
   if (!options.calibration_path.empty())
     ok_or_fail(write_json_file(options.calibration_path, nlohmann::json::parse(model::to_json_text(calibration))));
   std::string text = options.json ? model::fit_report_json(calibration).dump(2) + "\n"

@@ -1,0 +1,25 @@
+// cli/measurement_inputs.hpp — what `fit` and the cached default calibration read: measurement
+// records from .jsonl files or `dnntune calibrate -o` directories (layers.jsonl, comm.jsonl,
+// network.jsonl), and the machine.json such a directory holds.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/expected.hpp"
+#include "probe/measurement.hpp"
+
+namespace dnntune::cli {
+
+struct MeasurementInputs {
+  std::vector<std::string> files;            // the .jsonl files read, in order
+  std::string machine_file;                  // the first directory's machine.json, or ""
+  std::vector<probe::Measurement> records;
+  std::vector<std::string> truncated_files;  // files whose last line was cut short (dropped)
+};
+
+// Fails when an input is neither a measurement file nor a directory holding one, or a file is
+// unreadable or corrupt (read_measurements).
+Expected<MeasurementInputs> read_measurement_inputs(const std::vector<std::string>& inputs);
+
+}  // namespace dnntune::cli
