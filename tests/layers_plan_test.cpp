@@ -156,6 +156,23 @@ TEST_CASE("records of a plan round-trip and name their reproducing command", "[l
 TEST_CASE("operand sets rotate small layers out of the cache", "[layers][plan]") {
   const auto small = pass_operands(*workloads::parse_descriptor("relu:ic64ih14iw14"), 8, workloads::Pass::forward);
   const auto large = pass_operands(*workloads::parse_descriptor("relu:ic64ih112iw112"), 64, workloads::Pass::forward);
-  CHECK(operand_sets_for_cold_cache(small, 32 << 20) == 8);
-  CHECK(operand_sets_for_cold_cache(large, 32 << 20) == 1);
+  CHECK(operand_sets_for_cold_cache(small, workloads::Pass::forward, 32 << 20) == 8);
+  CHECK(operand_sets_for_cold_cache(large, workloads::Pass::forward, 32 << 20) == 1);
+}
+
+TEST_CASE("micro-runs rotate weights and kept results but not what training has just written", "[layers][plan]") {
+  using workloads::Pass;
+  CHECK(operand_just_written("src", Pass::forward));
+  CHECK(operand_just_written("src1", Pass::forward));
+  CHECK_FALSE(operand_just_written("weights", Pass::forward));
+  CHECK_FALSE(operand_just_written("dst", Pass::forward));
+  CHECK(operand_just_written("diff_dst", Pass::backward_data));
+  CHECK(operand_just_written("diff_dst", Pass::backward_weights));
+  CHECK_FALSE(operand_just_written("src", Pass::backward_weights));  // kept by the forward long ago
+  CHECK_FALSE(operand_just_written("weights", Pass::backward_data));
+
+  // A ReLU at batch 16 on 64 x 56 x 56: 12.8 MB in, 12.8 MB out. Only the output rotates, so
+  // it takes 6 sets to span a 32 MiB cache twice (3 if the input counted).
+  const auto relu = *workloads::parse_descriptor("relu:ic64ih56iw56");
+  CHECK(operand_sets_for_cold_cache(pass_operands(relu, 16, Pass::forward), Pass::forward, 32 << 20) == 6);
 }

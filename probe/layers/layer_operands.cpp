@@ -109,9 +109,18 @@ std::int64_t operand_bytes(const PassOperands& operands) {
   return 4 * elements;
 }
 
-int operand_sets_for_cold_cache(const PassOperands& operands, std::int64_t last_level_cache_bytes) {
+bool operand_just_written(const std::string& name, Pass pass) {
+  if (pass == Pass::forward) return name.rfind("src", 0) == 0;
+  return name == "diff_dst";
+}
+
+int operand_sets_for_cold_cache(const PassOperands& operands, Pass pass, std::int64_t last_level_cache_bytes) {
   constexpr int most_sets = 8;
-  const std::int64_t bytes = std::max<std::int64_t>(operand_bytes(operands), 1);
+  std::int64_t rotating_elements = 0;
+  for (const auto* list : {&operands.inputs, &operands.outputs})
+    for (const Operand& operand : *list)
+      if (!operand_just_written(operand.name, pass)) rotating_elements += operand.elements();
+  const std::int64_t bytes = std::max<std::int64_t>(4 * rotating_elements, 1);
   const std::int64_t needed = (2 * last_level_cache_bytes + bytes - 1) / bytes;
   return static_cast<int>(std::clamp<std::int64_t>(needed, 1, most_sets));
 }

@@ -38,6 +38,10 @@ class OnednnPreparedLayer final : public PreparedLayer {
       : layer_(std::move(layer)), operands_(std::move(operands)), pass_(pass), stream_(engine) {
     for (int set = 0; set < operand_sets; ++set) {
       sets_.push_back(layer_->allocate(static_cast<std::uint32_t>(1000 * set + 1)));
+      if (set > 0)  // one copy of what training finds just written (see operand_just_written)
+        for (const Operand& operand : operands_.inputs)
+          if (operand_just_written(operand.name, pass_))
+            operand_slot(sets_.back(), operand.name) = operand_slot(sets_.front(), operand.name);
       keep_forward_results(sets_.back());
     }
   }

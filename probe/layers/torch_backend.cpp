@@ -288,8 +288,12 @@ class TorchPreparedLayer final : public PreparedLayer {
                      const at::TensorOptions& options)
       : spec_(spec), pass_(pass), operands_(pass_operands(spec, batch, pass)), device_(options.device()) {
     states_.resize(static_cast<std::size_t>(operand_sets));
-    for (LayerState& state : states_) {
+    for (std::size_t set = 0; set < states_.size(); ++set) {
+      LayerState& state = states_[set];
       initialise(spec, batch, options, state);
+      if (set > 0)  // one copy of what training finds just written (the first set's, made below)
+        for (const Operand& operand : operands_.inputs)
+          if (operand_just_written(operand.name, pass)) operand_slot(state, operand.name) = operand_slot(states_[0], operand.name);
       keep_forward_results(state);
     }
   }
