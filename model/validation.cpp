@@ -46,6 +46,16 @@ ValidationSummary summarise_validation(const std::vector<ValidationRow>& rows) {
       return a->prediction.images_per_second > b->prediction.images_per_second;
     });
     check.same_order = by_measured == by_predicted;
+    if (!check.same_order) {
+      check.differs_only_within_spread = true;
+      for (const ValidationRow* a : group)
+        for (const ValidationRow* b : group) {
+          const bool measured_faster = a->measured_images_per_second > b->measured_images_per_second;
+          const bool predicted_faster = a->prediction.images_per_second > b->prediction.images_per_second;
+          const bool ranges_overlap = a->measured_low <= b->measured_high && b->measured_low <= a->measured_high;
+          if (measured_faster && !predicted_faster && !ranges_overlap) check.differs_only_within_spread = false;
+        }
+    }
     check.measured_best = layout(by_measured.front()->configuration);
     check.predicted_best = layout(by_predicted.front()->configuration);
     check.regret_percent =
@@ -86,6 +96,9 @@ std::string validation_text(const std::vector<ValidationRow>& rows, const Valida
                   check.same_order ? "same order," : "DIFFERENT order,", check.predicted_best.c_str(),
                   check.measured_best.c_str(), check.regret_percent);
     out << line;
+    if (check.differs_only_within_spread)
+      out << "    (it differs only for configurations whose measured step ranges overlap: a tie at this "
+             "measurement's precision; more --iters may resolve it)\n";
   }
   return out.str();
 }
@@ -105,6 +118,7 @@ nlohmann::json validation_json(const std::vector<ValidationRow>& rows, const Val
     rankings.push_back({{"network", check.network},
                         {"batch", check.batch},
                         {"same_order", check.same_order},
+                        {"differs_only_within_spread", check.differs_only_within_spread},
                         {"predicted_best", check.predicted_best},
                         {"measured_best", check.measured_best},
                         {"regret_percent", check.regret_percent}});
