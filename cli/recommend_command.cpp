@@ -1,7 +1,7 @@
 // cli/recommend_command.cpp — `dnntune recommend`: the fastest processes-per-node, threads, SMT
 // and batch for a network on this (or a described) node, with a ready SLURM script or mpirun
 // line.
-#include <sstream>
+#include <algorithm>
 
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
@@ -55,33 +55,24 @@ std::vector<Number> parse_list(const std::string& text, const char* what) {
   return values;
 }
 
-// --verify K: the analytical answer checked empirically. Trains the K best candidates for real
-// on this node and makes the measured best the recommendation.
-std::string verify_for_real(tuner::Recommendation& recommendation, const RecommendCommandOptions& options) {
+// --verify K: the analytical answer checked empirically. Trains the recommended configuration
+// and the best-ranked others, K in all, on this node; tuner::choose_by_measurement decides.
+void verify_for_real(tuner::Recommendation& recommendation, const RecommendCommandOptions& options) {
   if (!options.source.machine.empty() || !options.source.topology_path.empty())
     fail(bad_input("--verify trains on this machine: it cannot verify a recommendation for --machine or --topology"));
-  const std::size_t count = std::min<std::size_t>(options.verify, recommendation.ranking.size());
   RealTrainingOptions training;
   training.iterations = 3;
-  std::ostringstream out;
-  out << "Verified for real (" << training.iterations << " measured steps each):\n";
-  double best_measured = 0;
-  std::size_t best_index = 0;
-  for (std::size_t index = 0; index < count; ++index) {
-    const auto& prediction = recommendation.ranking[index].prediction;
-    std::cerr << "dnntune recommend: verifying [" << index + 1 << "/" << count << "] "
-              << model::describe(prediction.configuration) << std::endl;
-    const MeasuredTraining run = train_for_real(options.model, prediction.configuration, training);
-    char line[200];
-    std::snprintf(line, sizeof line, "  %-44s measured %8.2f images/s, predicted %8.2f\n",
-                  model::describe(prediction.configuration).c_str(), run.images_per_second, prediction.images_per_second);
-    out << line;
-    if (run.images_per_second > best_measured) best_measured = run.images_per_second, best_index = index;
+  const auto candidates = tuner::verification_candidates(recommendation, static_cast<std::size_t>(options.verify));
+  std::vector<tuner::VerifiedPoint> verified;
+  for (std::size_t index = 0; index < candidates.size(); ++index) {
+    const auto ranked = std::find_if(recommendation.ranking.begin(), recommendation.ranking.end(),
+                                     [&](const auto& point) { return point.prediction.configuration == candidates[index]; });
+    std::cerr << "dnntune recommend: verifying [" << index + 1 << "/" << candidates.size() << "] "
+              << model::describe(candidates[index]) << std::endl;
+    const MeasuredTraining run = train_for_real(options.model, candidates[index], training);
+    verified.push_back({ranked->prediction, run.images_per_second, run.low, run.high});
   }
-  recommendation.best = recommendation.ranking[best_index];
-  out << "  measured best: " << model::describe(recommendation.best.prediction.configuration)
-      << " (the launch line and --format slurm/mpirun use it)\n";
-  return out.str();
+  tuner::choose_by_measurement(recommendation, std::move(verified));
 }
 
 void run_recommend(const RecommendCommandOptions& options) {
@@ -105,7 +96,7 @@ void run_recommend(const RecommendCommandOptions& options) {
   recommend_options.epochs = options.epochs;
   recommend_options.dataset_images = options.dataset_images;
   auto recommendation = value_or_fail(tuner::recommend(predictor, network, space, recommend_options));
-  const std::string verified = options.verify > 0 ? verify_for_real(recommendation, options) : "";
+  if (options.verify > 0) verify_for_real(recommendation, options);
 
   tuner::JobScriptOptions job;
   job.job_name = "dnntune-" + network.name;
@@ -115,7 +106,7 @@ void run_recommend(const RecommendCommandOptions& options) {
   else if (options.format == "slurm") text = tuner::slurm_script(recommendation.best.prediction, predictor.rates(), job);
   else if (options.format == "mpirun") text = tuner::mpirun_text(recommendation.best.prediction, predictor.rates(), job);
   else {
-    text = tuner::recommendation_text(recommendation, options.explain) + verified;
+    text = tuner::recommendation_text(recommendation, options.explain);
     text += "  launch: " + tuner::mpirun_command_line(recommendation.best.prediction.configuration, predictor.rates(), job) + "\n";
   }
   write_output(text, options.output_path);

@@ -5,6 +5,13 @@
 
 namespace dnntune::model {
 
+bool operator==(const TrainingConfiguration& a, const TrainingConfiguration& b) {
+  return a.batch_per_process == b.batch_per_process && a.processes_per_node == b.processes_per_node &&
+         a.threads_per_process == b.threads_per_process && a.smt == b.smt && a.nodes == b.nodes &&
+         a.scheme == b.scheme && a.parameter_servers == b.parameter_servers && a.asynchronous == b.asynchronous &&
+         a.fusion_bytes == b.fusion_bytes && a.fabric == b.fabric;
+}
+
 Expected<Placement> place(const TrainingConfiguration& configuration, const MachineRates& rates) {
   const int ppn = configuration.processes_per_node, threads = configuration.threads_per_process;
   if (configuration.batch_per_process < 1) return bad_input("the batch per process must be at least 1");

@@ -25,6 +25,9 @@ struct TrainingConfiguration {
   std::string fabric = "edr";   // inter-node network (communication.hpp presets)
 };
 
+bool operator==(const TrainingConfiguration& a, const TrainingConfiguration& b);
+inline bool operator!=(const TrainingConfiguration& a, const TrainingConfiguration& b) { return !(a == b); }
+
 // Processes are spread evenly over the packages of a node, and a process's threads stay on
 // one package unless it needs more cores than a package has.
 struct Placement {

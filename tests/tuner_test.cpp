@@ -8,6 +8,7 @@
 #include "tests/model_fixtures.hpp"
 #include "tuner/job_script.hpp"
 #include "tuner/recommendation.hpp"
+#include "tuner/report.hpp"
 #include "workloads/zoo.hpp"
 
 using namespace dnntune;
@@ -96,6 +97,41 @@ TEST_CASE("recommend ranks by the model and compares with the baselines") {
     CHECK(best.configuration.processes_per_node <= top.configuration.processes_per_node);
   }
   CHECK(best.images_per_second >= result->single_process->images_per_second * 0.8);
+}
+
+TEST_CASE("--verify overrides the model only where the measurement resolves the difference") {
+  tuner::Recommendation recommendation;
+  const auto point = [](int ppn, int threads, double predicted) {
+    tuner::RankedPoint ranked;
+    ranked.prediction.configuration.processes_per_node = ppn;
+    ranked.prediction.configuration.threads_per_process = threads;
+    ranked.prediction.images_per_second = predicted;
+    ranked.score = predicted;
+    return ranked;
+  };
+  recommendation.ranking = {point(2, 1, 27), point(1, 2, 26), point(1, 1, 14)};
+  recommendation.best = recommendation.ranking[1];  // the simpler of two tied in band
+  const auto candidates = tuner::verification_candidates(recommendation, 2);
+  REQUIRE(candidates.size() == 2);
+  CHECK(candidates[0].processes_per_node == 1);  // the recommended one first,
+  CHECK(candidates[1].processes_per_node == 2);  // then the best-ranked other
+
+  const auto measured = [&](std::size_t index, double median, double low, double high) {
+    return tuner::VerifiedPoint{recommendation.ranking[index].prediction, median, low, high};
+  };
+  SECTION("overlapping step ranges: a tie, the model's pick stays") {
+    tuner::choose_by_measurement(recommendation, {measured(1, 27.2, 26.9, 27.4), measured(0, 27.3, 27.0, 27.6)});
+    CHECK(recommendation.best.prediction.configuration.processes_per_node == 1);
+    CHECK(recommendation.choice_note.find("tie") != std::string::npos);
+    CHECK(recommendation.verified.size() == 2);
+    CHECK(tuner::recommendation_text(recommendation, false).find("trained for real") != std::string::npos);
+    CHECK(tuner::recommendation_json(recommendation, false)["verified"].size() == 2);
+  }
+  SECTION("the measured best clearly faster: it is recommended") {
+    tuner::choose_by_measurement(recommendation, {measured(1, 25.0, 24.8, 25.3), measured(0, 27.3, 27.0, 27.6)});
+    CHECK(recommendation.best.prediction.configuration.processes_per_node == 2);
+    CHECK(recommendation.choice_note.find("measured best is recommended") != std::string::npos);
+  }
 }
 
 TEST_CASE("launch lines give each rank its own cores") {

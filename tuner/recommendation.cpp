@@ -2,6 +2,9 @@
 #include "tuner/recommendation.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+
+#include "common/text_format.hpp"
 
 namespace dnntune::tuner {
 namespace {
@@ -88,6 +91,45 @@ Expected<Recommendation> recommend(const model::Predictor& predictor, const work
   result.seconds_to_train =
       options.epochs * static_cast<double>(options.dataset_images) / result.best.prediction.images_per_second;
   return result;
+}
+
+std::vector<model::TrainingConfiguration> verification_candidates(const Recommendation& recommendation, std::size_t k) {
+  std::vector<model::TrainingConfiguration> candidates;
+  if (k == 0) return candidates;
+  const model::TrainingConfiguration& chosen = recommendation.best.prediction.configuration;
+  candidates.push_back(chosen);
+  for (const RankedPoint& point : recommendation.ranking) {
+    if (candidates.size() >= k) break;
+    if (point.prediction.configuration != chosen) candidates.push_back(point.prediction.configuration);
+  }
+  return candidates;
+}
+
+void choose_by_measurement(Recommendation& recommendation, std::vector<VerifiedPoint> verified) {
+  recommendation.verified = std::move(verified);
+  const auto& points = recommendation.verified;
+  const auto pick = std::find_if(points.begin(), points.end(), [&](const VerifiedPoint& point) {
+    return point.prediction.configuration == recommendation.best.prediction.configuration;
+  });
+  if (pick == points.end()) throw std::logic_error("choose_by_measurement: the recommended configuration was not verified");
+  const auto fastest = std::max_element(points.begin(), points.end(), [](const VerifiedPoint& a, const VerifiedPoint& b) {
+    return a.measured_images_per_second < b.measured_images_per_second;
+  });
+  const std::string pick_text = format_fixed(pick->measured_images_per_second, 2) + " images/s";
+  const std::string fastest_text = model::describe(fastest->prediction.configuration) + " measured " +
+                                   format_fixed(fastest->measured_images_per_second, 2) + " images/s";
+  if (fastest == pick) {
+    recommendation.choice_note = "verified: the model's pick measured fastest (" + pick_text + ")";
+  } else if (fastest->measured_low > pick->measured_high) {
+    recommendation.choice_note = "verified: " + fastest_text + ", clearly above the model's pick (" + pick_text +
+                                 ", step ranges apart); the measured best is recommended";
+    for (const RankedPoint& point : recommendation.ranking)
+      if (point.prediction.configuration == fastest->prediction.configuration) recommendation.best = point;
+  } else {
+    recommendation.choice_note = "verified: " + fastest_text + " against " + pick_text +
+                                 " for the model's pick, within the steps' spread: a tie at this run's precision, so "
+                                 "the model's pick stays";
+  }
 }
 
 }  // namespace dnntune::tuner

@@ -3,7 +3,8 @@
 // process on all cores) and over the common rule of thumb (4 processes per node), the winner's
 // bottleneck and band. When the top candidates lie within each other's bands the model cannot
 // tell them apart: the simpler one is chosen (fewer processes, SMT off, all-reduce) and the
-// answer says so.
+// answer says so. --verify adds measurements of the top candidates, and a measured best the
+// measurement resolves overrides the model.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,14 @@ struct RankedPoint {
   double score = 0;  // larger is better
 };
 
+// A candidate trained for real (recommend --verify).
+struct VerifiedPoint {
+  model::Prediction prediction;
+  double measured_images_per_second = 0;  // at the median step
+  double measured_low = 0;                // at the slowest step
+  double measured_high = 0;               // at the fastest
+};
+
 struct Recommendation {
   Objective objective = Objective::throughput;
   RankedPoint best;
@@ -42,10 +51,21 @@ struct Recommendation {
   std::size_t space_size = 0;                // points enumerated
   std::vector<ExcludedPoint> excluded;
   double seconds_to_train = 0;               // time_to_train: epochs x dataset / images/s
+  std::vector<VerifiedPoint> verified;       // --verify: the candidates trained for real
 };
 
 Expected<Recommendation> recommend(const model::Predictor& predictor, const workloads::Network& network,
                                    const SearchSpaceOptions& space_options, const RecommendOptions& options);
+
+// The configurations --verify K trains: the recommended one first, then the best-ranked others.
+std::vector<model::TrainingConfiguration> verification_candidates(const Recommendation& recommendation, std::size_t k);
+
+// The empirical half of the tuner: records what --verify measured and makes the measured best
+// the recommendation when the measurement resolves it from the model's pick (the step ranges
+// do not overlap). When they overlap, the run cannot tell the two apart and the model's pick,
+// the simpler or better-predicted one, stays; the choice note says which happened.
+// `verified` must hold the recommended configuration.
+void choose_by_measurement(Recommendation& recommendation, std::vector<VerifiedPoint> verified);
 
 // "throughput", "time-to-train", "images-per-node"
 std::string objective_name(Objective objective);

@@ -54,6 +54,14 @@ std::string recommendation_text(const Recommendation& r, bool explain) {
   out << "  bottleneck: " << best.bottleneck << "\n";
   if (r.objective == Objective::time_to_train) out << "  time to train: " << duration_text(r.seconds_to_train) << "\n";
   if (!r.choice_note.empty()) out << "  note: " << r.choice_note << "\n";
+  if (!r.verified.empty()) {
+    out << "  trained for real (images/s at the median step, slowest-fastest):\n";
+    for (const VerifiedPoint& point : r.verified)
+      out << "    " << model::describe(point.prediction.configuration) << ": measured "
+          << format_fixed(point.measured_images_per_second, 2) << " [" << format_fixed(point.measured_low, 2) << "-"
+          << format_fixed(point.measured_high, 2) << "], predicted " << format_fixed(point.prediction.images_per_second, 2)
+          << "\n";
+  }
   out << "  runners-up:";
   int shown = 0;
   for (const RankedPoint& point : r.ranking) {
@@ -105,6 +113,19 @@ nlohmann::json recommendation_json(const Recommendation& r, bool explain) {
     out["speedup_over_rule_of_thumb"] = r.best.prediction.images_per_second / r.rule_of_thumb->images_per_second;
   }
   if (r.objective == Objective::time_to_train) out["seconds_to_train"] = r.seconds_to_train;
+  if (!r.verified.empty()) {
+    nlohmann::json verified = nlohmann::json::array();
+    for (const VerifiedPoint& point : r.verified)
+      verified.push_back({{"configuration", model::describe(point.prediction.configuration)},
+                          {"processes_per_node", point.prediction.configuration.processes_per_node},
+                          {"threads_per_process", point.prediction.configuration.threads_per_process},
+                          {"smt", point.prediction.configuration.smt},
+                          {"batch_per_process", point.prediction.configuration.batch_per_process},
+                          {"predicted_images_per_second", point.prediction.images_per_second},
+                          {"measured_images_per_second", point.measured_images_per_second},
+                          {"measured_range", {point.measured_low, point.measured_high}}});
+    out["verified"] = verified;
+  }
   nlohmann::json ranking = nlohmann::json::array();
   const std::size_t shown = explain ? r.ranking.size() : std::min<std::size_t>(5, r.ranking.size());
   for (std::size_t index = 0; index < shown; ++index) ranking.push_back(model::prediction_json(r.ranking[index].prediction));
