@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
 
 #include "model/layer_class.hpp"
 #include "model/layer_time.hpp"
@@ -19,6 +22,20 @@ struct Predictor::IterationTotals {
   double exactly_measured_seconds = 0;
   double measured_seconds = 0;              // exactly or scaled from another setting
   double measurement_variance = 0;          // seconds^2: noise of the medians used
+};
+
+// What one process computes in an iteration: every term but communication. It depends only on
+// the network, the batch and the execution setting, not on nodes, fusion or the scheme, so a
+// scan over those reuses it (Predictor::ComputeMemo).
+struct Predictor::ComputePart {
+  IterationTotals totals;                               // everything but the iteration and images/s
+  std::vector<std::pair<double, double>> backward_layers;  // (backward seconds, gradient bytes) per layer
+  double gradient_bytes = 0;
+};
+
+struct Predictor::ComputeMemo {
+  std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<const ComputePart>> parts;
 };
 
 namespace {
@@ -75,6 +92,7 @@ Expected<Predictor> Predictor::from_calibration(Calibration calibration) {
   Predictor predictor;
   predictor.calibration_ = std::move(calibration);
   predictor.rates_ = *rates;
+  predictor.memo_ = std::make_shared<ComputeMemo>();
   return predictor;
 }
 
@@ -88,18 +106,17 @@ Expected<Predictor> Predictor::from_spec(const probe::MachineProfile& machine, c
   predictor.calibration_.links.intra_node = default_intra_node_link();
   predictor.rates_ = *rates;
   predictor.spec_only_ = true;
+  predictor.memo_ = std::make_shared<ComputeMemo>();
   return predictor;
 }
 
-Predictor::IterationTotals Predictor::iterate(const workloads::Network& network,
-                                              const TrainingConfiguration& configuration, const Placement& placement,
-                                              const ModelParameters& parameters) const {
-  IterationTotals totals;
+Predictor::ComputePart Predictor::compute_part(const workloads::Network& network, std::int64_t batch,
+                                               const ExecutionSetting& setting,
+                                               const ModelParameters& parameters) const {
+  ComputePart part;
+  IterationTotals& totals = part.totals;
   IterationTerms& terms = totals.terms;
-  const ExecutionSetting setting{configuration.threads_per_process, configuration.smt,
-                                 placement.processes_per_package, placement.packages_spanned};
-  const std::int64_t batch = configuration.batch_per_process;
-  std::vector<std::pair<double, double>> backward_layers;  // (backward seconds, gradient bytes)
+  std::vector<std::pair<double, double>>& backward_layers = part.backward_layers;
 
   for (const workloads::Layer& layer : network.layers) {
     const workloads::LayerCost cost = workloads::layer_cost(layer, batch);
@@ -158,8 +175,38 @@ Predictor::IterationTotals Predictor::iterate(const workloads::Network& network,
                               static_cast<double>(network_cost->optimizer_update_bytes)};
     terms.optimizer = layer_time(optimizer, setting, parameters, rates_).total_seconds;
   }
+  part.gradient_bytes = network_cost ? static_cast<double>(network_cost->gradient_bytes) : 0;
+  return part;
+}
+
+Predictor::IterationTotals Predictor::iterate(const workloads::Network& network,
+                                              const TrainingConfiguration& configuration, const Placement& placement,
+                                              const ModelParameters& parameters) const {
+  const ExecutionSetting setting{configuration.threads_per_process, configuration.smt,
+                                 placement.processes_per_package, placement.packages_spanned};
+  const std::int64_t batch = configuration.batch_per_process;
+  std::shared_ptr<const ComputePart> part;
+  if (&parameters == &calibration_.parameters) {  // bootstrap replicates are computed once each: no reuse
+    // A network is told apart by its name, layer count and parameter count (a JSON network may
+    // reuse a built-in's name).
+    std::int64_t network_parameters = 0;
+    for (const workloads::Layer& layer : network.layers) network_parameters += layer.parameters;
+    const std::string key = network.name + "|" + std::to_string(network.layers.size()) + "|" +
+                            std::to_string(network_parameters) + "|" + std::to_string(batch) + "|" +
+                            std::to_string(setting.threads) + "|" + std::to_string(setting.smt) + "|" +
+                            std::to_string(setting.co_running) + "|" + std::to_string(setting.packages_spanned);
+    std::lock_guard<std::mutex> lock(memo_->mutex);
+    auto& slot = memo_->parts[key];
+    if (!slot) slot = std::make_shared<const ComputePart>(compute_part(network, batch, setting, parameters));
+    part = slot;
+  } else {
+    part = std::make_shared<const ComputePart>(compute_part(network, batch, setting, parameters));
+  }
+  IterationTotals totals = part->totals;
+  IterationTerms& terms = totals.terms;
+  const auto& backward_layers = part->backward_layers;
+  const double gradient_bytes = part->gradient_bytes;
   const double compute_seconds = totals.layer_seconds + terms.gradient_sums + terms.optimizer;
-  const double gradient_bytes = network_cost ? static_cast<double>(network_cost->gradient_bytes) : 0;
 
   CommunicationLinks links = calibration_.links;
   if (!links.inter_node.measured) links.inter_node = *fabric_preset(configuration.fabric);

@@ -10,6 +10,7 @@
 // across batches: a framework may switch kernels between two batch sizes.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,8 @@ struct Prediction {
   std::string bottleneck;              // the largest term, in words
 };
 
+struct ExecutionSetting;  // model/layer_time.hpp
+
 class Predictor {
  public:
   // This machine, from its calibration.
@@ -73,9 +76,16 @@ class Predictor {
 
  private:
   struct IterationTotals;
+  struct ComputePart;
+  struct ComputeMemo;
+  ComputePart compute_part(const workloads::Network& network, std::int64_t batch, const ExecutionSetting& setting,
+                           const ModelParameters& parameters) const;
   IterationTotals iterate(const workloads::Network& network, const TrainingConfiguration& configuration,
                           const Placement& placement, const ModelParameters& parameters) const;
 
+  // Compute parts already predicted with the fitted parameters, shared by copies of this
+  // predictor (its calibration does not change after construction).
+  std::shared_ptr<ComputeMemo> memo_;  // made by from_calibration and from_spec
   Calibration calibration_;
   MachineRates rates_;
   bool spec_only_ = false;

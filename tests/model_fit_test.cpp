@@ -78,6 +78,24 @@ TEST_CASE("a saved calibration loads and predicts identically") {
   CHECK(a->images_per_second < a->images_per_second_high);
   CHECK(a->terms.exposed_communication >= 0);
   CHECK(a->terms.communication > 0);  // two ranks all-reduce
+
+  // A predictor reuses the compute part of an iteration across node counts and fusion sizes
+  // (and another network of the same name must not get it): the answers are those of a fresh one.
+  auto many_nodes = configuration;
+  many_nodes.nodes = 16;
+  many_nodes.fusion_bytes = 4 << 20;
+  const auto warm = before->predict(*network, many_nodes);
+  const auto fresh = Predictor::from_calibration(*calibration)->predict(*network, many_nodes);
+  REQUIRE(warm);
+  REQUIRE(fresh);
+  CHECK(warm->iteration_seconds == fresh->iteration_seconds);
+  CHECK(warm->images_per_second_high == fresh->images_per_second_high);
+  CHECK(warm->scaling_efficiency == fresh->scaling_efficiency);
+  auto renamed = *workloads::build_network("resnet34");
+  renamed.name = "resnet18";
+  const auto other = before->predict(renamed, configuration);
+  REQUIRE(other);
+  CHECK(other->iteration_seconds > 1.5 * a->iteration_seconds);
 }
 
 TEST_CASE("measured layers are used where they match") {
