@@ -99,7 +99,7 @@ TEST_CASE("recommend ranks by the model and compares with the baselines") {
   CHECK(best.images_per_second >= result->single_process->images_per_second * 0.8);
 }
 
-TEST_CASE("--verify overrides the model only where the measurement resolves the difference") {
+TEST_CASE("verification overrides the model only where the measurement resolves the difference") {
   tuner::Recommendation recommendation;
   const auto point = [](int ppn, int threads, double predicted) {
     tuner::RankedPoint ranked;
