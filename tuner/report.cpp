@@ -31,6 +31,24 @@ std::string duration_text(double seconds) {
   return format_fixed(seconds / 60, 1) + " minutes";
 }
 
+// What --verify measured for `configuration`, if it trained it.
+const VerifiedPoint* verified_point(const Recommendation& r, const model::TrainingConfiguration& configuration) {
+  for (const VerifiedPoint& point : r.verified)
+    if (point.prediction.configuration == configuration) return &point;
+  return nullptr;
+}
+
+// "1.48x over one process on all cores (1 x 56: 18.7)": measured when --verify trained both.
+std::string speedup_text(const Recommendation& r, const model::Prediction& baseline, const std::string& what) {
+  const VerifiedPoint* best = verified_point(r, r.best.prediction.configuration);
+  const VerifiedPoint* measured = verified_point(r, baseline.configuration);
+  const bool both = best && measured;
+  const double ours = both ? best->measured_images_per_second : r.best.prediction.images_per_second;
+  const double theirs = both ? measured->measured_images_per_second : baseline.images_per_second;
+  return format_fixed(ours / theirs, 2) + "x over " + what + " (" + layout(baseline.configuration) + ": " +
+         format_fixed(theirs, 1) + (both ? ", measured)" : ")");
+}
+
 }  // namespace
 
 std::string recommendation_text(const Recommendation& r, bool explain) {
@@ -44,13 +62,14 @@ std::string recommendation_text(const Recommendation& r, bool explain) {
       << best.confidence << ")";
   if (best.confidence == "spec") out << " — a spec machine: lower confidence";
   out << "\n";
-  if (r.single_process)
-    out << "  " << format_fixed(best.images_per_second / r.single_process->images_per_second, 2) << "x over one process on all cores ("
-        << layout(r.single_process->configuration) << ": " << format_fixed(r.single_process->images_per_second, 1) << ")";
+  if (const VerifiedPoint* measured = verified_point(r, best.configuration))
+    out << "  measured " << format_fixed(measured->measured_images_per_second, 2) << " images/s (--verify)\n";
+  if (r.single_process) out << "  " << speedup_text(r, *r.single_process, "one process on all cores");
   if (r.rule_of_thumb)
-    out << ", " << format_fixed(best.images_per_second / r.rule_of_thumb->images_per_second, 2) << "x over "
-        << r.rule_of_thumb->configuration.processes_per_node << " processes per node ("
-        << layout(r.rule_of_thumb->configuration) << ": " << format_fixed(r.rule_of_thumb->images_per_second, 1) << ")\n";
+    out << ", "
+        << speedup_text(r, *r.rule_of_thumb,
+                        std::to_string(r.rule_of_thumb->configuration.processes_per_node) + " processes per node");
+  if (r.single_process || r.rule_of_thumb) out << "\n";
   out << "  bottleneck: " << best.bottleneck << "\n";
   if (r.objective == Objective::time_to_train) out << "  time to train: " << duration_text(r.seconds_to_train) << "\n";
   if (!r.choice_note.empty()) out << "  note: " << r.choice_note << "\n";
