@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "common/shell_words.hpp"
 #include "probe/comm/comm_sweep.hpp"
 #include "probe/comm/mpi_session.hpp"
 #include "probe/train/launch.hpp"
@@ -35,7 +36,7 @@ void run_comm_calibration(const CommCalibrationOptions& options) {
   probe::comm::CommSweepOptions sweep;
   sweep.max_message_bytes = options.max_message_bytes;
   sweep.time_budget_seconds = options.time_budget_seconds;
-  sweep.command = probe::train::shell_command_line(
+  sweep.command = shell_command_line(
       {"mpirun", "-np", std::to_string((*session)->size()), "dnntune", "calibrate", "--comm", "--comm-max-mb",
        number_argument(static_cast<double>(options.max_message_bytes) / (1024 * 1024)), "--comm-budget",
        number_argument(options.time_budget_seconds)});

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "common/shell_words.hpp"
 #include "cli/command_support.hpp"
 #include "common/json_file.hpp"
 #include "probe/train/launch.hpp"
@@ -32,7 +33,7 @@ MeasuredTraining train_for_real(const std::string& model, const model::TrainingC
   if (!code) fail(code.error());
   if (*code != 0)
     fail(failure("training " + model + " (" + model::describe(configuration) + ") failed with exit code " +
-                 std::to_string(*code) + ": " + probe::train::shell_command_line(argv)));
+                 std::to_string(*code) + ": " + shell_command_line(argv)));
   if (!report) fail(report.error());
   MeasuredTraining run;
   try {

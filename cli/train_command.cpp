@@ -6,6 +6,7 @@
 #include <climits>
 #include <iostream>
 
+#include "common/shell_words.hpp"
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
 #include "probe/measurement.hpp"
@@ -75,7 +76,7 @@ void launch_job(const TrainCommandOptions& options) {
   request.program.insert(request.program.begin(), this_executable());
   const auto plan = value_or_fail(probe::train::plan_mpirun_launch(request, machine.topology, geteuid() == 0));
   for (const std::string& note : plan.notes) std::cerr << "dnntune: note: " << note << '\n';
-  const std::string line = probe::train::shell_command_line(plan.argv);
+  const std::string line = shell_command_line(plan.argv);
   if (options.dry_run) {
     std::cout << line << '\n';
     return;
@@ -110,7 +111,7 @@ void run_train(const TrainCommandOptions& options) {
                                                std::to_string(report.nodes)});
     }
     arguments.insert(arguments.begin(), "dnntune");
-    const std::string command = probe::train::shell_command_line(arguments);
+    const std::string command = shell_command_line(arguments);
     for (const auto& record : probe::train::training_measurements(report, command))
       ok_or_fail(probe::append_measurement(options.record_path, record));
   }

@@ -5,12 +5,13 @@
 
 #include <algorithm>
 
+#include "common/shell_words.hpp"
 #include "probe/train/launch.hpp"
 
 using dnntune::probe::Topology;
 using dnntune::probe::train::LaunchRequest;
 using dnntune::probe::train::plan_mpirun_launch;
-using dnntune::probe::train::shell_command_line;
+using dnntune::shell_command_line;
 
 namespace {
 

@@ -4,13 +4,13 @@
 #include <cstdio>
 #include <sstream>
 
+#include "common/shell_words.hpp"
+
 namespace dnntune::tuner {
 namespace {
 
 std::string command_text(const JobScriptOptions& options) {
-  std::string text;
-  for (const auto& word : options.train_command) text += (text.empty() ? "" : " ") + shell_quote(word);
-  return text;
+  return shell_command_line(options.train_command);
 }
 
 std::string summary_comment(const model::Prediction& prediction) {
@@ -23,15 +23,6 @@ std::string summary_comment(const model::Prediction& prediction) {
 }
 
 }  // namespace
-
-std::string shell_quote(const std::string& word) {
-  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                                              "-_./=:,+@%") == std::string::npos)
-    return word;
-  std::string quoted = "'";
-  for (char character : word) quoted += character == '\'' ? std::string("'\\''") : std::string(1, character);
-  return quoted + "'";
-}
 
 std::vector<std::pair<std::string, std::string>> launch_environment(const model::TrainingConfiguration& c) {
   const std::string threads = std::to_string(c.threads_per_process);
@@ -69,8 +60,7 @@ std::vector<std::string> mpirun_arguments(const model::TrainingConfiguration& c,
 
 std::string mpirun_command_line(const model::TrainingConfiguration& configuration, const model::MachineRates& rates,
                                 const JobScriptOptions& options) {
-  std::string line;
-  for (const auto& word : mpirun_arguments(configuration, rates)) line += (line.empty() ? "" : " ") + shell_quote(word);
+  const std::string line = shell_command_line(mpirun_arguments(configuration, rates));
   const std::string command = command_text(options);
   return line + " " + (command.empty() ? "YOUR_TRAINING_COMMAND" : command);
 }

@@ -40,7 +40,4 @@ std::string mpirun_text(const model::Prediction& prediction, const model::Machin
 std::string slurm_script(const model::Prediction& prediction, const model::MachineRates& rates,
                          const JobScriptOptions& options);
 
-// Quotes a word for a POSIX shell when it needs it.
-std::string shell_quote(const std::string& word);
-
 }  // namespace dnntune::tuner

@@ -51,23 +51,6 @@ Expected<LaunchPlan> plan_mpirun_launch(const LaunchRequest& request, const Topo
   return plan;
 }
 
-std::string shell_command_line(const std::vector<std::string>& argv) {
-  std::string line;
-  for (const std::string& argument : argv) {
-    const bool plain = !argument.empty() &&
-                       argument.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                                                  "_-+=:,./@%") == std::string::npos;
-    std::string quoted = argument;
-    if (!plain) {
-      quoted = "'";
-      for (const char c : argument) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-      quoted += "'";
-    }
-    line += (line.empty() ? "" : " ") + quoted;
-  }
-  return line;
-}
-
 Expected<int> run_and_wait(const std::vector<std::string>& argv) {
   if (argv.empty()) return bad_input("nothing to run");
   std::vector<std::string> storage = argv;

@@ -34,9 +34,6 @@ struct LaunchPlan {
 // --allow-run-as-root, which Open MPI demands of root.
 Expected<LaunchPlan> plan_mpirun_launch(const LaunchRequest& request, const Topology& node, bool as_root);
 
-// The argv as one line a POSIX shell reads back identically (arguments quoted where needed).
-std::string shell_command_line(const std::vector<std::string>& argv);
-
 // Runs argv[0] (searched in PATH) with the rest, waits, and returns its exit code (128 + the
 // signal when a signal ended it).
 Expected<int> run_and_wait(const std::vector<std::string>& argv);
