@@ -2,6 +2,7 @@
 // and batch for a network on this (or a described) node, with a ready SLURM script or mpirun
 // line.
 #include <algorithm>
+#include <thread>
 
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
@@ -86,9 +87,14 @@ void run_recommend(const RecommendCommandOptions& options) {
   space.consider_parameter_server = options.consider_parameter_server;
   space.fusion_megabytes = parse_list<double>(options.fusion_megabytes, "--fusion-mb");
   space.fabric = options.fabric;
+  // A default calibration (of this machine) measures the batches its ranks would run with.
+  const int this_machines_cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const auto batches = tuner::batches_to_score(space, this_machines_cpus);
+  if (batches.empty())
+    fail(bad_input("--global-batch " + std::to_string(space.global_batch) +
+                   " does not split evenly over any number of processes of --nodes " + options.nodes));
   // Everything the user typed is checked before the first run's calibration starts.
-  const auto predictor =
-      value_or_fail(load_predictor(options.source, {{options.model}, space.batches_per_process, options.source.backend}));
+  const auto predictor = value_or_fail(load_predictor(options.source, {{options.model}, batches, options.source.backend}));
   tuner::RecommendOptions recommend_options;
   recommend_options.objective = options.objective == "time-to-train"     ? tuner::Objective::time_to_train
                                 : options.objective == "images-per-node" ? tuner::Objective::images_per_node

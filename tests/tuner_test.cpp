@@ -67,6 +67,19 @@ TEST_CASE("a global batch that does not split evenly is excluded with its reason
   CHECK(four_excluded);
 }
 
+TEST_CASE("the batches a default calibration measures for a global batch") {
+  tuner::SearchSpaceOptions options;
+  options.batches_per_process = {8, 16};
+  CHECK(tuner::batches_to_score(options, 4) == std::vector<std::int64_t>{8, 16});
+  options.global_batch = 48;
+  options.node_counts = {1, 2};
+  // 48 over 1, 2, 3, 4 ranks on one node and 2, 4, 6, 8 on two.
+  CHECK(tuner::batches_to_score(options, 4) == std::vector<std::int64_t>{48, 24, 16, 12, 8, 6});
+  options.global_batch = 7;
+  options.node_counts = {2};
+  CHECK(tuner::batches_to_score(options, 4).empty());
+}
+
 TEST_CASE("recommend ranks by the model and compares with the baselines") {
   const auto machine = test::test_machine();
   model::FitOptions fit_options;

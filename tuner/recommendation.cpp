@@ -2,6 +2,7 @@
 #include "tuner/recommendation.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include "common/text_format.hpp"
@@ -83,11 +84,22 @@ Expected<Recommendation> recommend(const model::Predictor& predictor, const work
   single.threads_per_process = rates.cores();
   single.smt = false;
   single.scheme = model::CommunicationScheme::allreduce;
-  if (auto prediction = predictor.predict(network, single, false)) result.single_process = *prediction;
+  // A baseline trains the same global batch when one is fixed (and is left out when it does
+  // not split evenly), else the winner's batch per process.
+  const auto with_its_batch = [&](model::TrainingConfiguration baseline) -> std::optional<model::TrainingConfiguration> {
+    if (space_options.global_batch <= 0) return baseline;
+    const std::int64_t processes = static_cast<std::int64_t>(baseline.processes_per_node) * baseline.nodes;
+    if (space_options.global_batch % processes != 0) return std::nullopt;
+    baseline.batch_per_process = space_options.global_batch / processes;
+    return baseline;
+  };
+  if (const auto baseline = with_its_batch(single))
+    if (auto prediction = predictor.predict(network, *baseline, false)) result.single_process = *prediction;
   model::TrainingConfiguration thumb = single;
   thumb.processes_per_node = std::min(4, rates.cores());
   thumb.threads_per_process = rates.cores() / thumb.processes_per_node;
-  if (auto prediction = predictor.predict(network, thumb, false)) result.rule_of_thumb = *prediction;
+  if (const auto baseline = with_its_batch(thumb))
+    if (auto prediction = predictor.predict(network, *baseline, false)) result.rule_of_thumb = *prediction;
   result.seconds_to_train =
       options.epochs * static_cast<double>(options.dataset_images) / result.best.prediction.images_per_second;
   return result;

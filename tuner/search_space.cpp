@@ -1,6 +1,9 @@
 // tuner/search_space.cpp — see search_space.hpp.
 #include "tuner/search_space.hpp"
 
+#include <functional>
+#include <set>
+
 namespace dnntune::tuner {
 
 SearchSpace enumerate_search_space(const model::MachineRates& rates, const SearchSpaceOptions& options) {
@@ -58,6 +61,17 @@ SearchSpace enumerate_search_space(const model::MachineRates& rates, const Searc
           }
         }
   return space;
+}
+
+std::vector<std::int64_t> batches_to_score(const SearchSpaceOptions& options, int hardware_threads) {
+  if (options.global_batch <= 0) return options.batches_per_process;
+  std::set<std::int64_t, std::greater<>> batches;
+  for (int nodes : options.node_counts)
+    for (int ppn = 1; ppn <= hardware_threads; ++ppn) {
+      const std::int64_t processes = static_cast<std::int64_t>(ppn) * nodes;
+      if (options.global_batch % processes == 0) batches.insert(options.global_batch / processes);
+    }
+  return {batches.begin(), batches.end()};
 }
 
 }  // namespace dnntune::tuner

@@ -39,4 +39,9 @@ struct SearchSpace {
 // with SMT on one that needs more hardware threads.
 SearchSpace enumerate_search_space(const model::MachineRates& rates, const SearchSpaceOptions& options);
 
+// The batches per process the search can score on a node of `hardware_threads`: --batch's
+// list, or every even split of the global batch over 1..hardware_threads ranks per node on each
+// node count, largest first (what a default calibration of this machine has to measure).
+std::vector<std::int64_t> batches_to_score(const SearchSpaceOptions& options, int hardware_threads);
+
 }  // namespace dnntune::tuner
