@@ -13,6 +13,10 @@ std::string measured_layer_key(const std::string& descriptor, int pass, std::int
   return descriptor + "|" + std::to_string(pass) + "|" + std::to_string(batch);
 }
 
+std::string fused_pass_key(workloads::LayerKind kind, int pass) {
+  return workloads::kind_name(kind) + "|" + std::to_string(pass);
+}
+
 namespace {
 
 json link_to_json(const LinkModel& link) {
@@ -61,6 +65,7 @@ std::string to_json_text(const Calibration& calibration) {
     measured[key] = list;
   }
   out["measured_layers"] = measured;
+  out["fused_passes"] = calibration.fused_passes;
   out["links"] = {{"intra_node", link_to_json(calibration.links.intra_node)},
                   {"inter_node", link_to_json(calibration.links.inter_node)}};
   const FitSummary& summary = calibration.summary;
@@ -105,6 +110,8 @@ Expected<Calibration> calibration_from_json_text(const std::string& text, const 
         calibration.measured_layers[key].push_back({item.at(0).get<int>(), item.at(1).get<bool>(), item.at(2).get<int>(),
                                                     item.at(3).get<double>(), item.at(4).get<double>(),
                                                     item.at(5).get<int>()});
+    if (in.contains("fused_passes"))  // absent in calibrations written before dnntune 0.2
+      calibration.fused_passes = in.at("fused_passes").get<std::set<std::string>>();
     calibration.links.intra_node = link_from_json(in.at("links").at("intra_node"));
     calibration.links.inter_node = link_from_json(in.at("links").at("inter_node"));
     const json& fit = in.at("fit");

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "model/communication.hpp"
 #include "model/parameters.hpp"
 #include "probe/machine_profile.hpp"
+#include "workloads/layer.hpp"
 
 namespace dnntune::model {
 
@@ -30,6 +32,8 @@ struct MeasuredLayer {
 
 // "descriptor|pass|batch": the measurements of one layer pass at one batch, in every setting.
 std::string measured_layer_key(const std::string& descriptor, int pass, std::int64_t batch);
+// "kind|pass": a pass of every layer of a kind (Calibration::fused_passes).
+std::string fused_pass_key(workloads::LayerKind kind, int pass);
 
 struct ParameterEstimate {
   std::string name;
@@ -65,6 +69,11 @@ struct Calibration {
   ModelParameters parameters;
   std::vector<std::vector<double>> bootstrap_parameters;  // flat (parameters.hpp), one per replicate
   std::map<std::string, std::vector<MeasuredLayer>> measured_layers;
+  // "kind|pass" (layer kind name, pass index) of passes the backend runs no kernel of their own
+  // for, in any layer of that kind: micro-runs record them `unimplemented` (oneDNN computes batch
+  // norm's scale and shift gradients inside its backward-data primitive). Predictions give them
+  // no time: the other pass's measurement has it.
+  std::set<std::string> fused_passes;
   CommunicationLinks links;     // inter_node.measured == false: a fabric preset is used instead
   FitSummary summary;
 };

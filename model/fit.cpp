@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <unordered_map>
@@ -110,6 +111,12 @@ double percentile(std::vector<double> values, double fraction) {
   return values[below] + (values[above] - values[below]) * (position - below);
 }
 
+std::optional<workloads::Pass> pass_named(const std::string& name) {
+  for (workloads::Pass pass : workloads::all_passes)
+    if (workloads::pass_name(pass) == name) return pass;
+  return std::nullopt;
+}
+
 }  // namespace
 
 Expected<std::vector<FitSample>> make_fit_samples(const std::vector<probe::Measurement>& records,
@@ -133,11 +140,9 @@ Expected<std::vector<FitSample>> make_fit_samples(const std::vector<probe::Measu
       if (!spec) return bad_input("record of \"" + record.descriptor + "\": " + spec.error().message);
       found = parsed.emplace(record.descriptor, *spec).first;
     }
-    workloads::Pass pass;
-    if (record.pass == "forward") pass = workloads::Pass::forward;
-    else if (record.pass == "backward_data") pass = workloads::Pass::backward_data;
-    else if (record.pass == "backward_weights") pass = workloads::Pass::backward_weights;
-    else return bad_input("record of " + record.descriptor + ": unknown pass \"" + record.pass + "\"");
+    const auto named = pass_named(record.pass);
+    if (!named) return bad_input("record of " + record.descriptor + ": unknown pass \"" + record.pass + "\"");
+    const workloads::Pass pass = *named;
     const workloads::PassCost cost = workloads::layer_cost(found->second, record.batch).pass(pass);
     if (cost.flops == 0 && cost.bytes == 0) {
       ++ignored;
@@ -306,6 +311,14 @@ Expected<Calibration> fit_calibration(const std::vector<probe::Measurement>& rec
     calibration.measured_layers[measured_layer_key(sample.descriptor, sample.work.pass, sample.batch)].push_back(
         {sample.setting.threads, sample.setting.smt, sample.setting.co_running, sample.measured_seconds,
          sample.coefficient_of_variation, sample.repetitions});
+
+  const std::string fingerprint = probe::fingerprint(machine);
+  for (const auto& record : records)
+    if (record.kind == probe::MeasurementKind::layer && record.backend == backend &&
+        record.status == probe::MeasurementStatus::unimplemented && record.machine_fingerprint == fingerprint)
+      if (const auto pass = pass_named(record.pass))
+        if (const auto spec = workloads::parse_descriptor(record.descriptor))
+          calibration.fused_passes.insert(fused_pass_key(spec->kind, pass_index(*pass)));
 
   auto intra = fit_allreduce_link(records, false);
   calibration.links.intra_node = intra ? *intra : default_intra_node_link();

@@ -125,6 +125,7 @@ Predictor::ComputePart Predictor::compute_part(const workloads::Network& network
     for (workloads::Pass pass : workloads::all_passes) {
       const workloads::PassCost& pass_cost = cost.pass(pass);
       if (pass_cost.flops == 0 && pass_cost.bytes == 0) continue;
+      if (calibration_.fused_passes.count(fused_pass_key(layer.spec.kind, pass_index(pass)))) continue;
       const LayerWork work{layer_class, pass_index(pass), static_cast<double>(pass_cost.flops),
                            static_cast<double>(pass_cost.bytes)};
       const LayerTime modelled = layer_time(work, setting, parameters, rates_);

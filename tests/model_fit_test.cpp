@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <random>
+#include <set>
 
 #include "model/calibration.hpp"
 #include "model/fit.hpp"
@@ -96,6 +97,38 @@ TEST_CASE("a saved calibration loads and predicts identically") {
   const auto other = before->predict(renamed, configuration);
   REQUIRE(other);
   CHECK(other->iteration_seconds > 1.5 * a->iteration_seconds);
+}
+
+TEST_CASE("a pass the backend fuses into another costs nothing in predictions") {
+  const auto machine = test_machine();
+  FitOptions options;
+  options.bootstrap_replicates = 2;
+  auto records = synthetic_records(machine, 0.0, 4);
+  const auto plain = fit_calibration(records, machine, "torch", {"synthetic"}, options);
+  // As oneDNN's micro-runs record batch norm's backward-weights (done in backward-data).
+  probe::Measurement fused = records.front();
+  fused.descriptor = "bnorm:ic64ih56iw56";
+  fused.pass = "backward_weights";
+  fused.status = probe::MeasurementStatus::unimplemented;
+  records.push_back(fused);
+  const auto with_fused = fit_calibration(records, machine, "torch", {"synthetic"}, options);
+  REQUIRE(plain);
+  REQUIRE(with_fused);
+  CHECK(plain->fused_passes.empty());
+  CHECK(with_fused->fused_passes == std::set<std::string>{"batch_norm|2"});
+  const auto loaded = calibration_from_json_text(to_json_text(*with_fused), "saved.json");
+  REQUIRE(loaded);
+  CHECK(loaded->fused_passes == with_fused->fused_passes);
+
+  const auto network = workloads::build_network("resnet18");
+  TrainingConfiguration configuration;
+  configuration.batch_per_process = 8;
+  const auto all_passes = Predictor::from_calibration(*plain)->predict(*network, configuration);
+  const auto without = Predictor::from_calibration(*loaded)->predict(*network, configuration);
+  REQUIRE(all_passes);
+  REQUIRE(without);
+  CHECK(without->terms.backward_weights < all_passes->terms.backward_weights);
+  CHECK(without->terms.forward == all_passes->terms.forward);
 }
 
 TEST_CASE("measured layers are used where they match") {
