@@ -27,7 +27,15 @@ LayerTime layer_time(const LayerWork& work, const ExecutionSetting& setting, con
                                   corun_factor;
   const int spanned = std::max(1, setting.packages_spanned);
   const double streaming_cores_per_package = static_cast<double>(setting.co_running) * cores / spanned;
-  const double process_gbs = spanned * rates.package_bandwidth_gbs(streaming_cores_per_package) / setting.co_running;
+  // The processes of a package are bound to consecutive cores from its first (mpirun
+  // --map-by ppr:N:socket:PE=M), so they stream from the NUMA nodes those cores are in: the
+  // first ceil(streaming cores / cores per NUMA node), sharing their bandwidth.
+  const int numa_nodes_used = std::min<int>(
+      rates.numa_nodes_per_package,
+      static_cast<int>(std::ceil(streaming_cores_per_package / rates.cores_per_numa_node() - 1e-9)));
+  const double package_gbs =
+      numa_nodes_used * rates.numa_node_bandwidth_gbs(streaming_cores_per_package / std::max(1, numa_nodes_used));
+  const double process_gbs = spanned * package_gbs / setting.co_running;
   const double bytes_per_second = parameters.bandwidth_efficiency * process_gbs * 1e9;
 
   LayerTime time;

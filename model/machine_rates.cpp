@@ -17,6 +17,26 @@ double MachineRates::package_bandwidth_gbs(double active_cores) const {
   return package_bandwidth_curve.back().second;
 }
 
+double MachineRates::numa_node_bandwidth_gbs(double active_cores) const {
+  return package_bandwidth_gbs(active_cores * numa_nodes_per_package) / numa_nodes_per_package;
+}
+
+namespace {
+
+// NUMA nodes with cores per package, when every package has the same number and they split
+// its cores evenly (memory-only nodes, such as KNL's MCDRAM, hold no cores and do not count).
+int numa_nodes_per_package(const probe::Topology& topology, int packages, int cores_per_package) {
+  int with_cores = 0;
+  for (const auto& node : topology.numa_list)
+    if (node.cores > 0) ++with_cores;
+  if (with_cores == 0) with_cores = topology.numa_nodes;  // spec profiles may list none
+  if (with_cores <= packages || with_cores % packages != 0) return 1;
+  const int per_package = with_cores / packages;
+  return cores_per_package % per_package == 0 ? per_package : 1;
+}
+
+}  // namespace
+
 Expected<MachineRates> machine_rates(const probe::MachineProfile& profile) {
   if (profile.kind != probe::MachineKind::cpu_node)
     return bad_input(profile.name + ": the CPU cost model needs a CPU node profile (GPU profiles are not modelled)");
@@ -25,6 +45,7 @@ Expected<MachineRates> machine_rates(const probe::MachineProfile& profile) {
   rates.packages = std::max(1, topology.packages);
   rates.cores_per_package = std::max(1, topology.cores_per_package);
   rates.pus_per_core = std::max(1, topology.pus_per_core);
+  rates.numa_nodes_per_package = numa_nodes_per_package(topology, rates.packages, rates.cores_per_package);
   const auto& performance = profile.performance;
   if (!performance.peak_fp32_gflops_per_core)
     return bad_input(profile.name + ": no peak FLOP/s (measured or spec); probe the machine or use a built-in --machine");

@@ -1,6 +1,6 @@
 // model/machine_rates.hpp — what the cost model needs from a MachineProfile: peak fp32 FLOP/s
-// per core and the memory bandwidth of one package as a function of how many of its cores
-// stream at once. Measured curves are used as measured; a spec profile's curve is built from
+// per core, the memory bandwidth of one package as a function of how many of its cores stream
+// at once, and how many NUMA nodes share it out. Measured curves are used as measured; a spec profile's curve is built from
 // its spec figures with the assumptions stated below (and the prediction is marked as such).
 #pragma once
 
@@ -23,6 +23,9 @@ struct MachineRates {
   int packages = 1;
   int cores_per_package = 1;
   int pus_per_core = 1;
+  // NUMA nodes with cores on one package, each with its own memory controllers (EPYC 7551: 4);
+  // 1 when the package is one domain or its NUMA nodes do not split its cores evenly.
+  int numa_nodes_per_package = 1;
   bool measured = false;  // true: both figures measured on the machine
   // (active cores on one package, GB/s of the package), increasing in cores.
   std::vector<std::pair<int, double>> package_bandwidth_curve;
@@ -30,7 +33,12 @@ struct MachineRates {
   // GB/s of one package with `active_cores` streaming: linear between points, through (0, 0),
   // flat after the last (a saturated memory system does not speed up with more cores).
   double package_bandwidth_gbs(double active_cores) const;
+  // GB/s of one NUMA node of a package with `active_cores` of its cores streaming. The package
+  // curve is taken as its NUMA nodes streaming side by side with the cores spread evenly over
+  // them (exact for spec curves; measured curves come from machines of one node per package).
+  double numa_node_bandwidth_gbs(double active_cores) const;
   int cores() const { return packages * cores_per_package; }
+  int cores_per_numa_node() const { return cores_per_package / numa_nodes_per_package; }
 };
 
 // Fails for a GPU profile or a CPU profile with neither measured nor spec peaks (an hwloc

@@ -3,6 +3,7 @@
 // communication, placement.
 #include <catch2/catch.hpp>
 
+#include "data/builtin_machines.hpp"
 #include "model/communication.hpp"
 #include "model/layer_time.hpp"
 #include "model/training_configuration.hpp"
@@ -73,6 +74,36 @@ TEST_CASE("layer time: compute, memory, smooth max, overhead") {
   parameters.smooth_max_exponent = 1;
   parameters.of(LayerClass::conv_spatial).overhead_seconds[0] = 0.001;
   CHECK(layer_time(work, {1, false, 1, 1}, parameters, rates).total_seconds == Approx(0.031));
+}
+
+TEST_CASE("processes stream from the NUMA nodes their cores are in") {
+  // The 4-core package as 2 NUMA nodes of 2 cores: each node saturates at 10 GB/s (half of the
+  // package's 20), reached with 1 core (the package's curve at 2 cores, halved).
+  auto rates = four_core_machine();
+  rates.numa_nodes_per_package = 2;
+  CHECK(rates.cores_per_numa_node() == 2);
+  CHECK(rates.numa_node_bandwidth_gbs(0.5) == Approx(5));
+  CHECK(rates.numa_node_bandwidth_gbs(1) == Approx(10));
+  CHECK(rates.numa_node_bandwidth_gbs(2) == Approx(10));
+  const auto parameters = simple_parameters();
+  const LayerWork work{LayerClass::batch_norm, 1, 0, 1e8};
+  // 2 threads on cores 0-1, NUMA node 0 only: 10 GB/s (20 GB/s if the package were one node).
+  CHECK(layer_time(work, {2, false, 1, 1}, parameters, rates).memory_seconds == Approx(0.010));
+  CHECK(layer_time(work, {2, false, 1, 1}, parameters, four_core_machine()).memory_seconds == Approx(0.005));
+  // 4 threads cover both nodes: the package's 20 GB/s, as without NUMA nodes.
+  CHECK(layer_time(work, {4, false, 1, 1}, parameters, rates).memory_seconds == Approx(0.005));
+  // 3 single-core processes on cores 0-2 cover both nodes (1.5 cores each): 20 GB/s over 3.
+  CHECK(layer_time(work, {1, false, 3, 1}, parameters, rates).memory_seconds == Approx(0.015));
+}
+
+TEST_CASE("NUMA nodes per package from a profile") {
+  const auto epyc = data::builtin_machine("epyc-7551");  // 4 dies per socket, a NUMA node each
+  const auto skylake = data::builtin_machine("skylake-8180");
+  REQUIRE(epyc);
+  REQUIRE(skylake);
+  CHECK(machine_rates(*epyc)->numa_nodes_per_package == 4);
+  CHECK(machine_rates(*epyc)->cores_per_numa_node() == 8);
+  CHECK(machine_rates(*skylake)->numa_nodes_per_package == 1);
 }
 
 TEST_CASE("threads, SMT and co-running processes") {
