@@ -28,13 +28,8 @@ LayerTime layer_time(const LayerWork& work, const ExecutionSetting& setting, con
   const int spanned = std::max(1, setting.packages_spanned);
   const double streaming_cores_per_package = static_cast<double>(setting.co_running) * cores / spanned;
   // The processes of a package are bound to consecutive cores from its first (mpirun
-  // --map-by ppr:N:socket:PE=M), so they stream from the NUMA nodes those cores are in: the
-  // first ceil(streaming cores / cores per NUMA node), sharing their bandwidth.
-  const int numa_nodes_used = std::min<int>(
-      rates.numa_nodes_per_package,
-      static_cast<int>(std::ceil(streaming_cores_per_package / rates.cores_per_numa_node() - 1e-9)));
-  const double package_gbs =
-      numa_nodes_used * rates.numa_node_bandwidth_gbs(streaming_cores_per_package / std::max(1, numa_nodes_used));
+  // --map-by ppr:N:socket:PE=M) and share what those cores stream.
+  const double package_gbs = rates.consecutive_cores_bandwidth_gbs(streaming_cores_per_package);
   const double process_gbs = spanned * package_gbs / setting.co_running;
   const double bytes_per_second = parameters.bandwidth_efficiency * process_gbs * 1e9;
 

@@ -5,10 +5,10 @@
 //            U(n) = n / (1 + s (n-1) + c n (n-1))            universal scalability law
 //            smt  = 1 + smt_gain * (extra hardware threads per core)
 //            corun = 1 / (1 + corun_slowdown * (co-running processes - 1))   shared caches
-//   memory   Tm = Q / (bandwidth_efficiency * D * BW_numa(p * cores / D) / p)
+//   memory   Tm = Q / (bandwidth_efficiency * BW_consecutive(p * cores) / p)
 //            all p co-running processes of a package share the saturating bandwidth of the
-//            D NUMA nodes their consecutive cores cover (D = 1 and BW_numa = BW_package on a
-//            package that is one NUMA node)
+//            consecutive cores they are bound to (for a spec machine, that of the NUMA nodes
+//            those cores cover: machine_rates.hpp)
 //   layer    T  = (Tc^g + Tm^g)^(1/g) + overhead[class,pass]
 //
 // Why a smooth max and not max(Tc, Tm): kernels overlap compute and memory imperfectly; g is

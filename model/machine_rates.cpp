@@ -2,6 +2,7 @@
 #include "model/machine_rates.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace dnntune::model {
 
@@ -19,6 +20,13 @@ double MachineRates::package_bandwidth_gbs(double active_cores) const {
 
 double MachineRates::numa_node_bandwidth_gbs(double active_cores) const {
   return package_bandwidth_gbs(active_cores * numa_nodes_per_package) / numa_nodes_per_package;
+}
+
+double MachineRates::consecutive_cores_bandwidth_gbs(double active_cores) const {
+  if (bandwidth_measured || numa_nodes_per_package <= 1) return package_bandwidth_gbs(active_cores);
+  const int covered = std::clamp(static_cast<int>(std::ceil(active_cores / cores_per_numa_node() - 1e-9)), 1,
+                                 numa_nodes_per_package);
+  return covered * numa_node_bandwidth_gbs(active_cores / covered);
 }
 
 namespace {
@@ -58,6 +66,7 @@ Expected<MachineRates> machine_rates(const probe::MachineProfile& profile) {
   std::sort(rates.package_bandwidth_curve.begin(), rates.package_bandwidth_curve.end());
   const bool measured_peak = performance.peak_fp32_gflops_per_core->provenance == probe::Provenance::measured;
   if (!rates.package_bandwidth_curve.empty()) {
+    rates.bandwidth_measured = true;
     rates.measured = measured_peak;
     return rates;
   }

@@ -27,16 +27,22 @@ struct MachineRates {
   // 1 when the package is one domain or its NUMA nodes do not split its cores evenly.
   int numa_nodes_per_package = 1;
   bool measured = false;  // true: both figures measured on the machine
+  bool bandwidth_measured = false;  // the curve is the probe's STREAM triad (on consecutive cores)
   // (active cores on one package, GB/s of the package), increasing in cores.
   std::vector<std::pair<int, double>> package_bandwidth_curve;
 
   // GB/s of one package with `active_cores` streaming: linear between points, through (0, 0),
   // flat after the last (a saturated memory system does not speed up with more cores).
   double package_bandwidth_gbs(double active_cores) const;
-  // GB/s of one NUMA node of a package with `active_cores` of its cores streaming. The package
-  // curve is taken as its NUMA nodes streaming side by side with the cores spread evenly over
-  // them (exact for spec curves; measured curves come from machines of one node per package).
+  // GB/s of one NUMA node of a package with `active_cores` of its cores streaming, for a spec
+  // curve: the package's curve is its NUMA nodes streaming side by side, its cores spread
+  // evenly over them.
   double numa_node_bandwidth_gbs(double active_cores) const;
+  // GB/s of `active_cores` consecutive cores of a package from its first, as launch lines bind
+  // processes (and their memory, by first touch, to the NUMA nodes of those cores). A measured
+  // curve is exactly that (the probe streams on consecutive cores); for a spec curve, the
+  // bandwidth of the NUMA nodes the cores cover.
+  double consecutive_cores_bandwidth_gbs(double active_cores) const;
   int cores() const { return packages * cores_per_package; }
   int cores_per_numa_node() const { return cores_per_package / numa_nodes_per_package; }
 };

@@ -77,8 +77,8 @@ TEST_CASE("layer time: compute, memory, smooth max, overhead") {
 }
 
 TEST_CASE("processes stream from the NUMA nodes their cores are in") {
-  // The 4-core package as 2 NUMA nodes of 2 cores: each node saturates at 10 GB/s (half of the
-  // package's 20), reached with 1 core (the package's curve at 2 cores, halved).
+  // The 4-core package of a spec curve as 2 NUMA nodes of 2 cores: each node saturates at
+  // 10 GB/s (half of the package's 20), reached with 1 core (the package's curve at 2, halved).
   auto rates = four_core_machine();
   rates.numa_nodes_per_package = 2;
   CHECK(rates.cores_per_numa_node() == 2);
@@ -94,6 +94,9 @@ TEST_CASE("processes stream from the NUMA nodes their cores are in") {
   CHECK(layer_time(work, {4, false, 1, 1}, parameters, rates).memory_seconds == Approx(0.005));
   // 3 single-core processes on cores 0-2 cover both nodes (1.5 cores each): 20 GB/s over 3.
   CHECK(layer_time(work, {1, false, 3, 1}, parameters, rates).memory_seconds == Approx(0.015));
+  // A measured curve was streamed on consecutive cores already: it is used as it is.
+  rates.bandwidth_measured = true;
+  CHECK(layer_time(work, {2, false, 1, 1}, parameters, rates).memory_seconds == Approx(0.005));
 }
 
 TEST_CASE("NUMA nodes per package from a profile") {
