@@ -49,11 +49,17 @@ TEST_CASE("ranks per socket with their cores, bound to them") {
   CHECK(plan->notes.empty());
 }
 
-TEST_CASE("ranks that do not split evenly over sockets are mapped per node") {
+TEST_CASE("ranks that do not split evenly over sockets fill them in turn without straddling") {
+  // 3 ranks of 2 cores on 2 x 4 cores: 2 on the first socket, 1 on the second (as the tuner's
+  // ppr:2:socket line places them); packed per node, the third would start on core 4 anyway,
+  // but 3 ranks of 12 on 2 x 28 would straddle (cores 24-35).
   const auto plan = plan_mpirun_launch(request(3, 2), node(2, 4, 1), false);
   REQUIRE(plan);
-  CHECK(has(plan->argv, "ppr:3:node:PE=2"));
+  CHECK(has(plan->argv, "ppr:2:socket:PE=2"));
   CHECK_FALSE(has(plan->argv, "--oversubscribe"));
+  CHECK(has(plan_mpirun_launch(request(3, 12), node(2, 28, 1), false)->argv, "ppr:2:socket:PE=12"));
+  // 2 ranks of 3 cores do not fit a 5-core socket: packed over the node's cores in order.
+  CHECK(has(plan_mpirun_launch(request(3, 3), node(2, 5, 1), false)->argv, "ppr:3:node:PE=3"));
 }
 
 TEST_CASE("SMT siblings count as CPUs only when the cores run out") {

@@ -26,8 +26,14 @@ Expected<LaunchPlan> plan_mpirun_launch(const LaunchRequest& request, const Topo
   LaunchPlan plan;
   plan.argv = {"mpirun", "-np", std::to_string(ppn * request.nodes)};
   if (!request.hostfile.empty()) plan.argv.insert(plan.argv.end(), {"--hostfile", request.hostfile});
-  const std::string per_package = ppn % packages == 0 ? std::to_string(ppn / packages) + ":socket"
-                                                      : std::to_string(ppn) + ":node";
+  // As many ranks per socket as an even spread needs (the last socket may hold fewer), when
+  // they fit in a socket's CPUs: ranks never straddle sockets, as the tuner's launch lines and
+  // the cost model assume. Otherwise ranks are packed over the node's CPUs in order.
+  const int per_socket = (ppn + packages - 1) / packages;
+  const int cpus_per_socket = std::max(1, node.cores_per_package) * (needed <= cores ? 1 : std::max(1, node.pus_per_core));
+  const std::string per_package = per_socket * request.threads <= cpus_per_socket
+                                      ? std::to_string(per_socket) + ":socket"
+                                      : std::to_string(ppn) + ":node";
   const std::string map_by = "ppr:" + per_package + ":PE=" + std::to_string(request.threads);
   bool oversubscribe = false;
   if (needed <= cores) {

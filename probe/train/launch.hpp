@@ -4,7 +4,8 @@
 //
 //   mpirun -np N --map-by ppr:N:socket:PE=M --bind-to core -x OMP_NUM_THREADS=M PROGRAM...
 //
-// (ppr:N/S:socket on S sockets when N divides evenly, ppr:N:node otherwise; SMT siblings as
+// (ppr:ceil(N/S):socket on S sockets when that many ranks fit in a socket, so no rank straddles
+// sockets, ppr:N:node otherwise; SMT siblings as
 // cores when the cores alone are too few; --bind-to none --oversubscribe when even the CPUs
 // are too few, with a note saying the ranks will time-share them).
 #pragma once
