@@ -88,9 +88,10 @@ Expected<Recommendation> recommend(const model::Predictor& predictor, const work
   // not split evenly), else the winner's batch per process.
   const auto with_its_batch = [&](model::TrainingConfiguration baseline) -> std::optional<model::TrainingConfiguration> {
     if (space_options.global_batch <= 0) return baseline;
-    const std::int64_t processes = static_cast<std::int64_t>(baseline.processes_per_node) * baseline.nodes;
-    if (space_options.global_batch % processes != 0) return std::nullopt;
-    baseline.batch_per_process = space_options.global_batch / processes;
+    const auto split = split_global_batch(space_options.global_batch,
+                                          static_cast<std::int64_t>(baseline.processes_per_node) * baseline.nodes);
+    if (!split) return std::nullopt;
+    baseline.batch_per_process = *split;
     return baseline;
   };
   if (const auto baseline = with_its_batch(single))
@@ -117,20 +118,25 @@ std::vector<model::TrainingConfiguration> verification_candidates(const Recommen
   return candidates;
 }
 
+const VerifiedPoint* find_verified(const Recommendation& recommendation,
+                                   const model::TrainingConfiguration& configuration) {
+  for (const VerifiedPoint& point : recommendation.verified)
+    if (point.prediction.configuration == configuration) return &point;
+  return nullptr;
+}
+
 void choose_by_measurement(Recommendation& recommendation, std::vector<VerifiedPoint> verified) {
   recommendation.verified = std::move(verified);
   const auto& points = recommendation.verified;
-  const auto pick = std::find_if(points.begin(), points.end(), [&](const VerifiedPoint& point) {
-    return point.prediction.configuration == recommendation.best.prediction.configuration;
-  });
-  if (pick == points.end()) throw std::logic_error("choose_by_measurement: the recommended configuration was not verified");
+  const VerifiedPoint* pick = find_verified(recommendation, recommendation.best.prediction.configuration);
+  if (!pick) throw std::logic_error("choose_by_measurement: the recommended configuration was not verified");
   const auto fastest = std::max_element(points.begin(), points.end(), [](const VerifiedPoint& a, const VerifiedPoint& b) {
     return a.measured_images_per_second < b.measured_images_per_second;
   });
   const std::string pick_text = format_fixed(pick->measured_images_per_second, 2) + " images/s";
   const std::string fastest_text = model::describe(fastest->prediction.configuration) + " measured " +
                                    format_fixed(fastest->measured_images_per_second, 2) + " images/s";
-  if (fastest == pick) {
+  if (&*fastest == pick) {
     recommendation.choice_note = "verified: the model's pick measured fastest (" + pick_text + ")";
   } else if (fastest->measured_low > pick->measured_high) {
     recommendation.choice_note = "verified: " + fastest_text + ", clearly above the model's pick (" + pick_text +

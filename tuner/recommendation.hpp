@@ -60,6 +60,10 @@ Expected<Recommendation> recommend(const model::Predictor& predictor, const work
 // The configurations --verify K trains: the recommended one first, then the best-ranked others.
 std::vector<model::TrainingConfiguration> verification_candidates(const Recommendation& recommendation, std::size_t k);
 
+// What --verify measured for `configuration`; null when it did not train it.
+const VerifiedPoint* find_verified(const Recommendation& recommendation,
+                                   const model::TrainingConfiguration& configuration);
+
 // The empirical half of the tuner: records what --verify measured and makes the measured best
 // the recommendation when the measurement resolves it from the model's pick (the step ranges
 // do not overlap). When they overlap, the run cannot tell the two apart and the model's pick,

@@ -31,17 +31,10 @@ std::string duration_text(double seconds) {
   return format_fixed(seconds / 60, 1) + " minutes";
 }
 
-// What --verify measured for `configuration`, if it trained it.
-const VerifiedPoint* verified_point(const Recommendation& r, const model::TrainingConfiguration& configuration) {
-  for (const VerifiedPoint& point : r.verified)
-    if (point.prediction.configuration == configuration) return &point;
-  return nullptr;
-}
-
 // "1.48x over one process on all cores (1 x 56: 18.7)": measured when --verify trained both.
 std::string speedup_text(const Recommendation& r, const model::Prediction& baseline, const std::string& what) {
-  const VerifiedPoint* best = verified_point(r, r.best.prediction.configuration);
-  const VerifiedPoint* measured = verified_point(r, baseline.configuration);
+  const VerifiedPoint* best = find_verified(r, r.best.prediction.configuration);
+  const VerifiedPoint* measured = find_verified(r, baseline.configuration);
   const bool both = best && measured;
   const double ours = both ? best->measured_images_per_second : r.best.prediction.images_per_second;
   const double theirs = both ? measured->measured_images_per_second : baseline.images_per_second;
@@ -62,7 +55,7 @@ std::string recommendation_text(const Recommendation& r, bool explain) {
       << best.confidence << ")";
   if (best.confidence == "spec") out << " — a spec machine: lower confidence";
   out << "\n";
-  if (const VerifiedPoint* measured = verified_point(r, best.configuration))
+  if (const VerifiedPoint* measured = find_verified(r, best.configuration))
     out << "  measured " << format_fixed(measured->measured_images_per_second, 2) << " images/s (--verify)\n";
   if (r.single_process) out << "  " << speedup_text(r, *r.single_process, "one process on all cores");
   if (r.rule_of_thumb)

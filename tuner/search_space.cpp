@@ -29,14 +29,15 @@ SearchSpace enumerate_search_space(const model::MachineRates& rates, const Searc
           std::vector<std::int64_t> batches = options.batches_per_process;
           if (options.global_batch > 0) {
             const std::int64_t processes = static_cast<std::int64_t>(ppn) * nodes;
-            if (options.global_batch % processes != 0) {
+            const auto split = split_global_batch(options.global_batch, processes);
+            if (!split) {
               base.batch_per_process = options.global_batch / processes;
               space.excluded.push_back({base, "the global batch " + std::to_string(options.global_batch) +
                                                   " does not split evenly over " + std::to_string(processes) +
                                                   " processes"});
               continue;
             }
-            batches = {options.global_batch / processes};
+            batches = {*split};
           }
           for (std::int64_t batch : batches) {
             base.batch_per_process = batch;
@@ -63,13 +64,18 @@ SearchSpace enumerate_search_space(const model::MachineRates& rates, const Searc
   return space;
 }
 
+std::optional<std::int64_t> split_global_batch(std::int64_t global_batch, std::int64_t processes) {
+  if (processes < 1 || global_batch % processes != 0) return std::nullopt;
+  return global_batch / processes;
+}
+
 std::vector<std::int64_t> batches_to_score(const SearchSpaceOptions& options, int hardware_threads) {
   if (options.global_batch <= 0) return options.batches_per_process;
   std::set<std::int64_t, std::greater<>> batches;
   for (int nodes : options.node_counts)
     for (int ppn = 1; ppn <= hardware_threads; ++ppn) {
-      const std::int64_t processes = static_cast<std::int64_t>(ppn) * nodes;
-      if (options.global_batch % processes == 0) batches.insert(options.global_batch / processes);
+      if (const auto split = split_global_batch(options.global_batch, static_cast<std::int64_t>(ppn) * nodes))
+        batches.insert(*split);
     }
   return {batches.begin(), batches.end()};
 }

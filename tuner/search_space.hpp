@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,10 @@ struct SearchSpace {
 // to what is left; with SMT off a point that needs more cores than the node has is excluded,
 // with SMT on one that needs more hardware threads.
 SearchSpace enumerate_search_space(const model::MachineRates& rates, const SearchSpaceOptions& options);
+
+// The batch per process when `global_batch` is split evenly over `processes`; none when it
+// does not split evenly.
+std::optional<std::int64_t> split_global_batch(std::int64_t global_batch, std::int64_t processes);
 
 // The batches per process the search can score on a node of `hardware_threads`: --batch's
 // list, or every even split of the global batch over 1..hardware_threads ranks per node on each
