@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "common/open_mpi_mapping.hpp"
 #include "common/shell_words.hpp"
 
 namespace dnntune::tuner {
@@ -46,13 +47,10 @@ std::vector<std::string> mpirun_arguments(const model::TrainingConfiguration& c,
   const int cores_per_process = placement ? placement->cores_per_process : c.threads_per_process;
   const int ranks = c.processes_per_node * c.nodes;
   std::vector<std::string> arguments = {"mpirun", "-np", std::to_string(ranks)};
-  // ppr:N:socket with N the most processes on a socket (the last socket may hold fewer), or
-  // ppr:P:node when a process spans sockets. PE=M gives each rank M consecutive cores (all
-  // their SMT siblings with SMT on).
-  const bool per_socket = placement && placement->packages_spanned == 1;
-  const std::string mapping = per_socket ? "ppr:" + std::to_string(placement->processes_per_package) + ":socket"
-                                         : "ppr:" + std::to_string(c.processes_per_node) + ":node";
-  arguments.insert(arguments.end(), {"--map-by", mapping + ":PE=" + std::to_string(cores_per_process),
+  // Ranks wider than a socket are mapped per node; place() refused any other straddling.
+  const std::string map_by =
+      open_mpi_map_by(c.processes_per_node, cores_per_process, rates.packages, rates.cores_per_package);
+  arguments.insert(arguments.end(), {"--map-by", map_by,
                                      "--bind-to", "core", "--report-bindings"});
   for (const auto& [name, value] : launch_environment(c)) arguments.insert(arguments.end(), {"-x", name + "=" + value});
   return arguments;

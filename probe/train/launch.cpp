@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/open_mpi_mapping.hpp"
+
 extern char** environ;
 
 namespace dnntune::probe::train {
@@ -26,15 +28,9 @@ Expected<LaunchPlan> plan_mpirun_launch(const LaunchRequest& request, const Topo
   LaunchPlan plan;
   plan.argv = {"mpirun", "-np", std::to_string(ppn * request.nodes)};
   if (!request.hostfile.empty()) plan.argv.insert(plan.argv.end(), {"--hostfile", request.hostfile});
-  // As many ranks per socket as an even spread needs (the last socket may hold fewer), when
-  // they fit in a socket's CPUs: ranks never straddle sockets, as the tuner's launch lines and
-  // the cost model assume. Otherwise ranks are packed over the node's CPUs in order.
-  const int per_socket = (ppn + packages - 1) / packages;
+  // Hardware threads count as CPUs to hand out only when the cores alone are too few.
   const int cpus_per_socket = std::max(1, node.cores_per_package) * (needed <= cores ? 1 : std::max(1, node.pus_per_core));
-  const std::string per_package = per_socket * request.threads <= cpus_per_socket
-                                      ? std::to_string(per_socket) + ":socket"
-                                      : std::to_string(ppn) + ":node";
-  const std::string map_by = "ppr:" + per_package + ":PE=" + std::to_string(request.threads);
+  const std::string map_by = open_mpi_map_by(ppn, request.threads, packages, cpus_per_socket);
   bool oversubscribe = false;
   if (needed <= cores) {
     plan.argv.insert(plan.argv.end(), {"--map-by", map_by, "--bind-to", "core"});
