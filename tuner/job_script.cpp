@@ -92,7 +92,11 @@ std::string slurm_script(const model::Prediction& prediction, const model::Machi
   out << "# Open MPI inside the allocation, if the command uses it without srun:\n"
       << "export OMPI_MCA_hwloc_base_binding_policy=core\n\n"
       // Since Slurm 22.05 srun no longer inherits --cpus-per-task from sbatch: pass it on.
-      << "srun --cpus-per-task=\"$SLURM_CPUS_PER_TASK\" --cpu-bind=cores --distribution=block:block ";
+      // block:cyclic fills nodes rank by rank and deals the ranks round-robin over the sockets,
+      // each rank's cores from one socket: ceil(ppn/S) ranks on a socket, as the model and the
+      // mpirun line place them. block:block would pack 2 ranks of 14 cores onto one of two
+      // 28-core sockets, sharing one socket's memory bandwidth the prediction gave to each.
+      << "srun --cpus-per-task=\"$SLURM_CPUS_PER_TASK\" --cpu-bind=cores --distribution=block:cyclic ";
   const std::string command = command_text(options);
   if (command.empty())
     out << "\\\n    true  # put your training command here, e.g.: python train.py --batch-size "
