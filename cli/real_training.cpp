@@ -4,13 +4,28 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include "common/shell_words.hpp"
 #include "cli/command_support.hpp"
 #include "common/json_file.hpp"
+#include "probe/topology.hpp"
 #include "probe/train/launch.hpp"
+#include "probe/train/trainer.hpp"
 
 namespace dnntune::cli {
+namespace {
+
+// The word after `option` in a reproducing command ("" when the option is not there): the
+// values compared here are plain numbers, never quoted.
+std::string option_value(const std::string& command, const std::string& option) {
+  std::istringstream words(command);
+  for (std::string word; words >> word;)
+    if (word == option) return words >> word ? word : "";
+  return "";
+}
+
+}  // namespace
 
 MeasuredTraining train_for_real(const std::string& model, const model::TrainingConfiguration& configuration,
                                 const RealTrainingOptions& options) {
@@ -46,6 +61,44 @@ MeasuredTraining train_for_real(const std::string& model, const model::TrainingC
     fail(json_conversion_error(exception, report_path));
   }
   return run;
+}
+
+Expected<RecordedTrainings> RecordedTrainings::read(const std::string& path) {
+  RecordedTrainings recorded;
+  auto machine = probe::describe_this_machine();
+  if (!machine) return machine.error();
+  recorded.fingerprint_ = probe::fingerprint(*machine);
+  if (!std::filesystem::exists(path)) return recorded;
+  auto file = probe::read_measurements(path);
+  if (!file) return file.error();
+  for (probe::Measurement& record : file->records)
+    if (record.kind == probe::MeasurementKind::network && record.pass == "iteration" &&
+        record.status == probe::MeasurementStatus::ok && record.median_seconds > 0)
+      recorded.iterations_.push_back(std::move(record));
+  return recorded;
+}
+
+std::optional<MeasuredTraining> RecordedTrainings::find(const std::string& network_name,
+                                                        const model::TrainingConfiguration& configuration,
+                                                        const RealTrainingOptions& options) const {
+  const std::string bucket = number_argument(configuration.fusion_bytes / (1024 * 1024));
+  for (auto record = iterations_.rbegin(); record != iterations_.rend(); ++record) {
+    const std::string recorded_bucket = option_value(record->command, "--bucket-mb");
+    if (record->machine_fingerprint != fingerprint_ || record->backend != "torch" || record->network != network_name ||
+        record->descriptor != (configuration.processes_per_node > 1 ? "allreduce" : "single") ||
+        record->nodes != 1 || record->processes != configuration.processes_per_node ||
+        record->threads != configuration.threads_per_process || record->smt != configuration.smt ||
+        record->batch != configuration.batch_per_process || record->repetitions != options.iterations ||
+        option_value(record->command, "--warmup") != std::to_string(options.warmup) ||
+        // train leaves the bucket size out of its command when it is its default
+        (recorded_bucket.empty() ? bucket != number_argument(probe::train::TrainOptions{}.bucket_megabytes)
+                                 : recorded_bucket != bucket))
+      continue;
+    const double images = static_cast<double>(record->processes * record->batch);
+    return MeasuredTraining{images / record->median_seconds, images / record->max_seconds,
+                            images / record->min_seconds};
+  }
+  return std::nullopt;
 }
 
 }  // namespace dnntune::cli

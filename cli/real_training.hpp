@@ -3,9 +3,13 @@
 // read back from its JSON report.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "common/expected.hpp"
 #include "model/training_configuration.hpp"
+#include "probe/measurement.hpp"
 
 namespace dnntune::cli {
 
@@ -24,5 +28,23 @@ struct MeasuredTraining {
 // Trains `model` in `configuration` on this node; fails the command when the job fails.
 MeasuredTraining train_for_real(const std::string& model, const model::TrainingConfiguration& configuration,
                                 const RealTrainingOptions& options);
+
+// The runs a record file already holds, read back instead of trained again, so an interrupted
+// `validate --record FILE` resumes where it stopped. A run counts when its iteration record is
+// of this machine, the network, the setting and batch, with the same measured and warm-up
+// steps and bucket size (the reproducing command says which); the newest one when several are.
+class RecordedTrainings {
+ public:
+  // A missing file holds none; a corrupt one is an error (a last line cut short by a kill is not).
+  static Expected<RecordedTrainings> read(const std::string& path);
+
+  std::optional<MeasuredTraining> find(const std::string& network_name,
+                                       const model::TrainingConfiguration& configuration,
+                                       const RealTrainingOptions& options) const;
+
+ private:
+  std::string fingerprint_;                   // this machine's
+  std::vector<probe::Measurement> iterations_;  // ok "iteration" records, oldest first
+};
 
 }  // namespace dnntune::cli

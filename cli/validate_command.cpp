@@ -8,6 +8,7 @@
 #include "cli/model_options.hpp"
 #include "cli/real_training.hpp"
 #include "model/validation.hpp"
+#include "probe/measurement.hpp"
 #include "tuner/search_space.hpp"
 #include "workloads/zoo.hpp"
 
@@ -18,6 +19,7 @@ struct ValidateOptions {
   std::vector<std::string> models = {"resnet18", "resnet50", "inception_v3"};
   std::vector<std::int64_t> batches = {8, 16};
   bool quick = false;
+  bool resume = false;
   RealTrainingOptions training;
   ModelSourceOptions source;
   OutputOptions output;
@@ -29,6 +31,8 @@ void run_validate(ValidateOptions options) {
     options.batches = {8};
     options.training.iterations = 3;
   }
+  if (options.resume && options.training.record_path.empty())
+    fail(bad_input("--resume reads the runs back from the --record FILE an earlier validate wrote: give it"));
   if (options.source.backend != "torch")
     fail(bad_input("validate trains with PyTorch (libtorch): it validates the torch backend only"));
   std::vector<workloads::Network> networks;
@@ -41,19 +45,31 @@ void run_validate(ValidateOptions options) {
   space_options.batches_per_process = options.batches;
   space_options.fusion_megabytes = {25};  // the trainer's bucket size (PyTorch DDP's default)
   const auto space = tuner::enumerate_search_space(predictor.rates(), space_options);
+  RecordedTrainings recorded;
+  if (options.resume) {
+    ok_or_fail(probe::drop_unterminated_last_line(options.training.record_path));  // the run appends after it
+    recorded = value_or_fail(RecordedTrainings::read(options.training.record_path));
+  }
   std::vector<model::ValidationRow> rows;
   const std::size_t total = networks.size() * space.valid.size();
   for (std::size_t index = 0; index < networks.size(); ++index)
     for (const auto& configuration : space.valid) {
-      std::cerr << "dnntune validate: [" << rows.size() + 1 << "/" << total << "] training " << options.models[index]
-                << ", " << model::describe(configuration) << std::endl;
-      const MeasuredTraining run = train_for_real(options.models[index], configuration, options.training);
+      const std::string progress = "dnntune validate: [" + std::to_string(rows.size() + 1) + "/" +
+                                   std::to_string(total) + "] " + options.models[index] + ", " +
+                                   model::describe(configuration);
+      auto run = recorded.find(networks[index].name, configuration, options.training);
+      if (run) {
+        std::cerr << progress << ": read back from " << options.training.record_path << std::endl;
+      } else {
+        std::cerr << progress << ": training" << std::endl;
+        run = train_for_real(options.models[index], configuration, options.training);
+      }
       model::ValidationRow row;
       row.network = networks[index].name;
       row.configuration = configuration;
-      row.measured_images_per_second = run.images_per_second;
-      row.measured_low = run.low;
-      row.measured_high = run.high;
+      row.measured_images_per_second = run->images_per_second;
+      row.measured_low = run->low;
+      row.measured_high = run->high;
       row.prediction = value_or_fail(predictor.predict(networks[index], configuration));
       rows.push_back(std::move(row));
     }
@@ -79,8 +95,12 @@ void add_validate_command(CLI::App& root) {
       ->check(CLI::PositiveNumber)->capture_default_str();
   command->add_option("--warmup", options.training.warmup, "Training steps before the measured ones")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
-  command->add_option("--record", options.training.record_path, "Also append the training runs as measurement records")
+  command->add_option("--record", options.training.record_path,
+                      "Also append each training run, as it ends, as measurement records to FILE")
       ->option_text("FILE");
+  command->add_flag("--resume", options.resume,
+                    "Read back the runs the --record FILE already holds (same machine, setting, batch and steps) "
+                    "instead of training them again: an interrupted validate goes on where it stopped");
   add_model_source_options(*command, options.source);
   add_output_options(*command, options.output);
   command->callback([] { run_validate(options); });

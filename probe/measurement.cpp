@@ -123,6 +123,16 @@ Expected<void> append_measurement(const std::string& path, const Measurement& me
   return {};
 }
 
+Expected<void> drop_unterminated_last_line(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (content.empty() || content.back() == '\n') return {};
+  const std::size_t keep = content.rfind('\n') == std::string::npos ? 0 : content.rfind('\n') + 1;
+  if (truncate(path.c_str(), static_cast<off_t>(keep)) != 0) return failure(path + ": cannot drop its cut-short last line");
+  return {};
+}
+
 Expected<MeasurementFile> read_measurements(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return bad_input(path + ": cannot open (" + std::strerror(errno) + ")");

@@ -87,6 +87,10 @@ struct MeasurementFile {
 };
 Expected<MeasurementFile> read_measurements(const std::string& path);
 
+// Drops a last line cut short by a kill, so that records appended after it stay whole lines.
+// For the moment a resumed run starts, while nothing else appends (a missing file is fine).
+Expected<void> drop_unterminated_last_line(const std::string& path);
+
 // "2026-11-29T22:54:28Z"
 std::string utc_timestamp_now();
 

@@ -24,17 +24,6 @@ namespace dnntune::probe::layers {
 
 namespace {
 
-// A record cut short by a kill leaves an unterminated last line; drop it before appending.
-Expected<void> drop_unterminated_last_line(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (content.empty() || content.back() == '\n') return {};
-  const std::size_t keep = content.rfind('\n') == std::string::npos ? 0 : content.rfind('\n') + 1;
-  if (truncate(path.c_str(), static_cast<off_t>(keep)) != 0) return failure(path + ": cannot drop its cut-short last line");
-  return {};
-}
-
 std::string duration(double seconds) {
   const long total = std::lround(std::max(0.0, seconds));
   char text[32];
