@@ -18,7 +18,7 @@
 namespace dnntune::model {
 
 constexpr const char* calibration_schema = "dnntune.calibration";
-constexpr int calibration_schema_version = 1;
+constexpr int calibration_schema_version = 2;  // 2: the conv_native class
 
 // One measured layer pass in one setting (a median over repetitions).
 struct MeasuredLayer {

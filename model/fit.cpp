@@ -149,7 +149,7 @@ Expected<std::vector<FitSample>> make_fit_samples(const std::vector<probe::Measu
       continue;
     }
     FitSample sample;
-    sample.work = {classify(found->second), pass_index(pass), static_cast<double>(cost.flops),
+    sample.work = {classify(found->second, backend, record.batch, record.threads), pass_index(pass), static_cast<double>(cost.flops),
                    static_cast<double>(cost.bytes)};
     sample.setting = {record.threads, record.smt, record.processes, 1};
     sample.measured_seconds = record.median_seconds;

@@ -4,6 +4,7 @@
 // neither), so the model fits efficiency, thread scaling and overhead per class, not per layer.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "workloads/costs.hpp"
@@ -15,6 +16,7 @@ enum class LayerClass {
   conv_spatial,    // dense convolution with a kernel larger than 1x1
   conv_pointwise,  // dense 1x1 convolution (a GEMM)
   conv_grouped,    // grouped and depth-wise convolution
+  conv_native,     // a convolution libtorch runs on its own im2col + GEMM kernel, not oneDNN's
   inner_product,
   batch_norm,
   eltwise,         // ReLU, ReLU6
@@ -28,7 +30,9 @@ enum class LayerClass {
 constexpr int layer_class_count = static_cast<int>(LayerClass::count_);
 constexpr int pass_count = 3;
 
-LayerClass classify(const workloads::LayerSpec& spec);
+// The class of `spec` as `backend` runs it at `batch` per process on `threads` threads: the
+// framework's dispatch decides the kernel, and with it the class (see conv_native).
+LayerClass classify(const workloads::LayerSpec& spec, const std::string& backend, std::int64_t batch, int threads);
 std::string class_name(LayerClass layer_class);
 int pass_index(workloads::Pass pass);
 

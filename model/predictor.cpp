@@ -120,7 +120,7 @@ Predictor::ComputePart Predictor::compute_part(const workloads::Network& network
 
   for (const workloads::Layer& layer : network.layers) {
     const workloads::LayerCost cost = workloads::layer_cost(layer, batch);
-    const LayerClass layer_class = classify(layer.spec);
+    const LayerClass layer_class = classify(layer.spec, calibration_.backend, batch, setting.threads);
     double backward_seconds = 0;
     for (workloads::Pass pass : workloads::all_passes) {
       const workloads::PassCost& pass_cost = cost.pass(pass);

@@ -5,8 +5,10 @@
 
 #include "data/builtin_machines.hpp"
 #include "model/communication.hpp"
+#include "model/layer_class.hpp"
 #include "model/layer_time.hpp"
 #include "model/training_configuration.hpp"
+#include "workloads/layer.hpp"
 
 using namespace dnntune;
 using namespace dnntune::model;
@@ -41,6 +43,27 @@ ModelParameters simple_parameters() {
 }
 
 }  // namespace
+
+TEST_CASE("libtorch's convolution dispatch decides the class") {
+  // ConvParams::use_mkldnn of libtorch 1.13, case by case.
+  const auto class_of = [](const std::string& descriptor, const std::string& backend, std::int64_t batch,
+                           int threads) {
+    return classify(*workloads::parse_descriptor(descriptor), backend, batch, threads);
+  };
+  const std::string pointwise = "conv:ic256ih56iw56oc64kh1kw1sh1ph0";
+  CHECK(class_of(pointwise, "torch", 8, 1) == LayerClass::conv_native);
+  CHECK(class_of(pointwise, "torch", 16, 1) == LayerClass::conv_pointwise);  // batch >= 16
+  CHECK(class_of(pointwise, "torch", 8, 2) == LayerClass::conv_pointwise);   // more than one thread
+  CHECK(class_of(pointwise, "onednn", 8, 1) == LayerClass::conv_pointwise);  // no such rule
+  CHECK(class_of("conv:ic256ih56iw56oc512kh1kw1sh2ph0", "torch", 8, 1) == LayerClass::conv_pointwise);  // strided
+  CHECK(class_of("conv:ic64ih56iw56oc64kh3kw3sh1ph1", "torch", 8, 1) == LayerClass::conv_spatial);
+  // At batch 1 a small input (8 x 8 x 8 = 512 elements) with a kernel up to 3x3 stays native even
+  // on several threads; a kernel wider than 3x3 goes to oneDNN.
+  CHECK(class_of("conv:ic8ih8iw8oc8kh3kw3sh1ph1", "torch", 1, 4) == LayerClass::conv_native);
+  CHECK(class_of("conv:ic8ih8iw8oc8kh5kw5sh1ph2", "torch", 1, 4) == LayerClass::conv_spatial);
+  CHECK(class_of("conv:ic64ih56iw56oc64kh3kw3sh1ph1", "torch", 1, 4) == LayerClass::conv_spatial);  // 200704 elements
+  CHECK(class_of("conv:ic32ih56iw56oc32kh3kw3sh1ph1g32", "torch", 8, 2) == LayerClass::conv_grouped);
+}
 
 TEST_CASE("universal scalability law") {
   CHECK(usl_speedup(1, 0.3, 0.01) == Approx(1));
