@@ -80,8 +80,11 @@ Expected<std::string> default_calibration_path(const DefaultCalibrationRequest& 
     for (std::int64_t batch : request.batches)
       if (std::find(covered.begin(), covered.end(), coverage_entry(model, batch)) == covered.end()) missing = true;
   if (!missing) {
-    if (model::read_calibration(calibration_path)) return calibration_path;
-    progress("the cached calibration " + calibration_path + " is unreadable: rebuilding it from its measurements");
+    const auto cached = model::read_calibration(calibration_path);
+    if (cached) return calibration_path;
+    // Corrupt, or written by a dnntune whose model had other parameters: refit, never trust it.
+    progress("the cached calibration is not usable (" + cached.error().message +
+             "): rebuilding it from its measurements");
   }
 
   if (missing) {
