@@ -63,8 +63,8 @@ TEST_CASE("validate compares real training with the model, and resumes from its 
   const auto second = run_dnntune(resume);
   INFO(second.err);
   REQUIRE(second.exit_code == 0);
-  CHECK(occurrences(second.err, "read back from") == runs.size() - 1);
-  CHECK(occurrences(second.err, ": training") == 1);
+  CHECK(occurrences(second.err, "/process: read back from") == runs.size() - 1);
+  CHECK(occurrences(second.err, "/process: training") == 1);
   const auto resumed = nlohmann::json::parse(second.out)["runs"];
   REQUIRE(resumed.size() == runs.size());
   for (std::size_t run = 0; run + 1 < runs.size(); ++run)
