@@ -35,7 +35,8 @@ LayerClass classify(const workloads::LayerSpec& spec, const std::string& backend
     case LayerKind::batch_norm: return LayerClass::batch_norm;
     case LayerKind::eltwise: return LayerClass::eltwise;
     case LayerKind::pooling:
-    case LayerKind::adaptive_avg_pool: return LayerClass::pooling;
+      return spec.pool == workloads::PoolAlgorithm::max ? LayerClass::pooling_max : LayerClass::pooling_average;
+    case LayerKind::adaptive_avg_pool: return LayerClass::pooling_adaptive;
     case LayerKind::add: return LayerClass::add;
     case LayerKind::concat: return LayerClass::concat;
     case LayerKind::softmax_cross_entropy: return LayerClass::loss;
@@ -47,9 +48,10 @@ LayerClass classify(const workloads::LayerSpec& spec, const std::string& backend
 }
 
 std::string class_name(LayerClass layer_class) {
-  static const char* names[] = {"conv_spatial", "conv_pointwise", "conv_grouped", "conv_native",
-                                "inner_product", "batch_norm",    "eltwise",      "pooling",
-                                "add",          "concat",         "loss",         "reshape"};
+  static const char* names[] = {"conv_spatial",     "conv_pointwise",  "conv_grouped", "conv_native",
+                                "inner_product",    "batch_norm",      "eltwise",      "pooling_max",
+                                "pooling_average",  "pooling_adaptive", "add",         "concat",
+                                "loss",             "reshape"};
   const int index = static_cast<int>(layer_class);
   return index >= 0 && index < layer_class_count ? names[index] : "?";
 }

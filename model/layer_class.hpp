@@ -20,7 +20,9 @@ enum class LayerClass {
   inner_product,
   batch_norm,
   eltwise,         // ReLU, ReLU6
-  pooling,         // max, average and adaptive average pooling
+  pooling_max,       // max pooling (it also records where each maximum was)
+  pooling_average,   // average pooling over a sliding window
+  pooling_adaptive,  // adaptive average pooling (the global pooling before a classifier)
   add,
   concat,
   loss,            // softmax + cross-entropy

@@ -65,6 +65,15 @@ TEST_CASE("libtorch's convolution dispatch decides the class") {
   CHECK(class_of("conv:ic32ih56iw56oc32kh3kw3sh1ph1g32", "torch", 8, 2) == LayerClass::conv_grouped);
 }
 
+TEST_CASE("each pooling is a kernel of its own class") {
+  const auto class_of = [](const std::string& descriptor) {
+    return classify(*workloads::parse_descriptor(descriptor), "onednn", 16, 2);
+  };
+  CHECK(class_of("maxpool:ic64ih112iw112kh3kw3sh2ph1") == LayerClass::pooling_max);
+  CHECK(class_of("avgpool:ic192ih35iw35kh3kw3sh1ph1") == LayerClass::pooling_average);
+  CHECK(class_of("adaptavgpool:ic2048ih7iw7oh1ow1") == LayerClass::pooling_adaptive);
+}
+
 TEST_CASE("universal scalability law") {
   CHECK(usl_speedup(1, 0.3, 0.01) == Approx(1));
   CHECK(usl_speedup(4, 0, 0) == Approx(4));
