@@ -9,7 +9,6 @@
 #include "common/shell_words.hpp"
 #include "cli/command_support.hpp"
 #include "common/json_file.hpp"
-#include "probe/topology.hpp"
 #include "probe/train/launch.hpp"
 #include "probe/train/trainer.hpp"
 
@@ -63,11 +62,9 @@ MeasuredTraining train_for_real(const std::string& model, const model::TrainingC
   return run;
 }
 
-Expected<RecordedTrainings> RecordedTrainings::read(const std::string& path) {
+Expected<RecordedTrainings> RecordedTrainings::read(const std::string& path, const std::string& fingerprint) {
   RecordedTrainings recorded;
-  auto machine = probe::describe_this_machine();
-  if (!machine) return machine.error();
-  recorded.fingerprint_ = probe::fingerprint(*machine);
+  recorded.fingerprint_ = fingerprint;
   if (!std::filesystem::exists(path)) return recorded;
   auto file = probe::read_measurements(path);
   if (!file) return file.error();

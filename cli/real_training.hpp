@@ -35,15 +35,16 @@ MeasuredTraining train_for_real(const std::string& model, const model::TrainingC
 // steps and bucket size (the reproducing command says which); the newest one when several are.
 class RecordedTrainings {
  public:
-  // A missing file holds none; a corrupt one is an error (a last line cut short by a kill is not).
-  static Expected<RecordedTrainings> read(const std::string& path);
+  // The runs of the machine `fingerprint` names in `path`. A missing file holds none; a corrupt
+  // one is an error (a last line cut short by a kill is not).
+  static Expected<RecordedTrainings> read(const std::string& path, const std::string& fingerprint);
 
   std::optional<MeasuredTraining> find(const std::string& network_name,
                                        const model::TrainingConfiguration& configuration,
                                        const RealTrainingOptions& options) const;
 
  private:
-  std::string fingerprint_;                   // this machine's
+  std::string fingerprint_;                     // the machine whose runs count
   std::vector<probe::Measurement> iterations_;  // ok "iteration" records, oldest first
 };
 

@@ -9,6 +9,7 @@
 #include "cli/real_training.hpp"
 #include "model/validation.hpp"
 #include "probe/measurement.hpp"
+#include "probe/topology.hpp"
 #include "tuner/search_space.hpp"
 #include "workloads/zoo.hpp"
 
@@ -40,6 +41,12 @@ void run_validate(ValidateOptions options) {
   const auto predictor = value_or_fail(load_predictor(options.source, {options.models, options.batches, "torch"}));
   if (predictor.spec_only())
     fail(bad_input("validate compares with training on this machine: give this machine's calibration, not --machine"));
+  // The runs happen here: a calibration of another machine would be judged against them.
+  const std::string this_machine = probe::fingerprint(value_or_fail(probe::describe_this_machine()));
+  if (probe::fingerprint(predictor.machine()) != this_machine)
+    fail(bad_input("the calibration describes machine " + probe::fingerprint(predictor.machine()) +
+                   ", and validate trains on this one (" + this_machine +
+                   "): calibrate and fit here, or leave out --calibration"));
 
   tuner::SearchSpaceOptions space_options;
   space_options.batches_per_process = options.batches;
@@ -48,7 +55,7 @@ void run_validate(ValidateOptions options) {
   RecordedTrainings recorded;
   if (options.resume) {
     ok_or_fail(probe::drop_unterminated_last_line(options.training.record_path));  // the run appends after it
-    recorded = value_or_fail(RecordedTrainings::read(options.training.record_path));
+    recorded = value_or_fail(RecordedTrainings::read(options.training.record_path, this_machine));
   }
   std::vector<model::ValidationRow> rows;
   const std::size_t total = networks.size() * space.valid.size();

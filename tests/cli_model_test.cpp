@@ -107,6 +107,8 @@ TEST_CASE("model commands: bad input is exit 2 with a clear message") {
   std::ofstream(directory + "/corrupt.json") << "{\"schema\": \"dnntune.calibration\", \"schema_version\": 1";
   check(run_dnntune({"predict", "--model", "resnet18", "--calibration", directory + "/corrupt.json"}), "not valid JSON");
   check(run_dnntune({"scale", "--model", "resnet18", "--nodes", "64..2", "--calibration", calibration}), "backwards");
+  // validate trains here: a calibration of another machine (the test machine) is not judged by it.
+  check(run_dnntune({"validate", "--quick", "--calibration", calibration}), "validate trains on this one");
   // Records of one machine cannot calibrate another.
   check(run_dnntune({"fit", directory + "/layers.jsonl", "--machine", "skylake-8180"}), "measured on machine");
   std::ofstream(directory + "/empty.jsonl") << "";
