@@ -82,7 +82,7 @@ std::optional<MeasuredTraining> RecordedTrainings::find(const std::string& netwo
   for (auto record = iterations_.rbegin(); record != iterations_.rend(); ++record) {
     const std::string recorded_bucket = option_value(record->command, "--bucket-mb");
     if (record->machine_fingerprint != fingerprint_ || record->backend != "torch" || record->network != network_name ||
-        record->descriptor != (configuration.processes_per_node > 1 ? "allreduce" : "single") ||
+        record->descriptor != probe::train::strategy_name(configuration.processes_per_node, 0, false) ||
         record->nodes != 1 || record->processes != configuration.processes_per_node ||
         record->threads != configuration.threads_per_process || record->smt != configuration.smt ||
         record->batch != configuration.batch_per_process || record->repetitions != options.iterations ||

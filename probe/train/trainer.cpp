@@ -373,7 +373,7 @@ Expected<TrainingOutcome> train(const TrainOptions& options) {
   report.servers = servers;
   report.nodes = session ? session->node_count() : 1;
   report.threads = setting.threads;
-  report.strategy = servers > 0 ? (options.asynchronous ? "ps-async" : "ps-sync") : ranks > 1 ? "allreduce" : "single";
+  report.strategy = strategy_name(ranks, servers, options.asynchronous);
   report.device = use_cuda ? "cuda" : "cpu";
   report.backend = use_cuda ? "torch-cuda" : "torch";
   report.backend_version = std::string("libtorch ") + TORCH_VERSION;

@@ -34,6 +34,13 @@ struct TrainOptions {
   std::uint64_t seed = 1;         // weights (rank 0's, broadcast) and each rank's synthetic batch
 };
 
+// The report's (and the records' descriptor) name of how a job of `ranks` ranks, `servers` of
+// them parameter servers, trains: "single", "allreduce", "ps-sync" or "ps-async".
+inline std::string strategy_name(int ranks, int servers, bool asynchronous) {
+  if (servers > 0) return asynchronous ? "ps-async" : "ps-sync";
+  return ranks > 1 ? "allreduce" : "single";
+}
+
 // Checks what can be checked before any process starts (the same on every rank).
 Expected<void> check_train_options(const TrainOptions& options);
 
