@@ -149,8 +149,8 @@ Expected<std::vector<FitSample>> make_fit_samples(const std::vector<probe::Measu
       continue;
     }
     FitSample sample;
-    sample.work = {classify(found->second, backend, record.batch, record.threads), pass_index(pass), static_cast<double>(cost.flops),
-                   static_cast<double>(cost.bytes)};
+    sample.work = {classify(found->second, backend, record.batch, record.threads), pass_index(pass),
+                   static_cast<double>(cost.flops), static_cast<double>(cost.bytes)};
     sample.setting = {record.threads, record.smt, record.processes, 1};
     sample.measured_seconds = record.median_seconds;
     sample.coefficient_of_variation = record.coefficient_of_variation;

@@ -67,8 +67,8 @@ std::vector<probe::Measurement> synthetic_records(const probe::MachineProfile& m
     for (workloads::Pass pass : workloads::all_passes)
       for (const auto& setting : settings) {
         const auto cost = workloads::layer_cost(spec, 8).pass(pass);
-        const LayerWork work{classify(spec, "torch", 8, setting.threads), pass_index(pass), static_cast<double>(cost.flops),
-                             static_cast<double>(cost.bytes)};
+        const LayerWork work{classify(spec, "torch", 8, setting.threads), pass_index(pass),
+                             static_cast<double>(cost.flops), static_cast<double>(cost.bytes)};
         probe::Measurement record;
         record.backend = "torch";
         record.machine_fingerprint = probe::fingerprint(machine);

@@ -4,12 +4,10 @@
 // before each group the rest of the plan is selected again with estimates corrected by what was
 // measured so far, a measurement that no longer fits is recorded as skipped, and one that runs
 // past the end of the budget is killed.
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
