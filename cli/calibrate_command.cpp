@@ -64,6 +64,7 @@ void run_calibrate(CalibrateOptions& options) {
     return run_comm_calibration(options.comm_options);
   }
   if (options.smt || options.no_smt) request.smt = options.smt;
+  request.dry_run = options.dry_run;
   std::error_code error;
   request.executable = std::filesystem::read_symlink("/proc/self/exe", error).string();
   if (error) fail(failure("cannot find this program's path (/proc/self/exe): " + error.message()));
@@ -122,7 +123,9 @@ void add_calibrate_command(CLI::App& root) {
       ->check(CLI::PositiveNumber);
   auto* smt = command->add_flag("--smt", options.smt, "Only settings with threads on SMT siblings");
   command->add_flag("--no-smt", options.no_smt, "Only settings with one thread per core")->excludes(smt);
-  command->add_flag("--dry-run", options.dry_run, "Print the plan and stop");
+  command->add_flag("--dry-run", options.dry_run,
+                    "Print the plan and stop: creates, probes and measures nothing (estimates from DIR/machine.json "
+                    "when it exists, else default speeds)");
   command->add_flag("--comm", options.comm,
                     "Calibrate communication instead, under a launcher (mpirun -np 2 dnntune calibrate --comm -o DIR): "
                     "all-reduce and point-to-point over message sizes, fitted to latency + size / bandwidth; records go "

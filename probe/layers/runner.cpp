@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <thread>
 
@@ -15,6 +16,7 @@
 #include "common/json_file.hpp"
 #include "probe/layers/corunning.hpp"
 #include "probe/layers/layer_backend.hpp"
+#include "probe/memory_budget.hpp"
 #include "probe/peak_kernels.hpp"
 #include "probe/timing.hpp"
 #include "probe/topology.hpp"
@@ -24,11 +26,16 @@ namespace dnntune::probe::layers {
 
 namespace {
 
-std::int64_t last_level_cache_bytes(const MachineProfile& profile) {
-  std::int64_t bytes = 0;
+// The last-level cache the cold operand sets must span (twice over), capped so that a reported
+// cache a VM made up (2 x 508 MB) cannot make every worker allocate gigabytes: the sets of all
+// co-running workers stay within a quarter of the spare memory, and each worker's within about
+// 512 MiB (on a real node with more L3 than 256 MiB, operands then stay partly warm).
+std::int64_t last_level_cache_bytes(const MachineProfile& profile, int workers) {
+  std::uint64_t bytes = 0;
   for (const CacheLevel& cache : profile.topology.caches)
-    if (cache.type != "instruction") bytes = static_cast<std::int64_t>(cache.size_bytes * cache.instances);
-  return bytes;
+    if (cache.type != "instruction") bytes = cache.size_bytes * cache.instances;
+  return static_cast<std::int64_t>(
+      bounded_buffer_bytes(bytes, 0.25 / (2.0 * std::max(1, workers)), 0, std::uint64_t{256} << 20));
 }
 
 SpeedModel speed_model_of(const MachineProfile& profile) {
@@ -44,7 +51,7 @@ SpeedModel speed_model_of(const MachineProfile& profile) {
 
 // This machine as this process sees it, with the peaks DIR/machine.json holds (measured into it
 // when it has none). A machine.json of another machine is refused.
-Expected<MachineProfile> machine_for(const std::string& directory,
+Expected<MachineProfile> machine_for(const std::string& directory, bool measure_when_absent,
                                      const std::function<void(const std::string&)>& progress) {
   auto machine = describe_this_machine();
   if (!machine) return machine.error();
@@ -60,6 +67,7 @@ Expected<MachineProfile> machine_for(const std::string& directory,
       return machine;
     }
   }
+  if (!measure_when_absent) return machine;  // a dry run plans with default speeds
   if (progress) progress("measuring this machine's FMA peak and memory bandwidth (dnntune probe) into " + path);
   if (auto measured = measure_node_performance(*machine, PeakOptions{}); !measured) return measured.error();
   if (auto written = write_json_file(path, nlohmann::json::parse(to_json_text(*machine))); !written)
@@ -203,8 +211,11 @@ Expected<Calibration> prepare_calibration(const CalibrationRequest& request,
   if (auto passes = passes_for(request.passes, plan); !passes) return passes.error();
   if (!(request.budget_seconds > 0)) return bad_input("the budget must be positive (seconds)");
 
+  if (request.budget_cap_seconds > 0 && !(request.budget_cap_seconds >= request.budget_seconds))
+    return bad_input("the budget cap must be at least the budget");
+
   std::error_code error;
-  std::filesystem::create_directories(request.directory, error);
+  if (!request.dry_run) std::filesystem::create_directories(request.directory, error);
   if (error) return bad_input(request.directory + ": cannot create (" + error.message() + ")");
   const std::string records_path = request.directory + "/layers.jsonl";
   MeasurementFile existing;
@@ -217,8 +228,10 @@ Expected<Calibration> prepare_calibration(const CalibrationRequest& request,
                                       "another directory with -o");
   }
   warn_if_busy(progress);
-  auto machine = machine_for(request.directory, progress);
+  auto machine = machine_for(request.directory, !request.dry_run, progress);
   if (!machine) return machine.error();
+  // The probe (minutes on a busy VM) never eats the measurements' budget: it starts now.
+  calibration.started_at = now_seconds();
   calibration.machine = std::move(*machine);
   calibration.fingerprint = fingerprint(calibration.machine);
   for (const Measurement& record : existing.records)
@@ -228,7 +241,8 @@ Expected<Calibration> prepare_calibration(const CalibrationRequest& request,
                        "): resume only on the machine that made them");
   calibration.usable_cores = usable_cores(calibration.machine);
   if (calibration.usable_cores.empty()) return failure("this process may run on no CPU of the topology");
-  calibration.last_level_cache_bytes = last_level_cache_bytes(calibration.machine);
+  calibration.last_level_cache_bytes =
+      last_level_cache_bytes(calibration.machine, static_cast<int>(calibration.usable_cores.size()));
   const SpeedModel speed = speed_model_of(calibration.machine);
   auto settings = settings_for(request, calibration.usable_cores, speed.smt_ways);
   if (!settings) return settings.error();
@@ -236,9 +250,16 @@ Expected<Calibration> prepare_calibration(const CalibrationRequest& request,
   // What the numerical checks and worker start-ups will take comes off the budget first.
   const double overhead = static_cast<double>(plan.backends.size()) *
                           (speed.check_seconds + speed.worker_start_seconds * static_cast<double>(plan.settings.size()));
-  plan.budget_seconds = request.budget_seconds - (now_seconds() - calibration.started_at) - overhead;
+  if (request.budget_cap_seconds > request.budget_seconds) {
+    // Extend the budget, up to the cap, to what the whole grid is expected to take.
+    plan.budget_seconds = std::numeric_limits<double>::infinity();
+    const double needed = make_plan(plan, speed).grid_estimated_seconds + overhead;
+    calibration.request.budget_seconds = std::clamp(needed, request.budget_seconds, request.budget_cap_seconds);
+  }
+  const double budget = calibration.request.budget_seconds;
+  plan.budget_seconds = budget - (now_seconds() - calibration.started_at) - overhead;
   calibration.plan = make_plan(plan, speed);
-  plan.budget_seconds = request.budget_seconds;
+  plan.budget_seconds = budget;
 
   std::set<std::string> recorded;
   for (const Measurement& record : existing.records)

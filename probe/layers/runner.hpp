@@ -41,8 +41,10 @@ struct CalibrationRequest {
   std::vector<int> threads;                 // restrict the settings (see settings_for); empty: the grid
   std::vector<int> processes;
   std::optional<bool> smt;
-  double budget_seconds = 120;
+  double budget_seconds = 120;             // for the measurements; the probe is not counted
+  double budget_cap_seconds = 0;           // > budget: extend the budget up to this for the whole grid
   std::string directory = default_calibration_directory;
+  bool dry_run = false;                     // plan only: nothing is created, probed or measured
   bool resume = false;
   std::string executable;                   // the dnntune binary workers run (`calibrate --worker`)
 };
@@ -57,12 +59,14 @@ struct Calibration {
   PlanRequest plan_request;
   Plan plan;                                   // what is left to measure (resumed work removed)
   std::size_t already_recorded = 0;            // planned measurements DIR already has
-  double started_at = 0;                       // now_seconds() when preparing began: the budget's start
+  double started_at = 0;                       // now_seconds() after the probe: the budget's start
 };
 
 // Checks the request (unknown network, backend or pass, batch < 1, a setting this machine
 // cannot run, DIR of another machine, DIR already holding records without --resume: bad_input),
-// creates DIR, probes the machine into DIR/machine.json unless it is there, and plans.
+// creates DIR, probes the machine into DIR/machine.json unless it is there, and plans. A dry run
+// creates and probes nothing: it plans with DIR/machine.json's speeds if there is one, else with
+// default speeds.
 // `progress` gets a line per step that takes time.
 Expected<Calibration> prepare_calibration(const CalibrationRequest& request,
                                           const std::function<void(const std::string&)>& progress);
