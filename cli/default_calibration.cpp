@@ -3,26 +3,31 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/measurement_inputs.hpp"
 #include "cli/version.hpp"
+#include "common/file_lock.hpp"
 #include "common/json_file.hpp"
 #include "model/calibration.hpp"
 #include "model/fit.hpp"
 #include "probe/layers/layer_backend.hpp"
 #include "probe/layers/runner.hpp"
 #include "probe/topology.hpp"
+#include "workloads/zoo.hpp"
 
 namespace dnntune::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+using Coverage = std::vector<std::pair<std::string, std::int64_t>>;  // (network, batch) pairs
 
 void progress(const std::string& line) { std::cerr << "dnntune: " << line << std::endl; }
 
@@ -32,21 +37,153 @@ std::string file_safe(std::string text) {
   return text;
 }
 
-// "resnet152@32" for a built-in network; a file is named by its path (its content may change:
-// then its layers differ, and the coverage check below measures the new ones).
-std::string coverage_entry(const std::string& model, std::int64_t batch) {
-  return model + "@" + std::to_string(batch);
+// A cache entry: where its files are.
+struct Entry {
+  std::string directory, measurements, calibration, coverage, lock;
+  explicit Entry(const std::string& path)
+      : directory(path), measurements(path + "/measurements"), calibration(path + "/calibration.json"),
+        coverage(path + "/covered.json"), lock(path + ".lock") {}
+};
+
+// covered.json: "resnet152@32" for each (network, batch) the measurements were planned for; a
+// network file is named by its path (if its content changes, its new layers are measured). An
+// entry that does not parse is dropped (and so measured again), never fatal.
+Coverage read_coverage(const std::string& path) {
+  Coverage coverage;
+  const auto document = read_json_file(path);
+  if (!document || !document->is_object() || !document->contains("covered") || !document->at("covered").is_array())
+    return coverage;
+  for (const auto& item : document->at("covered")) {
+    if (!item.is_string()) continue;
+    const std::string text = item.get<std::string>();
+    const auto at = text.rfind('@');
+    std::int64_t batch = 0;
+    const char* end = text.data() + text.size();
+    if (at == std::string::npos || at == 0 ||
+        std::from_chars(text.data() + at + 1, end, batch).ptr != end || batch < 1 || batch > workloads::max_batch)
+      continue;
+    coverage.emplace_back(text.substr(0, at), batch);
+  }
+  return coverage;
 }
 
-// The (network, batch) pairs the cached measurements were planned for.
-std::vector<std::string> read_coverage(const std::string& path) {
-  auto document = read_json_file(path);
-  if (!document || !document->is_object() || !document->contains("covered")) return {};
-  try {
-    return document->at("covered").get<std::vector<std::string>>();
-  } catch (const nlohmann::json::exception&) {
-    return {};
+Expected<void> write_coverage(const std::string& path, const Coverage& coverage) {
+  std::vector<std::string> items;
+  for (const auto& [model, batch] : coverage) items.push_back(model + "@" + std::to_string(batch));
+  return write_json_file(path, {{"covered", items}});
+}
+
+Coverage wanted_by(const DefaultCalibrationRequest& request) {
+  Coverage wanted;
+  for (const auto& model : request.models)
+    for (const std::int64_t batch : request.batches) wanted.emplace_back(model, batch);
+  return wanted;
+}
+
+bool covers(const Coverage& coverage, const Coverage& wanted) {
+  return std::all_of(wanted.begin(), wanted.end(), [&](const auto& item) {
+    return std::find(coverage.begin(), coverage.end(), item) != coverage.end();
+  });
+}
+
+// The request checked in full before anything in the cache is touched: a bad batch or network
+// must never reach the code that rebuilds entries.
+Expected<void> check_request(const DefaultCalibrationRequest& request) {
+  if (request.models.empty()) return bad_input("no network to calibrate");
+  for (const auto& model : request.models)
+    if (auto network = workloads::load_network(model); !network) return network.error();
+  if (request.batches.empty()) return bad_input("no batch size given");
+  for (const std::int64_t batch : request.batches)
+    if (batch < 1 || batch > workloads::max_batch)
+      return bad_input("batch " + std::to_string(batch) + " out of range (1 to " + std::to_string(workloads::max_batch) +
+                       ")");
+  if (!(request.budget_seconds > 0) || !(request.budget_cap_seconds >= request.budget_seconds))
+    return bad_input("the calibration budget must be positive and at most its cap");
+  return {};
+}
+
+// Moves an unusable measurement directory aside, kept for inspection, so the entry is rebuilt.
+Expected<void> move_aside(const std::string& directory, const std::string& why) {
+  if (!fs::exists(directory)) return {};
+  const auto stamp = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::string kept = directory + ".unusable-" + std::to_string(stamp);
+  std::error_code error;
+  fs::rename(directory, kept, error);
+  if (error) return failure(directory + ": cannot move it aside (" + error.message() + ")");
+  progress(why + ": kept as " + kept + ", measuring anew");
+  return {};
+}
+
+// The layer micro-runs of the request's networks and batches, added to the entry's measurements
+// (resumed); `coverage` is emptied when those had to be moved aside.
+Expected<void> measure(const Entry& entry, const DefaultCalibrationRequest& request, Coverage& coverage) {
+  probe::layers::CalibrationRequest calibrate;
+  calibrate.models = request.models;
+  calibrate.batches = request.batches;
+  calibrate.backends = {request.backend};
+  calibrate.budget_seconds = request.budget_seconds;
+  calibrate.budget_cap_seconds = request.budget_cap_seconds;
+  calibrate.directory = entry.measurements;
+  calibrate.resume = fs::exists(entry.measurements + "/layers.jsonl");
+  std::error_code error;
+  calibrate.executable = fs::read_symlink("/proc/self/exe", error).string();
+  if (error) return failure("cannot find this program's path (/proc/self/exe): " + error.message());
+  auto prepared = probe::layers::prepare_calibration(calibrate, progress);
+  if (!prepared && calibrate.resume) {
+    // The request was checked: what failed is the directory (corrupt, or another machine's).
+    if (auto moved = move_aside(entry.measurements, "the cached measurements cannot be resumed (" +
+                                                        prepared.error().message + ")");
+        !moved)
+      return moved.error();
+    coverage.clear();
+    calibrate.resume = false;
+    prepared = probe::layers::prepare_calibration(calibrate, progress);
   }
+  if (!prepared) return prepared.error();
+  char line[240];
+  std::snprintf(line, sizeof line, "measuring %zu layer passes%s (about %.0f s, within %.0f s)",
+                prepared->plan.measurements.size(),
+                prepared->already_recorded
+                    ? (", " + std::to_string(prepared->already_recorded) + " already recorded").c_str()
+                    : "",
+                prepared->plan.estimated_seconds, prepared->request.budget_seconds);
+  progress(line);
+  auto summary = probe::layers::run_calibration(*prepared, {progress, {}});
+  if (!summary) return summary.error();
+  std::snprintf(line, sizeof line, "measured in %.0f s: %d ok, %d failed, %d skipped by the budget", summary->seconds,
+                summary->ok, summary->failed, summary->skipped);
+  progress(line);
+  return {};
+}
+
+// Fits the entry's measurements; an empty calibration path when no layer was measured.
+Expected<DefaultCalibration> fit(const Entry& entry, const DefaultCalibrationRequest& request,
+                                 const Coverage& coverage) {
+  DefaultCalibration result;
+  result.machine_path = entry.measurements + "/machine.json";
+  auto inputs = read_measurement_inputs({entry.measurements});
+  const bool measured = inputs && std::any_of(inputs->records.begin(), inputs->records.end(), [](const auto& record) {
+                          return record.kind == probe::MeasurementKind::layer &&
+                                 record.status == probe::MeasurementStatus::ok;
+                        });
+  if (!measured) {
+    result.note = "no layer could be measured within the budget, so this answer is the model's alone (the built-in " +
+                  request.backend + " reference calibration on this machine's probed peaks); the next run measures again";
+    return result;
+  }
+  progress("fitting the cost model to the measurements");
+  auto profile = probe::read_machine_profile(result.machine_path);
+  if (!profile) return profile.error();
+  auto calibration =
+      model::fit_calibration(inputs->records, *profile, request.backend, inputs->files, model::FitOptions{});
+  if (!calibration) return calibration.error();
+  if (auto written = write_json_file(entry.calibration, nlohmann::json::parse(model::to_json_text(*calibration)));
+      !written)
+    return written.error();
+  if (auto written = write_coverage(entry.coverage, coverage); !written) return written.error();
+  result.calibration_path = entry.calibration;
+  return result;
 }
 
 }  // namespace
@@ -59,88 +196,56 @@ std::string cache_directory() {
   return "/tmp/dnntune-cache";
 }
 
-Expected<std::string> default_calibration_path(const DefaultCalibrationRequest& request) {
+Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest& request) {
+  if (auto checked = check_request(request); !checked) return checked.error();
   auto machine = probe::describe_this_machine();
   if (!machine) return machine.error();
   auto backend = probe::layers::make_backend(request.backend);
   if (!backend) return backend.error();
-  const std::string key = probe::fingerprint(*machine) + "-" + request.backend + "-" +
-                          file_safe((*backend)->version()) + "-dnntune" + DNNTUNE_VERSION;
-  const std::string entry = cache_directory() + "/" + key;
-  const std::string measurements = entry + "/measurements";
-  const std::string calibration_path = entry + "/calibration.json";
-  const std::string coverage_path = entry + "/covered.json";
+  const Entry entry(cache_directory() + "/" + probe::fingerprint(*machine) + "-" + request.backend + "-" +
+                    file_safe((*backend)->version()) + "-dnntune" + DNNTUNE_VERSION);
+  const Coverage wanted = wanted_by(request);
+  const auto ready = [&]() -> bool {
+    return covers(read_coverage(entry.coverage), wanted) && static_cast<bool>(model::read_calibration(entry.calibration));
+  };
+  if (ready()) return DefaultCalibration{entry.calibration, entry.measurements + "/machine.json", ""};
+
   std::error_code error;
-  fs::create_directories(entry, error);
-  if (error) return failure(entry + ": cannot create the cache directory (" + error.message() + "); set DNNTUNE_CACHE_DIR");
+  fs::create_directories(entry.directory, error);
+  if (error)
+    return failure(entry.directory + ": cannot create the cache directory (" + error.message() +
+                   "); set DNNTUNE_CACHE_DIR to a writable directory");
+  auto lock = FileLock::acquire(entry.lock, [&](const std::string& holder) {
+    progress("waiting for " + holder + ", which is calibrating this machine (lock " + entry.lock + ")");
+  });
+  if (!lock) return lock.error();
+  // Another run may have made it while this one waited.
+  if (ready()) return DefaultCalibration{entry.calibration, entry.measurements + "/machine.json", ""};
 
-  std::vector<std::string> covered = read_coverage(coverage_path);
-  bool missing = false;
-  for (const auto& model : request.models)
-    for (std::int64_t batch : request.batches)
-      if (std::find(covered.begin(), covered.end(), coverage_entry(model, batch)) == covered.end()) missing = true;
-  if (!missing) {
-    const auto cached = model::read_calibration(calibration_path);
-    if (cached) return calibration_path;
-    // Corrupt, or written by a dnntune whose model had other parameters: refit, never trust it.
-    progress("the cached calibration is not usable (" + cached.error().message +
-             "): rebuilding it from its measurements");
+  Coverage coverage = read_coverage(entry.coverage);
+  if (!fs::exists(entry.measurements + "/layers.jsonl")) {
+    coverage.clear();  // nothing to refit from (a probed machine.json alone is kept and reused)
+  } else if (auto readable = read_measurement_inputs({entry.measurements}); !readable) {
+    if (auto moved = move_aside(entry.measurements, "the cached measurements cannot be read (" +
+                                                        readable.error().message + ")");
+        !moved)
+      return moved.error();
+    coverage.clear();
   }
-
-  if (missing) {
-    // Measure what this request needs besides what is there: the same directory, resumed, with
-    // every network and batch covered so far plus the new ones.
-    probe::layers::CalibrationRequest calibrate;
-    std::vector<std::pair<std::string, std::int64_t>> wanted;
-    for (const auto& item : covered) {
-      const auto at = item.rfind('@');
-      if (at != std::string::npos) wanted.emplace_back(item.substr(0, at), std::stoll(item.substr(at + 1)));
-    }
-    for (const auto& model : request.models)
-      for (std::int64_t batch : request.batches) wanted.emplace_back(model, batch);
-    for (const auto& [model, batch] : wanted) {
-      if (std::find(calibrate.models.begin(), calibrate.models.end(), model) == calibrate.models.end())
-        calibrate.models.push_back(model);
-      if (std::find(calibrate.batches.begin(), calibrate.batches.end(), batch) == calibrate.batches.end())
-        calibrate.batches.push_back(batch);
-    }
-    calibrate.backends = {request.backend};
-    calibrate.budget_seconds = request.budget_seconds;
-    calibrate.directory = measurements;
-    calibrate.resume = fs::exists(measurements + "/layers.jsonl");
-    calibrate.executable = fs::read_symlink("/proc/self/exe", error).string();
-    if (error) return failure("cannot find this program's path (/proc/self/exe): " + error.message());
+  if (covers(coverage, wanted)) {
+    // Corrupt, or written by a dnntune whose model had other parameters: refit, never trust it.
+    progress("the cached calibration is not usable (" + model::read_calibration(entry.calibration).error().message +
+             "): rebuilding it from its measurements");
+  } else {
     std::string names;
     for (const auto& model : request.models) names += (names.empty() ? "" : ", ") + model;
-    progress("no calibration of this machine for " + names + " yet: calibrating (about " +
-             std::to_string(static_cast<int>(request.budget_seconds)) + " s, once; cached in " + entry + ")");
-    auto prepared = probe::layers::prepare_calibration(calibrate, progress);
-    if (!prepared) {
-      // A measurement directory that cannot be resumed (corrupt, or another machine's) is rebuilt.
-      progress("the cached measurements cannot be resumed (" + prepared.error().message + "): measuring anew");
-      fs::remove_all(measurements, error);
-      calibrate.resume = false;
-      prepared = probe::layers::prepare_calibration(calibrate, progress);
-      if (!prepared) return prepared.error();
-    }
-    auto summary = probe::layers::run_calibration(*prepared, {progress, {}});
-    if (!summary) return summary.error();
-    covered.clear();
-    for (const auto& [model, batch] : wanted) covered.push_back(coverage_entry(model, batch));
+    progress("no calibration of this machine for " + names + " yet: calibrating (once; cached in " + entry.directory +
+             ")");
+    if (auto measured = measure(entry, request, coverage); !measured) return measured.error();
+    for (const auto& item : wanted)
+      if (std::find(coverage.begin(), coverage.end(), item) == coverage.end()) coverage.push_back(item);
   }
-
-  progress("fitting the cost model to the measurements");
-  auto inputs = read_measurement_inputs({measurements});
-  if (!inputs) return inputs.error();
-  auto profile = probe::read_machine_profile(measurements + "/machine.json");
-  if (!profile) return profile.error();
-  auto calibration =
-      model::fit_calibration(inputs->records, *profile, request.backend, inputs->files, model::FitOptions{});
-  if (!calibration) return calibration.error();
-  if (auto written = write_json_file(calibration_path, nlohmann::json::parse(model::to_json_text(*calibration))); !written)
-    return written.error();
-  if (auto written = write_json_file(coverage_path, {{"covered", covered}}); !written) return written.error();
-  return calibration_path;
+  return fit(entry, request, coverage);
 }
 
 }  // namespace dnntune::cli

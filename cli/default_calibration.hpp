@@ -1,9 +1,21 @@
-// cli/default_calibration.hpp — the embedded default behind `recommend`, `predict` and `scale`
-// when no --calibration is given: this machine's calibration, kept in the user's cache keyed by
-// machine fingerprint, backend and its version, and dnntune's version. The first use runs a
-// quick bounded calibration of the network at the batches asked for (progress on stderr) and
-// fits it; later uses answer from the cache. A network or batch the cache has not seen extends
-// the same measurements (--resume) and refits. A corrupt cache entry is rebuilt, never trusted.
+// cli/default_calibration.hpp — the embedded default behind `recommend`, `predict`, `scale` and
+// `validate` when no --calibration is given: this machine's calibration, kept in the user's
+// cache keyed by machine fingerprint, backend and its version, and dnntune's version.
+//
+// The first use calibrates the network at the batches asked for and fits it; later uses answer
+// from the cache. What the first run does, in order:
+//   - the request is checked in full (network, batches) before the cache is touched;
+//   - a lock on the entry makes concurrent runs take turns: one calibrates, the others wait and
+//     then answer from what it made (nothing measured twice);
+//   - the probe (peaks, bandwidth) runs once; its time is not taken from the budget;
+//   - the layer micro-runs of the asked network: every distinct layer at the base setting first,
+//     then the other settings the tuner compares, within the budget, which is extended up to
+//     the cap when the network's grid needs it;
+//   - the fit. A run that measured nothing still answers: from the model alone (the built-in
+//     reference calibration on this machine's probed peaks), said in a note, and not cached, so
+//     the next run measures again.
+// A network or batch the cache has not seen extends the same measurements (--resume) and refits.
+// An entry that cannot be used is moved aside (kept for inspection) and rebuilt, never deleted.
 #pragma once
 
 #include <cstdint>
@@ -18,14 +30,21 @@ struct DefaultCalibrationRequest {
   std::vector<std::string> models;    // built-in names or network files
   std::vector<std::int64_t> batches;  // per process
   std::string backend = "torch";
-  double budget_seconds = 60;         // for each new (network, batches) calibration
+  double budget_seconds = 60;         // layer micro-runs of each new (network, batches); probe excluded
+  double budget_cap_seconds = 150;    // the budget grows up to this when the network's grid needs it
+};
+
+struct DefaultCalibration {
+  std::string calibration_path;  // the fitted calibration; empty when nothing could be measured
+  std::string machine_path;      // this machine's probed profile (machine.json)
+  std::string note;              // why the answer is the model's alone, when it is
 };
 
 // $DNNTUNE_CACHE_DIR, else $XDG_CACHE_HOME/dnntune, else $HOME/.cache/dnntune.
 std::string cache_directory();
 
-// The path of a calibration of this machine that covers every model at every batch of the
-// request, calibrating and fitting first when the cache has not covered them yet.
-Expected<std::string> default_calibration_path(const DefaultCalibrationRequest& request);
+// A calibration of this machine that covers every model at every batch of the request,
+// calibrating and fitting first when the cache has not covered them yet.
+Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest& request);
 
 }  // namespace dnntune::cli

@@ -1,6 +1,9 @@
 // cli/model_options.cpp — see model_options.hpp.
 #include "cli/model_options.hpp"
 
+#include <cstdlib>
+#include <iostream>
+
 #include "data/builtin_machines.hpp"
 #include "model/calibration.hpp"
 #include "model/communication.hpp"
@@ -20,31 +23,59 @@ void add_model_source_options(CLI::App& command, ModelSourceOptions& options) {
                      "The framework you train with: torch (PyTorch) or onednn (TensorFlow/MXNet-style kernels)")
       ->check(CLI::IsMember({"torch", "onednn"}))
       ->capture_default_str();
+  command.add_option("--calibration-budget", options.calibration_budget_seconds,
+                     "Seconds of layer micro-runs when this machine's calibration must be made first (default: 60, "
+                     "extended up to 150 when the network needs it; the probe is not counted)")
+      ->option_text("SECONDS")
+      ->check(CLI::Validator(
+          [](const std::string& text) -> std::string {
+            const double seconds = std::strtod(text.c_str(), nullptr);
+            return seconds > 0 && seconds <= 86400 ? "" : "must be more than 0 and at most 86400 seconds";
+          },
+          "SECONDS"));
 }
+
+namespace {
+
+// `machine` with the built-in reference calibration's efficiencies carried over.
+Expected<model::Predictor> spec_predictor(const probe::MachineProfile& machine, const std::string& backend) {
+  const char* reference = data::builtin_reference_calibration(backend);
+  if (!reference)
+    return bad_input("no built-in " + backend + " reference calibration: give --calibration FILE, the " + backend +
+                     " calibration of a machine whose efficiencies carry over");
+  auto calibration = model::calibration_from_json_text(reference, "<built-in " + backend + " reference>");
+  if (!calibration) return calibration.error();
+  return model::Predictor::from_spec(machine, *calibration);
+}
+
+}  // namespace
 
 Expected<model::Predictor> load_predictor(const ModelSourceOptions& options,
                                           const DefaultCalibrationRequest& when_uncalibrated) {
   std::string calibration_path = options.calibration_path;
   if (calibration_path.empty() && !options.machine.empty()) {
     // A spec machine without --calibration: the built-in reference calibration's efficiencies.
-    const char* reference = data::builtin_reference_calibration(options.backend);
-    if (!reference)
-      return bad_input("no built-in " + options.backend + " reference calibration: give --calibration FILE, the " +
-                       options.backend + " calibration of a machine whose efficiencies carry over");
-    auto calibration = model::calibration_from_json_text(reference, "<built-in " + options.backend + " reference>");
-    if (!calibration) return calibration.error();
     auto machine = data::load_machine(options.machine);
     if (!machine) return machine.error();
-    return model::Predictor::from_spec(*machine, *calibration);
+    return spec_predictor(*machine, options.backend);
   }
   if (calibration_path.empty()) {
     if (!options.topology_path.empty())
       return bad_input("--topology needs --calibration FILE: the calibration of a machine of that node's CPU");
     DefaultCalibrationRequest request = when_uncalibrated;
     request.backend = options.backend;
-    auto path = default_calibration_path(request);
-    if (!path) return path.error();
-    calibration_path = *path;
+    if (options.calibration_budget_seconds > 0)
+      request.budget_seconds = request.budget_cap_seconds = options.calibration_budget_seconds;
+    auto cached = default_calibration(request);
+    if (!cached) return cached.error();
+    if (cached->calibration_path.empty()) {
+      // Nothing could be measured: the model alone, on this machine's probed profile.
+      std::cerr << "dnntune: note: " << cached->note << std::endl;
+      auto machine = probe::read_machine_profile(cached->machine_path);
+      if (!machine) return machine.error();
+      return spec_predictor(*machine, options.backend);
+    }
+    calibration_path = cached->calibration_path;
   }
   auto calibration = model::read_calibration(calibration_path);
   if (!calibration) return calibration.error();

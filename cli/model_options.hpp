@@ -19,6 +19,7 @@ struct ModelSourceOptions {
   std::string machine;           // --machine NAME|FILE.json
   std::string topology_path;     // --topology FILE.xml (recommend: tune for another node's layout)
   std::string backend = "torch"; // --backend: the framework the user trains with
+  double calibration_budget_seconds = 0;  // --calibration-budget: 0 is the default's 60 s, extended up to 150 s
 };
 void add_model_source_options(CLI::App& command, ModelSourceOptions& options);
 

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# tests/cache/first_run_cache_test.sh DNNTUNE SOURCE_DIR — the cached default calibration is safe
+# under concurrency, interruption and bad input, checked with the real command on a tiny network:
+#   1. three `recommend` started at once on an empty cache: all answer, one calibrates, the others
+#      wait for its lock; no measurement is recorded twice;
+#   2. bad options (batch out of range) are refused before the cache is touched: the entry's
+#      files are byte-identical afterwards;
+#   3. a garbled covered.json and a corrupt calibration are rebuilt, never fatal;
+#   4. an entry whose measurements are gone and whose calibration is corrupt is rebuilt;
+#   5. SIGKILL during the first calibration: the next run resumes what was recorded;
+#   6. measurements that cannot be read are moved aside (kept), not deleted, and rebuilt;
+#   7. a first run that can measure nothing in its budget still answers, from the model alone.
+set -euo pipefail
+dnntune=$1
+source_dir=$2
+network=$source_dir/tests/fixtures/tiny_network.json
+work=$(mktemp -d /tmp/dnntune-cache-test-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAILED: $*" >&2; for log in "$work"/*.log; do echo "--- $log"; tail -15 "$log"; done >&2; exit 1; }
+recommend() { "$dnntune" recommend --model "$network" --batch 4 "$@"; }
+
+# Duplicate measurements: the same record key (kind, backend, network, descriptor, pass, batch,
+# setting) twice among the records that are not `skipped`.
+duplicates() {
+    python3 - "$1" <<'PY'
+import json, sys, collections
+keys = collections.Counter()
+for line in open(sys.argv[1]):
+    record = json.loads(line)
+    if record["status"] == "skipped":
+        continue
+    keys[tuple(str(record[k]) for k in ("kind", "backend", "network", "descriptor", "pass", "batch", "threads", "smt", "processes"))] += 1
+print(sum(count - 1 for count in keys.values()))
+PY
+}
+
+# 1. Three at once on an empty cache.
+export DNNTUNE_CACHE_DIR=$work/cache
+for run in 1 2 3; do recommend --format json >"$work/run$run.out" 2>"$work/run$run.log" & pids[$run]=$!; done
+for run in 1 2 3; do wait "${pids[$run]}" || fail "concurrent run $run exited $?"; done
+for run in 1 2 3; do python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["best"]["images_per_second"] > 0' \
+    "$work/run$run.out" || fail "run $run printed no answer"; done
+calibrated=$(grep -l "calibrating (once" "$work"/run?.log | wc -l)
+waited=$(grep -l "waiting for process" "$work"/run?.log | wc -l)
+[[ $calibrated -eq 1 ]] || fail "$calibrated runs calibrated, expected 1"
+[[ $waited -ge 1 ]] || fail "no run waited for the lock"
+entry=$(ls -d "$DNNTUNE_CACHE_DIR"/*/ | head -1)
+entry=${entry%/}
+[[ $(duplicates "$entry/measurements/layers.jsonl") -eq 0 ]] || fail "measurements recorded twice"
+echo "ok: 3 concurrent runs, 1 calibrated, $waited waited, no duplicate measurement"
+
+# 2. Bad input never touches the cache.
+snapshot() { (cd "$entry" && find . -type f ! -name '*.lock' -print0 | sort -z | xargs -0 sha256sum); }
+before=$(snapshot)
+for bad in "--batch 0" "--batch -3" "--batch 70000" "--batch abc"; do
+    # shellcheck disable=SC2086
+    set +e; "$dnntune" predict --model "$network" $bad >"$work/bad.out" 2>"$work/bad.log"; code=$?; set -e
+    [[ $code -eq 2 ]] || fail "predict $bad exited $code, expected 2"
+    [[ $(wc -l <"$work/bad.log") -eq 1 ]] || fail "predict $bad: not a one-line error"
+done
+set +e; "$dnntune" validate --model "$network" --batch 70000 >"$work/bad.out" 2>"$work/bad.log"; code=$?; set -e
+[[ $code -eq 2 ]] || fail "validate --batch 70000 exited $code, expected 2"
+[[ "$(snapshot)" == "$before" ]] || fail "bad input changed the cache entry"
+echo "ok: bad batches refused, cache entry unchanged"
+
+# 3. A garbled covered.json and a corrupt calibration.json: rebuilt, never fatal.
+echo '{"covered": ["tiny@abc", "@4", 17, "x@99999999999999999999"]}' >"$entry/covered.json"
+recommend >"$work/garbled.out" 2>"$work/garbled.log" || fail "garbled covered.json"
+echo '{"schema": "dnntune.calibration", "schema_ver' >"$entry/calibration.json"
+recommend >"$work/corrupt.out" 2>"$work/corrupt.log" || fail "corrupt calibration.json"
+grep -q "rebuilding" "$work/corrupt.log" || fail "corrupt calibration not reported as rebuilt"
+echo "ok: garbled coverage and corrupt calibration rebuilt"
+
+# 4. Measurements gone and calibration corrupt: rebuilt, not stuck.
+rm -rf "$entry/measurements"
+echo 'garbage' >"$entry/calibration.json"
+recommend >"$work/gone.out" 2>"$work/gone.log" || fail "entry without measurements not rebuilt"
+grep -q "calibrating (once" "$work/gone.log" || fail "entry without measurements: no new calibration"
+echo "ok: an entry without measurements is rebuilt"
+
+# 5. SIGKILL in the middle of the first calibration, then resume.
+export DNNTUNE_CACHE_DIR=$work/killed
+"$dnntune" recommend --model "$network" --batch 4 >"$work/killed.out" 2>"$work/killed.log" & pid=$!
+for _ in $(seq 1 300); do
+    grep -q "\[[0-9]*/[0-9]*\]" "$work/killed.log" 2>/dev/null && break
+    sleep 0.1
+done
+kill -9 "$pid"; wait "$pid" 2>/dev/null || true
+recommend >"$work/resumed.out" 2>"$work/resumed.log" || fail "run after SIGKILL"
+grep -q "Best for" "$work/resumed.out" || fail "no answer after SIGKILL"
+grep -q "already" "$work/resumed.log" || fail "the run after SIGKILL did not resume"
+entry=$(ls -d "$DNNTUNE_CACHE_DIR"/*/ | head -1)
+[[ $(duplicates "${entry%/}/measurements/layers.jsonl") -eq 0 ]] || fail "resumed run measured twice"
+echo "ok: killed run resumed"
+
+# 6. Unreadable measurements are moved aside and rebuilt.
+entry=${entry%/}
+echo '{"schema": "dnntune.measurement", "schema_version": 99}' >>"$entry/measurements/layers.jsonl"
+echo garbage >"$entry/calibration.json"
+recommend >"$work/aside.out" 2>"$work/aside.log" || fail "unreadable measurements not rebuilt"
+ls -d "$entry"/measurements.unusable-* >/dev/null 2>&1 || fail "unreadable measurements were not kept aside"
+echo "ok: unreadable measurements kept aside and rebuilt"
+
+# 7. Nothing measured within the budget: an answer from the model alone, said in a note.
+export DNNTUNE_CACHE_DIR=$work/unmeasured
+recommend --calibration-budget 0.001 >"$work/unmeasured.out" 2>"$work/unmeasured.log" || fail "no answer without measurements"
+grep -q "Best for" "$work/unmeasured.out" || fail "no answer without measurements"
+grep -q "note: no layer could be measured" "$work/unmeasured.log" || fail "the model-only answer is not said"
+echo "ok: a run that measured nothing answers from the model"

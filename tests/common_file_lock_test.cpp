@@ -1,0 +1,58 @@
+// tests/common_file_lock_test.cpp — the cache lock: a second holder waits for the first, and a
+// holder that dies (even by SIGKILL) releases it.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "common/file_lock.hpp"
+
+using dnntune::FileLock;
+
+TEST_CASE("a second process waits for the lock, and a killed holder releases it") {
+  char pattern[] = "/tmp/dnntune-lock-XXXXXX";
+  REQUIRE(mkdtemp(pattern) != nullptr);
+  const std::string path = std::string(pattern) + "/entry.lock";
+
+  int ready[2];
+  REQUIRE(pipe(ready) == 0);
+  const pid_t holder = fork();
+  REQUIRE(holder >= 0);
+  if (holder == 0) {
+    auto lock = FileLock::acquire(path, {});
+    if (!lock) _exit(1);
+    if (write(ready[1], "x", 1) != 1) _exit(1);
+    pause();  // holds the lock until killed
+    _exit(0);
+  }
+  char byte = 0;
+  REQUIRE(read(ready[0], &byte, 1) == 1);
+
+  std::string waited_for;
+  std::thread killer([holder] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    kill(holder, SIGKILL);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  auto lock = FileLock::acquire(path, [&](const std::string& who) { waited_for = who; });
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  killer.join();
+  waitpid(holder, nullptr, 0);
+  REQUIRE(lock);
+  CHECK(waited_for == "process " + std::to_string(holder));
+  CHECK(waited > 0.1);  // it did wait for the holder (a lower bound, never a speed assertion)
+
+  // Released when its holder object goes: the next one takes it at once, without waiting.
+  { FileLock released = std::move(*lock); }
+  bool second_waited = false;
+  auto again = FileLock::acquire(path, [&](const std::string&) { second_waited = true; });
+  CHECK(again);
+  CHECK_FALSE(second_waited);
+  unlink(path.c_str());
+  rmdir(pattern);
+}
