@@ -54,6 +54,7 @@ std::string recommendation_text(const Recommendation& r, bool explain) {
       << format_fixed(best.images_per_second_low, 1) << "-" << format_fixed(best.images_per_second_high, 1) << ", "
       << best.confidence << ")";
   if (best.confidence == "spec") out << " — a spec machine: lower confidence";
+  else out << "; " << format_fixed(100 * best.measured_fraction, 0) << "% of its layer time from micro-runs at this batch";
   out << "\n";
   if (const VerifiedPoint* measured = find_verified(r, best.configuration))
     out << "  measured " << format_fixed(measured->measured_images_per_second, 2) << " images/s (--verify)\n";

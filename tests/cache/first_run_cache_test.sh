@@ -7,7 +7,7 @@
 #      files are byte-identical afterwards;
 #   3. a garbled covered.json and a corrupt calibration are rebuilt, never fatal;
 #   4. an entry whose measurements are gone and whose calibration is corrupt is rebuilt;
-#   5. SIGKILL during the first calibration: the next run resumes what was recorded;
+#   5. SIGTERM or SIGKILL during the first calibration: the next run resumes what was recorded;
 #   6. measurements that cannot be read are moved aside (kept), not deleted, and rebuilt;
 #   7. a first run that can measure nothing in its budget still answers, from the model alone.
 set -euo pipefail
@@ -78,20 +78,22 @@ recommend >"$work/gone.out" 2>"$work/gone.log" || fail "entry without measuremen
 grep -q "calibrating (once" "$work/gone.log" || fail "entry without measurements: no new calibration"
 echo "ok: an entry without measurements is rebuilt"
 
-# 5. SIGKILL in the middle of the first calibration, then resume.
-export DNNTUNE_CACHE_DIR=$work/killed
-"$dnntune" recommend --model "$network" --batch 4 >"$work/killed.out" 2>"$work/killed.log" & pid=$!
-for _ in $(seq 1 300); do
-    grep -q "\[[0-9]*/[0-9]*\]" "$work/killed.log" 2>/dev/null && break
-    sleep 0.1
+# 5. SIGTERM or SIGKILL in the middle of the first calibration, then resume.
+for signal in TERM KILL; do
+    export DNNTUNE_CACHE_DIR=$work/killed-$signal
+    "$dnntune" recommend --model "$network" --batch 4 >"$work/killed.out" 2>"$work/killed.log" & pid=$!
+    for _ in $(seq 1 300); do
+        grep -q "\[[0-9]*/[0-9]*\]" "$work/killed.log" 2>/dev/null && break
+        sleep 0.1
+    done
+    kill -"$signal" "$pid"; wait "$pid" 2>/dev/null || true
+    recommend >"$work/resumed.out" 2>"$work/resumed.log" || fail "run after SIG$signal"
+    grep -q "Best for" "$work/resumed.out" || fail "no answer after SIG$signal"
+    grep -q "already recorded" "$work/resumed.log" || fail "the run after SIG$signal did not resume"
+    entry=$(ls -d "$DNNTUNE_CACHE_DIR"/*/ | head -1)
+    [[ $(duplicates "${entry%/}/measurements/layers.jsonl") -eq 0 ]] || fail "the run after SIG$signal measured twice"
+    echo "ok: a run ended by SIG$signal is resumed"
 done
-kill -9 "$pid"; wait "$pid" 2>/dev/null || true
-recommend >"$work/resumed.out" 2>"$work/resumed.log" || fail "run after SIGKILL"
-grep -q "Best for" "$work/resumed.out" || fail "no answer after SIGKILL"
-grep -q "already" "$work/resumed.log" || fail "the run after SIGKILL did not resume"
-entry=$(ls -d "$DNNTUNE_CACHE_DIR"/*/ | head -1)
-[[ $(duplicates "${entry%/}/measurements/layers.jsonl") -eq 0 ]] || fail "resumed run measured twice"
-echo "ok: killed run resumed"
 
 # 6. Unreadable measurements are moved aside and rebuilt.
 entry=${entry%/}
