@@ -1,6 +1,8 @@
-// common/text_format.hpp — number formatting shared by the text views of every module.
+// common/text_format.hpp — number and text formatting shared by the text and SVG views of every module.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -11,6 +13,33 @@ inline std::string format_fixed(double value, int decimals) {
   char text[64];
   std::snprintf(text, sizeof text, "%.*f", decimals, value);
   return text;
+}
+
+// `value` to `digits` significant figures, without an exponent for everyday magnitudes:
+// format_significant(1234.5, 3) == "1230", format_significant(0.012345, 2) == "0.012".
+inline std::string format_significant(double value, int digits) {
+  if (value == 0 || !std::isfinite(value)) return format_fixed(value, 0);
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
+  const double scale = std::pow(10.0, magnitude - digits + 1);
+  return format_fixed(std::round(value / scale) * scale, std::max(0, digits - 1 - magnitude));
+}
+
+// `text` safe inside XML/SVG character data and attribute values.
+inline std::string xml_escaped(const std::string& text) {
+  std::string escaped;
+  for (const char character : text) {
+    switch (character) {
+      case '&': escaped += "&amp;"; break;
+      case '<': escaped += "&lt;"; break;
+      case '>': escaped += "&gt;"; break;
+      case '"': escaped += "&quot;"; break;
+      case '\'': escaped += "&apos;"; break;
+      default:
+        // Control characters other than tab and newline are not allowed in XML 1.0 at all.
+        if (static_cast<unsigned char>(character) >= 0x20 || character == '\t' || character == '\n') escaped += character;
+    }
+  }
+  return escaped;
 }
 
 }  // namespace dnntune

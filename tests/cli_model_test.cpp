@@ -44,7 +44,7 @@ TEST_CASE("fit, then predict and scale from the saved calibration") {
   REQUIRE(predict.exit_code == 0);
   const auto prediction = json::parse(predict.out);
   CHECK(prediction["images_per_second"].get<double>() > 0);
-  CHECK(prediction["images_per_second_band"][0].get<double>() < prediction["images_per_second"].get<double>());
+  CHECK(prediction["band"]["low"].get<double>() < prediction["images_per_second"].get<double>());
   CHECK(prediction["terms_seconds"]["communication"].get<double>() > 0);
   CHECK(prediction["configuration"]["processes_per_node"] == 2);
 
@@ -70,8 +70,8 @@ TEST_CASE("a spec machine is predicted from the built-in reference calibration, 
   CHECK(prediction["confidence"] == "spec");
   CHECK(prediction["machine"] == "skylake-8180");
   const double rate = prediction["images_per_second"].get<double>();
-  CHECK(prediction["images_per_second_band"][0].get<double>() < 0.8 * rate);  // a wide band
-  CHECK(prediction["images_per_second_band"][1].get<double>() > 1.2 * rate);
+  CHECK(prediction["band"]["low"].get<double>() < 0.8 * rate);  // a wide band
+  CHECK(prediction["band"]["high"].get<double>() > 1.2 * rate);
 }
 
 TEST_CASE("the predict_scaling example loads a calibration and predicts over nodes") {
@@ -113,4 +113,23 @@ TEST_CASE("model commands: bad input is exit 2 with a clear message") {
   check(run_dnntune({"fit", directory + "/layers.jsonl", "--machine", "skylake-8180"}), "measured on machine");
   std::ofstream(directory + "/empty.jsonl") << "";
   check(run_dnntune({"fit", directory + "/empty.jsonl", "--machine", directory + "/machine.json"}), "no measurement");
+}
+
+TEST_CASE("the scaling plot escapes the network's name and shows efficiency against an ideal 100% line") {
+  std::ifstream tiny(dnntune::test::source_path("tests/fixtures/tiny_network.json"));
+  json network = json::parse(tiny);
+  network["name"] = "tiny <net> & \"friends\"";
+  const std::string directory = dnntune::test::make_temporary_directory();
+  std::ofstream(directory + "/network.json") << network.dump();
+  const std::string plot = directory + "/scaling.svg";
+  const auto scale = run_dnntune({"scale", "--model", directory + "/network.json", "--machine", "skylake-8180", "--ppn",
+                                  "2", "--threads", "28", "--nodes", "1..16", "--plot", plot});
+  INFO(scale.err);
+  REQUIRE(scale.exit_code == 0);
+  std::ifstream svg(plot);
+  const std::string picture((std::istreambuf_iterator<char>(svg)), std::istreambuf_iterator<char>());
+  CHECK(picture.find("tiny &lt;net&gt; &amp; &quot;friends&quot;") != std::string::npos);
+  CHECK(picture.find("<net>") == std::string::npos);
+  CHECK(picture.find("efficiency") != std::string::npos);
+  CHECK(picture.find(">100%</text>") != std::string::npos);
 }
