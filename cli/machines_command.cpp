@@ -5,6 +5,7 @@
 
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
+#include "common/json_file.hpp"
 #include "data/builtin_machines.hpp"
 
 namespace dnntune::cli {
@@ -42,7 +43,9 @@ void run_machines(const OutputOptions& output) {
   }
   text += "Figures are per node (CPU: all cores at base clock; all packages) from spec sheets. "
           "Details: dnntune probe --machine NAME\n";
-  write_output(output.json ? list.dump(2) + "\n" : text, output.path);
+  auto document = schema_head("dnntune.machine-list", 1);
+  document["machines"] = list;
+  write_output(output.json ? document.dump(2) + "\n" : text, output.path);
 }
 
 }  // namespace

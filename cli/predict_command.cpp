@@ -3,6 +3,7 @@
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
 #include "cli/model_options.hpp"
+#include "common/json_file.hpp"
 #include "model/report.hpp"
 #include "workloads/zoo.hpp"
 
@@ -22,8 +23,10 @@ void run_predict(const PredictOptions& options) {
   const auto predictor =
       value_or_fail(load_predictor(options.source, {{options.model}, {configuration.batch_per_process}, options.source.backend}));
   const auto prediction = value_or_fail(predictor.predict(network, configuration));
-  write_output(options.output.json ? model::prediction_json(prediction).dump(2) + "\n" : model::prediction_text(prediction),
-               options.output.path);
+  if (!options.output.json) return write_output(model::prediction_text(prediction), options.output.path);
+  auto document = schema_head("dnntune.prediction", 1);
+  document.update(model::prediction_json(prediction));
+  write_output(document.dump(2) + "\n", options.output.path);
 }
 
 }  // namespace

@@ -155,6 +155,8 @@ void add_recommend_command(CLI::App& root) {
   command->add_option("--format", options.format, "text, json, slurm (a batch script) or mpirun (launch line)")
       ->check(CLI::IsMember({"text", "json", "slurm", "mpirun"}))
       ->capture_default_str();
+  // --json as on every other reporting command; --format json stays its alias.
+  command->add_flag_callback("--json", [] { options.format = "json"; }, "JSON for scripts (the same as --format json)");
   command->add_flag("--explain", options.explain, "Print the whole ranking and every excluded configuration");
   command->add_option("--verify", options.verify,
                       "Train the K best candidates for real on this node and recommend the measured best")

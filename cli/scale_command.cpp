@@ -3,6 +3,7 @@
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
 #include "cli/model_options.hpp"
+#include "common/json_file.hpp"
 #include "model/scaling.hpp"
 #include "workloads/zoo.hpp"
 
@@ -33,8 +34,10 @@ void run_scale(const ScaleOptions& options) {
                                               " per node, " + configuration.fabric),
                  options.plot_path);
   }
-  write_output(options.output.json ? model::scaling_json(rows).dump(2) + "\n" : model::scaling_text(rows),
-               options.output.path);
+  if (!options.output.json) return write_output(model::scaling_text(rows), options.output.path);
+  auto document = schema_head("dnntune.scaling", 1);
+  document["rows"] = model::scaling_json(rows);
+  write_output(document.dump(2) + "\n", options.output.path);
 }
 
 }  // namespace

@@ -55,6 +55,10 @@ Expected<void> write_json_file(const std::string& path, const nlohmann::json& do
   return {};
 }
 
+nlohmann::json schema_head(const std::string& kind, int version) {
+  return {{"schema", kind}, {"schema_version", version}};
+}
+
 Expected<void> check_schema(const nlohmann::json& document, const std::string& kind, int version,
                             const std::string& origin) {
   if (!document.is_object()) return bad_input(origin + ": expected a JSON object at the top level");

@@ -23,6 +23,10 @@ Expected<nlohmann::json> read_json_file(const std::string& path);
 // write never leaves a truncated file behind.
 Expected<void> write_json_file(const std::string& path, const nlohmann::json& document);
 
+// {"schema": kind, "schema_version": version}: the head of every document dnntune writes, its
+// outputs included (the JSON contract: schemas/ describes each kind).
+nlohmann::json schema_head(const std::string& kind, int version);
+
 // Checks that `document` is an object of schema `kind` at exactly `version`.
 Expected<void> check_schema(const nlohmann::json& document, const std::string& kind, int version,
                             const std::string& origin);

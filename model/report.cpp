@@ -68,7 +68,7 @@ nlohmann::json prediction_json(const Prediction& p) {
             {"cores_per_process", p.placement.cores_per_process}}},
           {"iteration_seconds", p.iteration_seconds},
           {"images_per_second", p.images_per_second},
-          {"images_per_second_band", {p.images_per_second_low, p.images_per_second_high}},
+          {"band", {{"low", p.images_per_second_low}, {"high", p.images_per_second_high}, {"level", 0.9}}},
           {"scaling_efficiency", p.scaling_efficiency},
           {"terms_seconds",
            {{"forward", t.forward},

@@ -90,7 +90,7 @@ TEST_CASE("dnntune probe --topology: a synthetic 2x28-core SMT node") {
 TEST_CASE("dnntune machines and probe --machine") {
   const auto list = run_dnntune({"machines", "--json"});
   REQUIRE(list.exit_code == 0);
-  CHECK(json::parse(list.out).size() == 16);
+  CHECK(json::parse(list.out)["machines"].size() == 16);
   const auto skylake = run_dnntune({"probe", "--machine", "skylake-8180"});
   REQUIRE(skylake.exit_code == 0);
   CHECK(skylake.out.find("Platinum 8180") != std::string::npos);

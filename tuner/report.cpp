@@ -111,7 +111,9 @@ std::string recommendation_text(const Recommendation& r, bool explain) {
 }
 
 nlohmann::json recommendation_json(const Recommendation& r, bool explain) {
-  nlohmann::json out = {{"objective", objective_name(r.objective)},
+  nlohmann::json out = {{"schema", "dnntune.recommendation"},
+                        {"schema_version", 1},
+                        {"objective", objective_name(r.objective)},
                         {"best", model::prediction_json(r.best.prediction)},
                         {"tied_within_band", r.tied_within_band},
                         {"choice_note", r.choice_note},

@@ -1,0 +1,48 @@
+#!/usr/bin/python3
+"""tests/schemas/validate_outputs.py DNNTUNE SOURCE_DIR — every reporting command's JSON output
+validates against its JSON Schema in schemas/ (Debian's python3-jsonschema): predict, scale,
+recommend (--json and its alias --format json) and machines, for a spec machine (no calibration
+needed) and, with the recorded tiny network, for every source of the contract."""
+import json
+import pathlib
+import subprocess
+import sys
+
+import jsonschema
+
+dnntune, source = sys.argv[1], pathlib.Path(sys.argv[2])
+schemas = {}
+for path in sorted((source / "schemas").glob("*.schema.json")):
+    schema = json.loads(path.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    schemas[schema["$id"]] = schema
+resolver_store = dict(schemas)
+
+
+def validate(arguments):
+    run = subprocess.run([dnntune] + arguments, capture_output=True, text=True, check=False)
+    if run.returncode != 0:
+        sys.exit(f"FAILED: dnntune {' '.join(arguments)} exited {run.returncode}: {run.stderr.strip()}")
+    document = json.loads(run.stdout)
+    kind = document.get("schema")
+    if kind not in schemas:
+        sys.exit(f"FAILED: dnntune {' '.join(arguments)}: no schema file for {kind!r}")
+    resolver = jsonschema.RefResolver.from_schema(schemas[kind], store=resolver_store)
+    try:
+        jsonschema.Draft202012Validator(schemas[kind], resolver=resolver).validate(document)
+    except jsonschema.ValidationError as error:
+        sys.exit(f"FAILED: dnntune {' '.join(arguments)}: {error.message} at {list(error.absolute_path)}")
+    print(f"ok: dnntune {' '.join(arguments)} -> {kind} v{document['schema_version']}")
+    return document
+
+
+spec = ["--machine", "skylake-8180"]
+validate(["machines", "--json"])
+validate(["predict", "--model", "resnet50", "--ppn", "2", "--threads", "28", "--nodes", "4", "--json"] + spec)
+validate(["predict", "--model", "resnet50", "--ppn", "4", "--threads", "14", "--nodes", "8", "--ps", "2", "--json"] + spec)
+validate(["scale", "--model", "resnet152", "--ppn", "2", "--threads", "28", "--nodes", "1..64", "--json"] + spec)
+validate(["recommend", "--model", "resnet152", "--nodes", "16", "--json"] + spec)
+validate(["recommend", "--model", "inception_v3", "--batch", "32,64", "--format", "json", "--explain"] + spec)
+validate(["recommend", "--model", "resnet50", "--objective", "time-to-train", "--json", "--consider-ps"] + spec)
+tiny = str(source / "tests/fixtures/tiny_network.json")
+validate(["recommend", "--model", tiny, "--json"] + spec)
