@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# tests/install/install_test.sh BUILD_DIR SOURCE_DIR — `cmake --install` into a temporary prefix,
+# then a project outside the tree finds it with find_package(dnntune) and runs; the same source
+# also builds through pkg-config; the installed command runs.
+set -euo pipefail
+build=$1
+source_dir=$2
+work=$(mktemp -d /tmp/dnntune-install-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAILED: $*" >&2; exit 1; }
+
+cmake --install "$build" --prefix "$work/prefix" >"$work/install.log" || fail "cmake --install"
+[[ -f $work/prefix/include/dnntune/model/predictor.hpp ]] || fail "headers not installed"
+[[ -f $work/prefix/lib/cmake/dnntune/dnntuneConfig.cmake ]] || fail "no package configuration"
+[[ ! -e $work/prefix/include/dnntune/probe/topology.hpp ]] || fail "the hardware side's headers were installed"
+
+cmake -S "$source_dir/tests/install/outside_project" -B "$work/outside" -DCMAKE_PREFIX_PATH="$work/prefix" \
+    -DCMAKE_BUILD_TYPE=Release >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; fail "find_package(dnntune)"; }
+cmake --build "$work/outside" >"$work/build.log" 2>&1 || { cat "$work/build.log"; fail "building against dnntune::model"; }
+output=$("$work/outside/predict_spec_machine" skylake-8180 resnet50) || fail "the outside program"
+[[ $output == "resnet50 on skylake-8180: "*" images/s ["* ]] || fail "unexpected output: $output"
+echo "ok: find_package(dnntune): $output"
+
+export PKG_CONFIG_PATH=$work/prefix/lib/pkgconfig
+# shellcheck disable=SC2046
+g++ -O1 "$source_dir/tests/install/outside_project/predict_spec_machine.cpp" -o "$work/by_pkg_config" \
+    $(pkg-config --cflags --libs dnntune) || fail "building with pkg-config"
+[[ $("$work/by_pkg_config" skylake-8180 resnet50) == "$output" ]] || fail "pkg-config build answers differently"
+echo "ok: pkg-config dnntune"
+
+"$work/prefix/bin/dnntune" machines --json >/dev/null || fail "the installed command"
+echo "ok: installed dnntune runs"
