@@ -1,0 +1,122 @@
+// python/dnntune_module.cpp — the native half of `import dnntune`: a Model made from a
+// calibration file or a spec machine, whose predict / scale / recommend return the same JSON
+// documents as `dnntune predict|scale|recommend --json` (as text: dnntune/__init__.py turns
+// them into dicts). Errors become ValueError with the command's one-line message.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/json_file.hpp"
+#include "data/builtin_machines.hpp"
+#include "model/calibration.hpp"
+#include "model/predictor.hpp"
+#include "model/report.hpp"
+#include "model/scaling.hpp"
+#include "tuner/recommendation.hpp"
+#include "tuner/report.hpp"
+#include "workloads/zoo.hpp"
+
+namespace py = pybind11;
+using namespace dnntune;
+
+namespace {
+
+template <class T>
+T value_or_raise(Expected<T> result) {
+  if (!result) throw py::value_error(result.error().message);
+  return std::move(*result);
+}
+
+model::TrainingConfiguration configuration_of(int processes_per_node, int threads_per_process, std::int64_t batch,
+                                              int nodes, bool smt, const std::string& fabric) {
+  model::TrainingConfiguration configuration;
+  configuration.processes_per_node = processes_per_node;
+  configuration.threads_per_process = threads_per_process;
+  configuration.batch_per_process = batch;
+  configuration.nodes = nodes;
+  configuration.smt = smt;
+  configuration.fabric = fabric;
+  return configuration;
+}
+
+class Model {
+ public:
+  // A calibration file (this machine's, from `dnntune fit`), or a spec machine (a built-in name
+  // or a profile JSON) with a reference calibration's efficiencies (the built-in one by default).
+  Model(const std::optional<std::string>& calibration_path, const std::optional<std::string>& machine,
+        const std::string& backend)
+      : predictor_(make(calibration_path, machine, backend)) {}
+
+  std::string predict(const std::string& network, int processes_per_node, int threads_per_process, std::int64_t batch,
+                      int nodes, bool smt, const std::string& fabric) const {
+    const auto prediction = value_or_raise(predictor_.predict(
+        value_or_raise(workloads::load_network(network)),
+        configuration_of(processes_per_node, threads_per_process, batch, nodes, smt, fabric)));
+    auto document = schema_head("dnntune.prediction", 1);
+    document.update(model::prediction_json(prediction));
+    return document.dump();
+  }
+
+  std::string scale(const std::string& network, int processes_per_node, int threads_per_process, std::int64_t batch,
+                    const std::string& nodes, bool smt, const std::string& fabric) const {
+    const auto rows = value_or_raise(model::predict_scaling(
+        predictor_, value_or_raise(workloads::load_network(network)),
+        configuration_of(processes_per_node, threads_per_process, batch, 1, smt, fabric),
+        value_or_raise(model::parse_node_counts(nodes))));
+    auto document = schema_head("dnntune.scaling", 1);
+    document["rows"] = model::scaling_json(rows);
+    return document.dump();
+  }
+
+  std::string recommend(const std::string& network, const std::vector<std::int64_t>& batches,
+                        const std::string& nodes, bool consider_smt, const std::string& fabric) const {
+    tuner::SearchSpaceOptions space;
+    space.batches_per_process = batches;
+    space.node_counts = value_or_raise(model::parse_node_counts(nodes));
+    space.consider_smt = consider_smt;
+    space.fabric = fabric;
+    const auto recommendation = value_or_raise(
+        tuner::recommend(predictor_, value_or_raise(workloads::load_network(network)), space, {}));
+    return tuner::recommendation_json(recommendation, false).dump();
+  }
+
+  int cores() const { return predictor_.rates().cores(); }
+  std::string machine() const { return predictor_.machine().name; }
+
+ private:
+  static model::Predictor make(const std::optional<std::string>& calibration_path,
+                               const std::optional<std::string>& machine, const std::string& backend) {
+    if (!calibration_path && !machine)
+      throw py::value_error("give calibration= (a `dnntune fit` file) or machine= (`dnntune machines`)");
+    if (!machine) return value_or_raise(model::Predictor::from_calibration(value_or_raise(model::read_calibration(*calibration_path))));
+    const auto profile = value_or_raise(data::load_machine(*machine));
+    if (calibration_path)
+      return value_or_raise(model::Predictor::from_spec(profile, value_or_raise(model::read_calibration(*calibration_path))));
+    const char* reference = data::builtin_reference_calibration(backend);
+    if (!reference) throw py::value_error("no built-in " + backend + " reference calibration: give calibration=");
+    return value_or_raise(model::Predictor::from_spec(
+        profile, value_or_raise(model::calibration_from_json_text(reference, "<built-in " + backend + " reference>"))));
+  }
+
+  model::Predictor predictor_;
+};
+
+}  // namespace
+
+PYBIND11_MODULE(_dnntune, module) {
+  module.doc() = "dnntune's model and tuner (see the dnntune package for the documented API)";
+  py::class_<Model>(module, "Model")
+      .def(py::init<const std::optional<std::string>&, const std::optional<std::string>&, const std::string&>(),
+           py::arg("calibration") = py::none(), py::arg("machine") = py::none(), py::arg("backend") = "torch")
+      .def("predict_json", &Model::predict, py::arg("network"), py::arg("processes_per_node"),
+           py::arg("threads_per_process"), py::arg("batch"), py::arg("nodes"), py::arg("smt"), py::arg("fabric"))
+      .def("scale_json", &Model::scale, py::arg("network"), py::arg("processes_per_node"),
+           py::arg("threads_per_process"), py::arg("batch"), py::arg("nodes"), py::arg("smt"), py::arg("fabric"))
+      .def("recommend_json", &Model::recommend, py::arg("network"), py::arg("batches"), py::arg("nodes"),
+           py::arg("consider_smt"), py::arg("fabric"))
+      .def_property_readonly("cores", &Model::cores)
+      .def_property_readonly("machine", &Model::machine);
+}

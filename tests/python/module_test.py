@@ -1,0 +1,58 @@
+#!/usr/bin/python3
+"""tests/python/module_test.py DNNTUNE BUILD_DIR — `import dnntune` (the pybind11 module in
+BUILD_DIR/python) answers exactly what the command answers: predict, scale and recommend for a
+spec machine give the same JSON as `dnntune ... --json`, and bad input raises ValueError."""
+import json
+import subprocess
+import sys
+
+dnntune_command, build = sys.argv[1], sys.argv[2]
+sys.path.insert(0, build + "/python")
+import dnntune  # noqa: E402
+
+
+def command_json(*arguments):
+    return json.loads(subprocess.run([dnntune_command, *arguments, "--json"], capture_output=True, text=True,
+                                     check=True).stdout)
+
+
+def check(condition, what):
+    if not condition:
+        sys.exit("FAILED: " + what)
+    print("ok: " + what)
+
+
+model = dnntune.Model(machine="skylake-8180")
+check(model.cores == 56 and model.machine == "skylake-8180", "a spec machine loads (56 cores)")
+
+prediction = model.predict("resnet50", processes_per_node=2, threads_per_process=28, batch=32, nodes=4)
+expected = command_json("predict", "--model", "resnet50", "--machine", "skylake-8180", "--ppn", "2", "--threads", "28",
+                        "--batch", "32", "--nodes", "4")
+check(prediction == expected, "predict() equals `dnntune predict --json`")
+check(prediction["schema"] == "dnntune.prediction" and prediction["band"]["low"] < prediction["images_per_second"],
+      "predict() carries its schema and band")
+
+scaling = model.scale("resnet152", processes_per_node=2, threads_per_process=28, nodes="1..64")
+check(len(scaling["rows"]) == 7 and scaling["rows"][-1]["configuration"]["nodes"] == 64, "scale() over 1..64 nodes")
+
+recommendation = model.recommend("resnet152", batches=[32, 64])
+expected = command_json("recommend", "--model", "resnet152", "--machine", "skylake-8180", "--batch", "32,64")
+check(recommendation["best"]["configuration"] == expected["best"]["configuration"],
+      "recommend() picks what `dnntune recommend` picks")
+
+for bad, call in [("unknown network", lambda: model.predict("resnet9000")),
+                  ("batch 0", lambda: model.predict("resnet50", batch=0)),
+                  ("unknown machine", lambda: dnntune.Model(machine="no-such-machine")),
+                  ("no source", lambda: dnntune.Model())]:
+    try:
+        call()
+        check(False, bad + " raises ValueError")
+    except ValueError as error:
+        check(str(error) != "", bad + " raises ValueError: " + str(error).splitlines()[0][:70])
+
+example = subprocess.run(["/usr/bin/python3", sys.argv[0].replace("tests/python/module_test.py",
+                                                                  "examples/pytorch_pick_configuration.py"),
+                          "--machine", "skylake-8180", "--steps", "0"],
+                         capture_output=True, text=True, env={"PYTHONPATH": build + "/python"}, check=False)
+check(example.returncode == 0 and example.stdout.startswith("dnntune: "),
+      "the PyTorch example picks its configuration: " + example.stdout.strip()[:60] + example.stderr[-300:])
