@@ -6,6 +6,7 @@
 
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
+#include "cli/launch_options.hpp"
 #include "cli/model_options.hpp"
 #include "cli/real_training.hpp"
 #include "model/scaling.hpp"
@@ -30,10 +31,12 @@ struct RecommendCommandOptions {
   bool no_smt = false;
   bool consider_parameter_server = false;
   std::string fusion_megabytes = "25";
+  std::string processes_per_node;  // --ppn: only these
   std::string fabric = "edr";
   std::string output_path;
   int verify = 0;
   ModelSourceOptions source;
+  LaunchOptions launch;
   std::vector<std::string> train_command;
 };
 
@@ -87,6 +90,8 @@ void run_recommend(const RecommendCommandOptions& options) {
   space.consider_parameter_server = options.consider_parameter_server;
   space.fusion_megabytes = parse_list<double>(options.fusion_megabytes, "--fusion-mb");
   space.fabric = options.fabric;
+  if (!options.processes_per_node.empty())
+    space.processes_per_node = parse_list<int>(options.processes_per_node, "--ppn");
   // A default calibration (of this machine) measures the batches its ranks would run with.
   const int this_machines_cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const auto batches = tuner::batches_to_score(space, this_machines_cpus);
@@ -104,13 +109,15 @@ void run_recommend(const RecommendCommandOptions& options) {
   auto recommendation = value_or_fail(tuner::recommend(predictor, network, space, recommend_options));
   if (options.verify > 0) verify_for_real(recommendation, options);
 
-  tuner::JobScriptOptions job;
-  job.job_name = "dnntune-" + network.name;
+  const auto& best = recommendation.best.prediction;
+  auto job = value_or_fail(job_script_options(
+      options.launch, network.name, options.epochs * static_cast<double>(options.dataset_images) / best.images_per_second));
   job.train_command = options.train_command;
   std::string text;
   if (options.format == "json") text = tuner::recommendation_json(recommendation, options.explain).dump(2) + "\n";
-  else if (options.format == "slurm") text = tuner::slurm_script(recommendation.best.prediction, predictor.rates(), job);
-  else if (options.format == "mpirun") text = tuner::mpirun_text(recommendation.best.prediction, predictor.rates(), job);
+  else if (options.format == "slurm") text = tuner::slurm_script(best, predictor.rates(), job);
+  else if (options.format == "mpirun") text = tuner::mpirun_text(best, predictor.rates(), job);
+  else if (options.format == "torchrun") text = tuner::torchrun_text(best, predictor.rates(), job);
   else {
     text = tuner::recommendation_text(recommendation, options.explain);
     text += "  launch: " + tuner::mpirun_command_line(recommendation.best.prediction.configuration, predictor.rates(), job) + "\n";
@@ -143,6 +150,8 @@ void add_recommend_command(CLI::App& root) {
   command->add_option("--dataset-images", options.dataset_images, "time-to-train: images per epoch")
       ->capture_default_str();
   command->add_flag("--no-smt", options.no_smt, "Do not consider hyper-threading");
+  command->add_option("--ppn", options.processes_per_node,
+                      "Only these processes per node (a list: 2,4), when a launcher or a site rule fixes them");
   command->add_flag("--consider-ps", options.consider_parameter_server, "Also consider parameter-server schemes");
   command->add_option("--fusion-mb", options.fusion_megabytes, "All-reduce fusion thresholds to consider, MiB")
       ->capture_default_str();
@@ -152,8 +161,9 @@ void add_recommend_command(CLI::App& root) {
   command->add_option("--topology", options.source.topology_path,
                       "Tune for the node described by this hwloc XML (with --calibration of a node of that CPU)")
       ->option_text("FILE.xml");
-  command->add_option("--format", options.format, "text, json, slurm (a batch script) or mpirun (launch line)")
-      ->check(CLI::IsMember({"text", "json", "slurm", "mpirun"}))
+  command->add_option("--format", options.format,
+                      "text, json, slurm (a batch script), mpirun or torchrun (launch lines)")
+      ->check(CLI::IsMember({"text", "json", "slurm", "mpirun", "torchrun"}))
       ->capture_default_str();
   // --json as on every other reporting command; --format json stays its alias.
   command->add_flag_callback("--json", [] { options.format = "json"; }, "JSON for scripts (the same as --format json)");
@@ -162,6 +172,7 @@ void add_recommend_command(CLI::App& root) {
                       "Train the K best candidates for real on this node and recommend the measured best")
       ->option_text("K")
       ->check(CLI::PositiveNumber);
+  add_launch_options(*command, options.launch);
   command->add_option("-o,--output", options.output_path, "Write to FILE instead of standard output")
       ->option_text("FILE");
   command->add_option("command", options.train_command, "Your training command (after --)");

@@ -1,6 +1,8 @@
 // tuner/job_script.cpp — see job_script.hpp.
 #include "tuner/job_script.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -11,7 +13,14 @@ namespace dnntune::tuner {
 namespace {
 
 std::string command_text(const JobScriptOptions& options) {
-  return shell_command_line(options.train_command);
+  const std::string command = shell_command_line(options.train_command);
+  return command.empty() ? "YOUR_TRAINING_COMMAND" : command;
+}
+
+// The training command run by a per-rank shell that first sets torch.distributed's variables
+// from the launcher's own: `bash -c 'export RANK=...; exec "$@"' dnntune-rank COMMAND...`.
+std::string rank_wrapped(const std::string& rank_exports, const JobScriptOptions& options) {
+  return "bash -c " + shell_quote(rank_exports + "; exec \"$@\"") + " dnntune-rank " + command_text(options);
 }
 
 std::string summary_comment(const model::Prediction& prediction) {
@@ -20,61 +29,113 @@ std::string summary_comment(const model::Prediction& prediction) {
                 prediction.network.c_str(), model::describe(prediction.configuration).c_str(),
                 prediction.backend.c_str(), prediction.images_per_second, prediction.images_per_second_low,
                 prediction.images_per_second_high, prediction.confidence.c_str());
-  return line;
+  std::string text = line;
+  // A network name comes from a user's file: it never starts a line of its own in a script.
+  std::replace_if(text.begin(), text.end() - 1, [](char character) { return character == '\n' || character == '\r'; }, ' ');
+  return text;
+}
+
+int cores_per_process(const model::TrainingConfiguration& c, const model::MachineRates& rates) {
+  const auto placement = model::place(c, rates);
+  return placement ? placement->cores_per_process : c.threads_per_process;
 }
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> launch_environment(const model::TrainingConfiguration& c) {
+std::vector<std::pair<std::string, std::string>> launch_environment(const model::TrainingConfiguration& c,
+                                                                    const JobScriptOptions& options) {
   const std::string threads = std::to_string(c.threads_per_process);
-  return {
+  std::vector<std::pair<std::string, std::string>> environment = {
       {"OMP_NUM_THREADS", threads},
       {"OMP_PROC_BIND", "close"},
       {"OMP_PLACES", c.smt ? "threads" : "cores"},
-      // Intel OpenMP (oneDNN/TensorFlow builds): the same pinning, and short spin-waits so the
-      // threads of one rank do not steal cycles from communication.
-      {"KMP_AFFINITY", c.smt ? "granularity=fine,compact,0,0" : "granularity=fine,compact,1,0"},
-      {"KMP_BLOCKTIME", "1"},
+  };
+  if (options.openmp != OpenMpRuntime::gnu) {
+    // Intel OpenMP (IPEX, oneDNN/TensorFlow builds): the same pinning, and short spin-waits so
+    // the threads of one rank do not steal cycles from communication. GNU's ignores these.
+    environment.insert(environment.end(), {{"KMP_AFFINITY", c.smt ? "granularity=fine,compact,0,0"
+                                                                   : "granularity=fine,compact,1,0"},
+                                           {"KMP_BLOCKTIME", "1"}});
+  }
+  environment.insert(environment.end(), {
       // Framework thread pools: PyTorch reads OMP_NUM_THREADS; TensorFlow these two.
       {"TF_NUM_INTRAOP_THREADS", threads},
       {"TF_NUM_INTEROP_THREADS", "1"},
       {"HOROVOD_FUSION_THRESHOLD", std::to_string(static_cast<long long>(c.fusion_bytes))},
-  };
+      // The batch each rank should use, for the user's command to read.
+      {"DNNTUNE_BATCH_PER_PROCESS", std::to_string(c.batch_per_process)},
+  });
+  environment.insert(environment.end(), options.allocator_environment.begin(), options.allocator_environment.end());
+  return environment;
 }
 
-std::vector<std::string> mpirun_arguments(const model::TrainingConfiguration& c, const model::MachineRates& rates) {
-  const auto placement = model::place(c, rates);
-  const int cores_per_process = placement ? placement->cores_per_process : c.threads_per_process;
+std::vector<std::string> mpirun_arguments(const model::TrainingConfiguration& c, const model::MachineRates& rates,
+                                          const JobScriptOptions& options) {
   const int ranks = c.processes_per_node * c.nodes;
   std::vector<std::string> arguments = {"mpirun", "-np", std::to_string(ranks)};
   // Ranks wider than a socket are mapped per node; place() refused any other straddling.
   const std::string map_by =
-      open_mpi_map_by(c.processes_per_node, cores_per_process, rates.packages, rates.cores_per_package);
-  arguments.insert(arguments.end(), {"--map-by", map_by,
-                                     "--bind-to", "core", "--report-bindings"});
-  for (const auto& [name, value] : launch_environment(c)) arguments.insert(arguments.end(), {"-x", name + "=" + value});
+      open_mpi_map_by(c.processes_per_node, cores_per_process(c, rates), rates.packages, rates.cores_per_package);
+  arguments.insert(arguments.end(), {"--map-by", map_by, "--bind-to", "core", "--report-bindings"});
+  for (const auto& [name, value] : launch_environment(c, options))
+    arguments.insert(arguments.end(), {"-x", name + "=" + value});
   return arguments;
 }
 
 std::string mpirun_command_line(const model::TrainingConfiguration& configuration, const model::MachineRates& rates,
                                 const JobScriptOptions& options) {
-  const std::string line = shell_command_line(mpirun_arguments(configuration, rates));
-  const std::string command = command_text(options);
-  return line + " " + (command.empty() ? "YOUR_TRAINING_COMMAND" : command);
+  // MASTER_ADDR and MASTER_PORT pass through when set (mpirun_text sets them to this node).
+  return shell_command_line(mpirun_arguments(configuration, rates, options)) +
+         " -x MASTER_ADDR -x MASTER_PORT " +
+         rank_wrapped("export RANK=$OMPI_COMM_WORLD_RANK LOCAL_RANK=$OMPI_COMM_WORLD_LOCAL_RANK "
+                      "WORLD_SIZE=$OMPI_COMM_WORLD_SIZE",
+                      options);
 }
 
 std::string mpirun_text(const model::Prediction& prediction, const model::MachineRates& rates,
                         const JobScriptOptions& options) {
-  return summary_comment(prediction) + mpirun_command_line(prediction.configuration, rates, options) + "\n";
+  return summary_comment(prediction) +
+         "# torch.distributed meets at rank 0, on the node mpirun runs on:\n"
+         "export MASTER_ADDR=${MASTER_ADDR:-$(hostname)} MASTER_PORT=${MASTER_PORT:-29500}\n" +
+         mpirun_command_line(prediction.configuration, rates, options) + "\n";
+}
+
+std::string torchrun_text(const model::Prediction& prediction, const model::MachineRates& rates,
+                          const JobScriptOptions& options) {
+  const model::TrainingConfiguration& c = prediction.configuration;
+  const int cores = cores_per_process(c, rates);
+  std::ostringstream out;
+  out << summary_comment(prediction)
+      << "# On each of the " << c.nodes << " node(s): NODE_RANK 0.." << c.nodes - 1
+      << ", MASTER_ADDR the address of node 0. torchrun binds nothing, so each worker binds itself\n"
+      << "# to " << cores << " core(s) of its own (by LOCAL_RANK, cores in socket order"
+      << (c.smt ? ", with their SMT siblings" : "") << ") and its memory to their NUMA node.\n";
+  for (const auto& [name, value] : launch_environment(c, options)) out << "export " << name << "=" << shell_quote(value) << "\n";
+  // The cores of this node in socket order, one line "cpu,cpu..." per core (its hardware
+  // threads), read from lscpu at run time: OS CPU numbering differs between machines.
+  const std::string bind =
+      "cores=$(lscpu --parse=CPU,CORE,SOCKET | grep -v \"^#\" | sort -t, -k3,3n -k2,2n -k1,1n | "
+      "awk -F, '{ key = $3 \" \" $2; if (key in cpus) cpus[key] = cpus[key] \",\" $1; "
+      "else { cpus[key] = $1; order[n++] = key } } END { for (i = 0; i < n; i++) print cpus[order[i]] }'); "
+      "first=$((LOCAL_RANK * " + std::to_string(cores) + " + 1)); "
+      "cpus=$(echo \"$cores\" | sed -n \"${first},$((first + " + std::to_string(cores - 1) + "))p\" | " +
+      (c.smt ? std::string("paste -sd,") : std::string("cut -d, -f1 | paste -sd,")) + "); " +
+      "if command -v numactl >/dev/null; then exec numactl --physcpubind=\"$cpus\" --localalloc \"$@\"; "
+      "else exec taskset -c \"$cpus\" \"$@\"; fi";
+  // The underscore spellings: PyTorch 1.x's torchrun knows only those, 2.x both.
+  out << "torchrun --nnodes=" << c.nodes << " --nproc_per_node=" << c.processes_per_node
+      << " --node_rank=\"${NODE_RANK:-0}\" --master_addr=\"${MASTER_ADDR:-127.0.0.1}\""
+      << " --master_port=\"${MASTER_PORT:-29500}\" --no_python \\\n    bash -c " << shell_quote(bind)
+      << " dnntune-rank " << command_text(options) << "\n";
+  return out.str();
 }
 
 std::string slurm_script(const model::Prediction& prediction, const model::MachineRates& rates,
                          const JobScriptOptions& options) {
   const model::TrainingConfiguration& c = prediction.configuration;
-  const auto placement = model::place(c, rates);
-  const int cores_per_process = placement ? placement->cores_per_process : c.threads_per_process;
+  const int cores = cores_per_process(c, rates);
   // With --hint=multithread a "CPU" is a hardware thread, with nomultithread a core.
-  const int cpus_per_task = c.smt ? cores_per_process * rates.pus_per_core : cores_per_process;
+  const int cpus_per_task = c.smt ? cores * rates.pus_per_core : cores;
   std::ostringstream out;
   out << "#!/bin/bash\n"
       << "#SBATCH --job-name=" << options.job_name << "\n"
@@ -83,27 +144,40 @@ std::string slurm_script(const model::Prediction& prediction, const model::Machi
       << "#SBATCH --cpus-per-task=" << cpus_per_task << "\n"
       << "#SBATCH --hint=" << (c.smt ? "multithread" : "nomultithread") << "\n"
       << "#SBATCH --exclusive\n"
-      << "#SBATCH --time=" << options.time_limit << "\n"
-      << summary_comment(prediction)
-      << "# Each task gets " << cores_per_process << " core(s) of its own; " << c.threads_per_process
-      << " thread(s) per task" << (c.smt ? " on their SMT siblings" : ", one per core") << ".\n"
+      << "#SBATCH --time=" << options.time_limit << "\n";
+  if (!options.partition.empty()) out << "#SBATCH --partition=" << options.partition << "\n";
+  if (!options.account.empty()) out << "#SBATCH --account=" << options.account << "\n";
+  out << summary_comment(prediction) << "# Each task gets " << cores << " core(s) of its own; "
+      << c.threads_per_process << " thread(s) per task" << (c.smt ? " on their SMT siblings" : ", one per core")
+      << ", memory from its cores' NUMA node.\n"
       << "set -euo pipefail\n\n";
-  for (const auto& [name, value] : launch_environment(c)) out << "export " << name << "=" << value << "\n";
+  for (const auto& [name, value] : launch_environment(c, options)) out << "export " << name << "=" << shell_quote(value) << "\n";
   out << "# Open MPI inside the allocation, if the command uses it without srun:\n"
-      << "export OMPI_MCA_hwloc_base_binding_policy=core\n\n"
+      << "export OMPI_MCA_hwloc_base_binding_policy=core\n"
+      << "# torch.distributed: rank 0 on the first node; RANK and LOCAL_RANK per task below.\n"
+      << "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n"
+      << "export MASTER_PORT=$((20000 + SLURM_JOB_ID % 20000)) WORLD_SIZE=$SLURM_NTASKS\n\n"
       // Since Slurm 22.05 srun no longer inherits --cpus-per-task from sbatch: pass it on.
       // block:cyclic fills nodes rank by rank and deals the ranks round-robin over the sockets,
       // each rank's cores from one socket: ceil(ppn/S) ranks on a socket, as the model and the
       // mpirun line place them. block:block would pack 2 ranks of 14 cores onto one of two
       // 28-core sockets, sharing one socket's memory bandwidth the prediction gave to each.
-      << "srun --cpus-per-task=\"$SLURM_CPUS_PER_TASK\" --cpu-bind=cores --distribution=block:cyclic ";
-  const std::string command = command_text(options);
-  if (command.empty())
-    out << "\\\n    true  # put your training command here, e.g.: python train.py --batch-size "
-        << c.batch_per_process << "\n";
+      << "srun --cpus-per-task=\"$SLURM_CPUS_PER_TASK\" --cpu-bind=cores --mem-bind=local "
+         "--distribution=block:cyclic \\\n    ";
+  if (options.train_command.empty())
+    out << "true  # put your training command here (it reads DNNTUNE_BATCH_PER_PROCESS="
+        << c.batch_per_process << "), e.g.: python train.py --batch-size " << c.batch_per_process << "\n";
   else
-    out << command << "\n";
+    out << rank_wrapped("export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID", options) << "\n";
   return out.str();
+}
+
+std::string slurm_time_limit(double seconds) {
+  const long total = static_cast<long>(std::ceil(std::max(0.0, seconds) * 1.25 / 60.0)) * 60 + 600;
+  char text[40];
+  std::snprintf(text, sizeof text, "%ld-%02ld:%02ld:%02ld", total / 86400, total % 86400 / 3600, total % 3600 / 60,
+                total % 60);
+  return text;
 }
 
 }  // namespace dnntune::tuner

@@ -1,8 +1,9 @@
 // tuner/job_script.hpp — turning a recommended configuration into something that runs: the
-// environment (OpenMP, Intel OpenMP, framework threads, Horovod fusion), the launch line with
-// the binding that gives each rank its own cores (mpirun or srun), and a complete SLURM batch
+// environment (the OpenMP runtime's variables, framework threads, Horovod fusion, the memory
+// allocator), the launch line with the binding that gives each rank its own cores (mpirun,
+// srun or torchrun), torch.distributed's variables for every rank, and a complete SLURM batch
 // script. The binding is the point: the default Open MPI binding (one core per rank) starves
-// multi-threaded ranks, and a wrong OMP_NUM_THREADS oversubscribes them.
+// multi-threaded ranks, torchrun binds nothing, and a wrong OMP_NUM_THREADS oversubscribes.
 #pragma once
 
 #include <string>
@@ -14,30 +15,49 @@
 
 namespace dnntune::tuner {
 
+// Which OpenMP runtime the user's framework links: GNU's (libgomp: Debian's and pip's PyTorch)
+// reads only OMP_*; Intel's (libiomp5: IPEX, conda/MKL builds) also KMP_*. Unknown: both sets.
+enum class OpenMpRuntime { unknown, gnu, intel };
+
 struct JobScriptOptions {
-  std::string job_name = "dnntune";
+  std::string job_name = "dnntune";        // refused if it holds characters outside [A-Za-z0-9._+-]
   std::vector<std::string> train_command;  // the user's training command; empty: a placeholder
-  std::string time_limit = "02:00:00";
+  std::string time_limit = "02:00:00";     // SLURM's --time
+  std::string partition;                   // empty: the cluster's default
+  std::string account;
+  OpenMpRuntime openmp = OpenMpRuntime::unknown;
+  // The allocator every rank loads: NAME=VALUE pairs (LD_PRELOAD, MALLOC_*), empty for the default.
+  std::vector<std::pair<std::string, std::string>> allocator_environment;
 };
 
 // NAME=VALUE pairs every rank needs, in a fixed order.
-std::vector<std::pair<std::string, std::string>> launch_environment(const model::TrainingConfiguration& configuration);
+std::vector<std::pair<std::string, std::string>> launch_environment(const model::TrainingConfiguration& configuration,
+                                                                    const JobScriptOptions& options = {});
 
 // The mpirun argument list (without the command), e.g.
 // mpirun -np 4 --map-by ppr:2:socket:PE=14 --bind-to core -x OMP_NUM_THREADS ...
 std::vector<std::string> mpirun_arguments(const model::TrainingConfiguration& configuration,
-                                          const model::MachineRates& rates);
+                                          const model::MachineRates& rates, const JobScriptOptions& options = {});
 
-// The launch line: mpirun, its binding and environment, then the training command.
+// The launch line: mpirun, its binding and environment, then the training command run with
+// RANK, LOCAL_RANK and WORLD_SIZE taken from Open MPI's.
 std::string mpirun_command_line(const model::TrainingConfiguration& configuration, const model::MachineRates& rates,
                                 const JobScriptOptions& options);
 
-// `--format mpirun`: a comment with the prediction, then the launch line.
+// `--format mpirun`: a comment with the prediction, MASTER_ADDR/PORT, then the launch line.
 std::string mpirun_text(const model::Prediction& prediction, const model::MachineRates& rates,
                         const JobScriptOptions& options);
+
+// `--format torchrun`: what to run on each node: the environment, then torchrun with each
+// worker bound to its own cores (torchrun binds nothing itself) and its memory local.
+std::string torchrun_text(const model::Prediction& prediction, const model::MachineRates& rates,
+                          const JobScriptOptions& options);
 
 // `--format slurm`: a complete sbatch script launching with srun --cpu-bind=cores.
 std::string slurm_script(const model::Prediction& prediction, const model::MachineRates& rates,
                          const JobScriptOptions& options);
+
+// SLURM's --time for a job that trains `seconds`: 25% and 10 minutes of margin, D-HH:MM:SS.
+std::string slurm_time_limit(double seconds);
 
 }  // namespace dnntune::tuner

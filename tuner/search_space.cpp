@@ -1,6 +1,7 @@
 // tuner/search_space.cpp — see search_space.hpp.
 #include "tuner/search_space.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <set>
 
@@ -17,6 +18,10 @@ SearchSpace enumerate_search_space(const model::MachineRates& rates, const Searc
     for (bool smt : smt_settings)
       for (int ppn = 1; ppn <= hardware_threads; ++ppn)
         for (int threads = 1; threads * ppn <= hardware_threads; ++threads) {
+          if (!options.processes_per_node.empty() &&
+              std::find(options.processes_per_node.begin(), options.processes_per_node.end(), ppn) ==
+                  options.processes_per_node.end())
+            continue;
           model::TrainingConfiguration base;
           base.nodes = nodes;
           base.smt = smt;

@@ -23,6 +23,7 @@ struct SearchSpaceOptions {
   bool consider_parameter_server = false;
   std::vector<double> fusion_megabytes = {25};
   std::string fabric = "edr";
+  std::vector<int> processes_per_node;  // only these (a launcher or a site rule fixed them); empty: all
 };
 
 struct ExcludedPoint {

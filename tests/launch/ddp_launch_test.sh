@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# tests/launch/ddp_launch_test.sh DNNTUNE SOURCE_DIR — the launch lines `recommend` emits start a
+# real PyTorch DDP job (Debian's python3-torch, 2 ranks, gloo): under torchrun and under mpirun
+# each rank gets RANK / LOCAL_RANK / WORLD_SIZE, the recommended thread count, a CPU set of its
+# own and the chosen batch, and the ranks all-reduce. With --allocator, every rank has the
+# allocator loaded (its /proc/self/maps). Skipped (77) without python3-torch.
+set -euo pipefail
+dnntune=$1
+source_dir=$2
+/usr/bin/python3 -c "import torch.distributed" 2>/dev/null || { echo "skipped: no python3-torch"; exit 77; }
+work=$(mktemp -d /tmp/dnntune-ddp-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAILED: $*" >&2; for log in "$work"/*.log; do echo "--- $log"; tail -20 "$log"; done >&2; exit 1; }
+export DNNTUNE_CACHE_DIR=$work/cache
+network=$source_dir/tests/fixtures/tiny_network.json
+rank_script=$source_dir/tests/launch/ddp_rank.py
+# Two processes of one thread on this 2-core node: the case where binding matters.
+recommend=("$dnntune" recommend --model "$network" --batch 4 --ppn 2 --no-smt)
+
+check_ranks() {  # check_ranks LAUNCHER [ALLOCATOR]
+    /usr/bin/python3 - "$work/out-$1" "$2" <<'PY' || fail "$1: the ranks did not get what was recommended"
+import json, sys, glob
+ranks = [json.load(open(path)) for path in sorted(glob.glob(sys.argv[1] + "/rank*.json"))]
+assert len(ranks) == 2, f"{len(ranks)} ranks reported"
+for r in ranks:
+    assert r["rank"] == r["env_rank"] and r["world_size"] == r["env_world_size"] == 2, r
+    assert r["rank_sum"] == 1.0, r
+    assert r["threads"] == r["omp_num_threads"] == 1, r
+    assert len(r["cpus"]) == 1, r
+    assert r["batch"] == 4, r
+    if sys.argv[2]:
+        assert sys.argv[2] in r["ld_preload"] and r["maps_allocator"], r
+assert sorted(r["local_rank"] for r in ranks) == [0, 1]
+assert ranks[0]["cpus"] != ranks[1]["cpus"], "the ranks share a CPU"
+print("ok:", ", ".join(f"rank {r['rank']} cpus {r['cpus']} threads {r['threads']}" for r in ranks))
+PY
+}
+
+"${recommend[@]}" --format torchrun -- /usr/bin/python3 "$rank_script" "$work/out-torchrun" >"$work/torchrun.sh" 2>"$work/recommend.log" \
+    || fail "recommend --format torchrun"
+mkdir -p "$work/out-torchrun"
+# Debian's torchrun cannot start under Python 3.11 (see torchrun_shim.py): the line runs as
+# emitted, with the shim in torchrun's place.
+sed -i "s|^torchrun |/usr/bin/python3 $source_dir/tests/launch/torchrun_shim.py |" "$work/torchrun.sh"
+MASTER_PORT=29611 timeout 120 bash "$work/torchrun.sh" >"$work/torchrun.log" 2>&1 || fail "the torchrun line"
+check_ranks torchrun ""
+
+allocator=""
+[[ -e /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 ]] && allocator=jemalloc
+"${recommend[@]}" --format mpirun ${allocator:+--allocator $allocator} -- /usr/bin/python3 "$rank_script" "$work/out-mpirun" \
+    >"$work/mpirun.sh" 2>>"$work/recommend.log" || fail "recommend --format mpirun"
+mkdir -p "$work/out-mpirun"
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 MASTER_PORT=29612 timeout 120 bash "$work/mpirun.sh" \
+    >"$work/mpirun.log" 2>&1 || fail "the mpirun line"
+check_ranks mpirun "$allocator"
