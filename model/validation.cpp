@@ -122,7 +122,9 @@ nlohmann::json validation_json(const std::vector<ValidationRow>& rows, const Val
                         {"predicted_best", check.predicted_best},
                         {"measured_best", check.measured_best},
                         {"regret_percent", check.regret_percent}});
-  return {{"runs", runs},
+  return {{"schema", "dnntune.validation"},
+          {"schema_version", 1},
+          {"runs", runs},
           {"mape_percent_by_network", mape},
           {"mape_percent_overall", summary.mape_overall},
           {"rankings", rankings}};

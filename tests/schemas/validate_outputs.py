@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 """tests/schemas/validate_outputs.py DNNTUNE SOURCE_DIR — every reporting command's JSON output
 validates against its JSON Schema in schemas/ (Debian's python3-jsonschema): predict, scale,
-recommend (--json and its alias --format json) and machines, for a spec machine (no calibration
-needed) and, with the recorded tiny network, for every source of the contract."""
+recommend (--json and its alias --format json), machines, models, models show, probe --machine
+for spec machines, and train and validate for real on the recorded tiny network (this machine's
+calibration made in a temporary cache)."""
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -46,3 +48,13 @@ validate(["recommend", "--model", "inception_v3", "--batch", "32,64", "--format"
 validate(["recommend", "--model", "resnet50", "--objective", "time-to-train", "--json", "--consider-ps"] + spec)
 tiny = str(source / "tests/fixtures/tiny_network.json")
 validate(["recommend", "--model", tiny, "--json"] + spec)
+validate(["models", "--json"])
+validate(["models", "show", "inception_v3", "--json"])
+validate(["probe", "--machine", "epyc-7551", "--json"])
+validate(["train", "--model", tiny, "--batch", "4", "--iters", "2", "--warmup", "1", "--json"])
+os.environ["DNNTUNE_CACHE_DIR"] = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"dnntune-schemas-{os.getpid()}")
+try:
+    validate(["validate", "--model", tiny, "--batch", "4", "--iters", "2", "--warmup", "1", "--json"])
+    validate(["predict", "--model", tiny, "--batch", "4", "--json"])  # this machine: measured
+finally:
+    subprocess.run(["rm", "-rf", os.environ["DNNTUNE_CACHE_DIR"]], check=False)
