@@ -125,6 +125,7 @@ Expected<std::string> default_calibration_path(const DefaultCalibrationRequest& 
     }
     auto summary = probe::layers::run_calibration(*prepared, {progress, {}});
     if (!summary) return summary.error();
+    if (auto anchors = probe::layers::run_anchors(*prepared, progress); !anchors) return anchors.error();
     covered.clear();
     for (const auto& [model, batch] : wanted) covered.push_back(coverage_entry(model, batch));
   }
