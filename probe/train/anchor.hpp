@@ -1,9 +1,10 @@
 // probe/train/anchor.hpp — the anchor of a calibration: the network trained for real for a few
-// steps (`dnntune train --launch ... --record DIR/network.jsonl`, a job of its own so it gets the
-// binding and the malloc state a real job gets), so the fit can check the sum of the layer
-// micro-runs against a real step of the same network, batch and setting. The records are kind
-// network with passes iteration, forward, backward, exposed_communication and optimizer
-// (training_report.hpp); cli/measurement_inputs.cpp reads DIR/network.jsonl.
+// steps (`dnntune train ... --record DIR/network.jsonl`, with --launch for several processes; a
+// process of its own, so it gets the binding and the malloc state a real job gets), so the fit
+// can check the sum of the layer micro-runs against a real step of the same network, batch and
+// setting. The records are kind network with passes iteration, forward, backward,
+// exposed_communication and optimizer (training_report.hpp); cli/measurement_inputs.cpp reads
+// DIR/network.jsonl.
 #pragma once
 
 #include <cstdint>
