@@ -24,6 +24,7 @@ struct CalibrateOptions {
   bool worker = false;
   bool keep_loading = false;
   bool comm = false;
+  bool anchor = false;
   CommCalibrationOptions comm_options;
 };
 
@@ -78,6 +79,9 @@ void run_calibrate(CalibrateOptions& options) {
   if (options.dry_run) return;
   const auto summary = value_or_fail(probe::layers::run_calibration(calibration, {progress, {}}));
   print_summary(summary, request.directory);
+  if (!options.anchor) return;
+  const int anchors = value_or_fail(probe::layers::run_anchors(calibration, progress));
+  std::cout << "Anchors: " << anchors << " trained for real into " << request.directory << "/network.jsonl\n";
 }
 
 }  // namespace
@@ -130,6 +134,9 @@ void add_calibrate_command(CLI::App& root) {
                     "Calibrate communication instead, under a launcher (mpirun -np 2 dnntune calibrate --comm -o DIR): "
                     "all-reduce and point-to-point over message sizes, fitted to latency + size / bandwidth; records go "
                     "to DIR/comm.jsonl");
+  command->add_flag("--anchor", options.anchor,
+                    "Also train each --model at each --batch for real for a few steps in the base setting (records "
+                    "in DIR/network.jsonl): the fit checks the sum of the layers against it");
   add_comm_calibration_options(*command, options.comm_options);
   auto* report = command->add_option("--report", options.report_directory,
                                      "Summarise the calibration in DIR: GFLOP/s per layer class against the FMA peak, "

@@ -151,6 +151,9 @@ Expected<void> measure(const Entry& entry, const DefaultCalibrationRequest& requ
   progress(line);
   auto summary = probe::layers::run_calibration(*prepared, {progress, {}});
   if (!summary) return summary.error();
+  // The anchors: the network trained for real at the base setting, which the fit checks the
+  // layer sums against (a prediction is "measured" only when a real step backs it).
+  if (auto anchors = probe::layers::run_anchors(*prepared, progress); !anchors) return anchors.error();
   std::snprintf(line, sizeof line, "measured in %.0f s: %d ok, %d failed, %d skipped by the budget", summary->seconds,
                 summary->ok, summary->failed, summary->skipped);
   progress(line);

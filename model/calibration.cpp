@@ -68,6 +68,16 @@ std::string to_json_text(const Calibration& calibration) {
   out["fused_passes"] = calibration.fused_passes;
   out["links"] = {{"intra_node", link_to_json(calibration.links.intra_node)},
                   {"inter_node", link_to_json(calibration.links.inter_node)}};
+  json anchors = json::array();
+  for (const Anchor& anchor : calibration.anchors)
+    anchors.push_back({{"network", anchor.network}, {"batch", anchor.batch}, {"threads", anchor.threads},
+                       {"smt", anchor.smt}, {"processes", anchor.processes}, {"steps", anchor.steps},
+                       {"forward_seconds", anchor.forward_seconds}, {"backward_seconds", anchor.backward_seconds},
+                       {"iteration_seconds", anchor.iteration_seconds},
+                       {"iteration_coefficient_of_variation", anchor.iteration_coefficient_of_variation},
+                       {"layers_forward_seconds", anchor.layers_forward_seconds},
+                       {"layers_backward_seconds", anchor.layers_backward_seconds}});
+  out["anchors"] = anchors;
   const FitSummary& summary = calibration.summary;
   json estimates = json::array();
   for (const auto& estimate : summary.parameters)
@@ -114,6 +124,14 @@ Expected<Calibration> calibration_from_json_text(const std::string& text, const 
       calibration.fused_passes = in.at("fused_passes").get<std::set<std::string>>();
     calibration.links.intra_node = link_from_json(in.at("links").at("intra_node"));
     calibration.links.inter_node = link_from_json(in.at("links").at("inter_node"));
+    if (in.contains("anchors"))  // absent in calibrations written before anchors
+      for (const auto& item : in.at("anchors"))
+        calibration.anchors.push_back(
+            {item.at("network").get<std::string>(), item.at("batch").get<std::int64_t>(), item.at("threads").get<int>(),
+             item.at("smt").get<bool>(), item.at("processes").get<int>(), item.at("steps").get<int>(),
+             item.at("forward_seconds").get<double>(), item.at("backward_seconds").get<double>(),
+             item.at("iteration_seconds").get<double>(), item.at("iteration_coefficient_of_variation").get<double>(),
+             item.at("layers_forward_seconds").get<double>(), item.at("layers_backward_seconds").get<double>()});
     const json& fit = in.at("fit");
     FitSummary& summary = calibration.summary;
     summary.samples = fit.at("samples").get<int>();

@@ -62,6 +62,22 @@ struct FitSummary {
   std::vector<std::string> sources;  // the measurement files
 };
 
+// The network trained for real a few steps (probe/train/anchor.hpp) next to what the layers
+// predict for the same step: corrected, pass by pass, the predictor matches the real step.
+struct Anchor {
+  std::string network;
+  std::int64_t batch = 0;  // per process
+  int threads = 1;
+  bool smt = false;
+  int processes = 1;       // on the node
+  int steps = 0;           // timed steps
+  double forward_seconds = 0, backward_seconds = 0, iteration_seconds = 0;  // measured medians
+  double iteration_coefficient_of_variation = 0;
+  double layers_forward_seconds = 0, layers_backward_seconds = 0;  // the layers' sums, uncorrected
+  double forward_ratio() const { return layers_forward_seconds > 0 ? forward_seconds / layers_forward_seconds : 1; }
+  double backward_ratio() const { return layers_backward_seconds > 0 ? backward_seconds / layers_backward_seconds : 1; }
+};
+
 struct Calibration {
   probe::MachineProfile machine;
   std::string backend;          // "torch", "onednn"
@@ -75,6 +91,7 @@ struct Calibration {
   // no time: the other pass's measurement has it.
   std::set<std::string> fused_passes;
   CommunicationLinks links;     // inter_node.measured == false: a fabric preset is used instead
+  std::vector<Anchor> anchors;  // absent in calibrations written before anchors: none
   FitSummary summary;
 };
 

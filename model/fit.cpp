@@ -13,6 +13,7 @@
 
 #include <nlopt.hpp>
 
+#include "model/anchors.hpp"
 #include "model/machine_rates.hpp"
 #include "workloads/costs.hpp"
 
@@ -325,6 +326,8 @@ Expected<Calibration> fit_calibration(const std::vector<probe::Measurement>& rec
   auto inter = fit_allreduce_link(records, true);
   calibration.links.inter_node =
       inter ? *inter : LinkModel{0, 0, false, "no inter-node records: the --network preset is used"};
+
+  calibration.anchors = fit_anchors(records, calibration);
 
   summary.samples = static_cast<int>(samples->size());
   summary.records_ignored = ignored;

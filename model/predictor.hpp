@@ -8,6 +8,13 @@
 // (compute scales), shifted by the model's difference when only the co-running count differs
 // (contention adds shared traffic, whatever the kernel's own speed); otherwise the model alone. Measurements are never interpolated
 // across batches: a framework may switch kernels between two batch sizes.
+//
+// Anchors: where the calibration trained the network for real (Calibration::anchors), the
+// forward and backward layer sums are multiplied by the anchor's measured / summed ratios — of
+// the anchor at this batch and setting when there is one (the prediction then reproduces the
+// real step, and the band covers it), else of the same network's nearest anchor (same batch
+// first, then the fewest threads, SMT and processes away), the band widened by the correction
+// carried. Only a prediction with an exact anchor, on one node, is labelled "measured".
 #pragma once
 
 #include <memory>
@@ -38,6 +45,16 @@ struct IterationTerms {
   double overhead_bound = 0;
 };
 
+// The real step a prediction was checked against (Calibration::anchors): the anchor of this
+// network at this batch and setting (exact), else the same network's nearest one, whose
+// correction is carried over.
+struct AnchorUse {
+  bool used = false;
+  bool exact = false;
+  Anchor anchor;
+  double forward_ratio = 1, backward_ratio = 1;  // measured / the layers' sum, applied to this prediction
+};
+
 struct Prediction {
   std::string network;
   std::string backend;
@@ -51,7 +68,10 @@ struct Prediction {
   double scaling_efficiency = 1;       // images/s over nodes x the same configuration on one node
   IterationTerms terms;
   double measured_fraction = 0;        // share of layer time taken from measurements of this batch
-  std::string confidence;              // "measured", "partly measured", "modelled", "spec"
+  // "measured" (checked against a real step of this network, batch and setting on one node),
+  // "partly measured", "modelled", "spec"
+  std::string confidence;
+  AnchorUse anchor;
   std::string bottleneck;              // the largest term, in words
 };
 
@@ -80,6 +100,7 @@ class Predictor {
   struct ComputeMemo;
   ComputePart compute_part(const workloads::Network& network, std::int64_t batch, const ExecutionSetting& setting,
                            const ModelParameters& parameters) const;
+  AnchorUse anchor_for(const std::string& network, std::int64_t batch, const ExecutionSetting& setting) const;
   IterationTotals iterate(const workloads::Network& network, const TrainingConfiguration& configuration,
                           const Placement& placement, const ModelParameters& parameters) const;
 

@@ -133,3 +133,43 @@ TEST_CASE("the scaling plot escapes the network's name and shows efficiency agai
   CHECK(picture.find("efficiency") != std::string::npos);
   CHECK(picture.find(">100%</text>") != std::string::npos);
 }
+
+// Recorded on a 2-vCPU VM: `dnntune calibrate --model resnet18 --backend torch --batch 8 --batch 16
+// --threads 1 --processes 1 --no-smt --anchor`: its layers, and 3 real steps at each batch.
+TEST_CASE("fit on a recorded calibration with anchors: predict reproduces the real step within its band") {
+  const std::string recorded = dnntune::test::source_path("tests/fixtures/anchored_resnet18_calibration");
+  const std::string calibration = dnntune::test::make_temporary_directory() + "/calibration.json";
+  const auto fit = run_dnntune({"fit", recorded, "-o", calibration, "--bootstrap", "4"});
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  double anchor_images_per_second = 0;
+  std::ifstream anchors(recorded + "/network.jsonl");
+  for (std::string line; std::getline(anchors, line);) {
+    const auto record = json::parse(line);
+    if (record["pass"] == "iteration" && record["batch"] == 8)
+      anchor_images_per_second = record["batch"].get<double>() / record["median_seconds"].get<double>();
+  }
+  REQUIRE(anchor_images_per_second > 0);
+  const auto predict = [&](const std::string& threads, bool json_output) {
+    std::vector<std::string> arguments = {"predict", "--model", "resnet18", "--ppn", "1", "--threads", threads,
+                                          "--batch", "8", "--calibration", calibration};
+    if (json_output) arguments.push_back("--json");
+    return run_dnntune(arguments);
+  };
+
+  const auto checked = predict("1", true);
+  INFO(checked.err);
+  REQUIRE(checked.exit_code == 0);
+  const auto prediction = json::parse(checked.out);
+  CHECK(prediction["confidence"] == "measured");
+  CHECK(prediction["anchor"]["exact"] == true);
+  CHECK(prediction["band"]["low"].get<double>() <= anchor_images_per_second);
+  CHECK(prediction["band"]["high"].get<double>() >= anchor_images_per_second);
+  CHECK(predict("1", false).out.find("anchor        trained 3 steps at 1x1 b8: ") != std::string::npos);
+
+  const auto carried = predict("2", true);  // no anchor at two threads: the one-thread one is carried
+  INFO(carried.err);
+  REQUIRE(carried.exit_code == 0);
+  CHECK(json::parse(carried.out)["confidence"] != "measured");
+  CHECK(json::parse(carried.out)["anchor"]["exact"] == false);
+}

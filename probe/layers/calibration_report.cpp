@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -15,6 +16,7 @@
 #include "probe/layers/runner.hpp"
 #include "probe/machine_profile.hpp"
 #include "probe/measurement.hpp"
+#include "probe/train/anchor.hpp"
 #include "workloads/zoo.hpp"
 
 namespace dnntune::probe::layers {
@@ -139,34 +141,76 @@ void add_throughput(const Index& index, const Group& base, double peak, Calibrat
   }
 }
 
+// The sum of a network's layer passes (every occurrence, the passes it runs) in one group,
+// forward and backward apart.
+struct LayerSums {
+  double forward = 0, backward = 0;
+  int missing_passes = 0;  // without a measurement: left out of the sums
+};
+
+LayerSums layer_sums(const Index& index, const workloads::Network& network, const Group& group) {
+  LayerSums sums;
+  const auto found = index.layers.find(group);
+  for (const workloads::Layer& layer : network.layers)
+    for (const Pass pass : workloads::all_passes) {
+      if (!has_pass(layer.spec, pass)) continue;
+      if (pass == Pass::backward_data && !layer.computes_data_gradient) continue;
+      if (pass != Pass::forward && !layer.runs_backward) continue;
+      const Measurement* measured = nullptr;
+      if (found != index.layers.end()) {
+        const auto entry = found->second.find({layer.descriptor, workloads::pass_name(pass)});
+        if (entry != found->second.end()) measured = entry->second;
+      }
+      // An unimplemented pass is done inside another one (oneDNN's batch-norm weights).
+      if (measured && measured->status == MeasurementStatus::ok)
+        (pass == Pass::forward ? sums.forward : sums.backward) += measured->median_seconds;
+      else if (!measured || measured->status != MeasurementStatus::unimplemented)
+        ++sums.missing_passes;
+    }
+  return sums;
+}
+
+const workloads::Network* network_named(std::map<std::string, workloads::Network>& networks, const std::string& name) {
+  if (!networks.count(name)) {
+    auto network = workloads::load_network(name);
+    if (!network) return nullptr;
+    networks.emplace(name, std::move(*network));
+  }
+  return &networks.at(name);
+}
+
 void add_additivity(const Index& index, CalibrationReport& report) {
   std::map<std::string, workloads::Network> networks;
   for (const Measurement* record : index.networks) {
-    if (!networks.count(record->network)) {
-      auto network = workloads::load_network(record->network);
-      if (!network) continue;
-      networks.emplace(record->network, std::move(*network));
-    }
-    const auto found = index.layers.find(group_of(*record));
-    Additivity additivity{record->network, record->backend, record->batch, record->threads, 0,
-                          record->median_seconds, 0};
-    for (const workloads::Layer& layer : networks.at(record->network).layers)
-      for (const Pass pass : workloads::all_passes) {
-        if (!has_pass(layer.spec, pass)) continue;
-        if (pass == Pass::backward_data && !layer.computes_data_gradient) continue;
-        if (pass != Pass::forward && !layer.runs_backward) continue;
-        const Measurement* measured = nullptr;
-        if (found != index.layers.end()) {
-          const auto entry = found->second.find({layer.descriptor, workloads::pass_name(pass)});
-          if (entry != found->second.end()) measured = entry->second;
-        }
-        // An unimplemented pass is done inside another one (oneDNN's batch-norm weights).
-        if (measured && measured->status == MeasurementStatus::ok)
-          additivity.layers_seconds += measured->median_seconds;
-        else if (!measured || measured->status != MeasurementStatus::unimplemented)
-          ++additivity.missing_passes;
-      }
-    report.additivity.push_back(additivity);
+    const workloads::Network* network = network_named(networks, record->network);
+    if (!network) continue;
+    const LayerSums sums = layer_sums(index, *network, group_of(*record));
+    report.additivity.push_back({record->network, record->backend, record->batch, record->threads,
+                                 sums.forward + sums.backward, record->median_seconds, sums.missing_passes});
+  }
+}
+
+// Each anchor's forward and backward (the newest run of each network, batch and setting)
+// against the layers' sums in the same setting.
+void add_anchor_additivity(const Index& index, const std::vector<Measurement>& anchors, CalibrationReport& report) {
+  std::map<std::tuple<std::string, Group>, std::map<std::string, const Measurement*>> newest;
+  for (const Measurement& record : anchors)
+    if (record.kind == MeasurementKind::network && record.status == MeasurementStatus::ok && record.nodes == 1 &&
+        (record.pass == "forward" || record.pass == "backward"))
+      newest[{record.network, group_of(record)}][record.pass] = &record;
+  std::map<std::string, workloads::Network> networks;
+  for (const auto& [key, passes] : newest) {
+    const auto& [name, group] = key;
+    const workloads::Network* network = network_named(networks, name);
+    if (!network || passes.size() != 2) continue;
+    const LayerSums sums = layer_sums(index, *network, group);
+    const double forward = passes.at("forward")->median_seconds, backward = passes.at("backward")->median_seconds;
+    for (const auto& [pass, layers, anchor] : {std::tuple{"forward", sums.forward, forward},
+                                               std::tuple{"backward", sums.backward, backward},
+                                               std::tuple{"forward+backward", sums.forward + sums.backward,
+                                                          forward + backward}})
+      report.anchor_additivity.push_back({name, group.backend, group.batch, group.threads, group.processes, pass,
+                                          layers, anchor, sums.missing_passes});
   }
 }
 
@@ -223,6 +267,11 @@ Expected<CalibrationReport> make_calibration_report(const std::string& directory
     }
   }
   add_additivity(index, report);
+  if (std::filesystem::exists(directory + "/" + train::anchor_records_file)) {
+    auto anchors = read_measurements(directory + "/" + train::anchor_records_file);
+    if (!anchors) return anchors.error();
+    add_anchor_additivity(index, anchors->records, report);
+  }
   return report;
 }
 
@@ -288,6 +337,16 @@ std::string report_text(const CalibrationReport& report) {
                                      : "");
     out << line;
   }
+  if (!report.anchor_additivity.empty())
+    out << "\nAgainst real training (sum of layer passes / the trained step's pass, from network.jsonl)\n";
+  for (const auto& row : report.anchor_additivity) {
+    std::snprintf(line, sizeof line, "  %-14s %-8s mb%-4lld %dx%d  %-16s layers %8.1f ms  trained %8.1f ms  ratio %.2f%s\n",
+                  row.network.c_str(), row.backend.c_str(), static_cast<long long>(row.batch), row.processes,
+                  row.threads, row.pass.c_str(), row.layers_seconds * 1e3, row.anchor_seconds * 1e3, row.ratio(),
+                  row.missing_passes ? (" (" + std::to_string(row.missing_passes) + " layer passes not measured)").c_str()
+                                     : "");
+    out << line;
+  }
   return out.str();
 }
 
@@ -323,7 +382,13 @@ std::string report_json_text(const CalibrationReport& report) {
                                  {"threads", row.threads}, {"layers_seconds", row.layers_seconds},
                                  {"network_seconds", row.network_seconds}, {"ratio", row.ratio()},
                                  {"missing_passes", row.missing_passes}});
-  for (const char* section : {"throughput", "largest_convolutions", "thread_scaling", "contention", "additivity"})
+  for (const auto& row : report.anchor_additivity)
+    out["anchor_additivity"].push_back({{"network", row.network}, {"backend", row.backend}, {"batch", row.batch},
+                                        {"threads", row.threads}, {"processes", row.processes}, {"pass", row.pass},
+                                        {"layers_seconds", row.layers_seconds}, {"anchor_seconds", row.anchor_seconds},
+                                        {"ratio", row.ratio()}, {"missing_passes", row.missing_passes}});
+  for (const char* section :
+       {"throughput", "largest_convolutions", "thread_scaling", "contention", "additivity", "anchor_additivity"})
     if (!out.contains(section)) out[section] = json::array();
   return out.dump(2) + "\n";
 }

@@ -8,7 +8,8 @@
 //   * additivity: the sum of a network's layer passes (each occurrence, the passes the network
 //     runs) against a whole-network training step of the same backend, batch and setting — the
 //     assumption the cost model rests on, measured. Gradient sums where a tensor has several
-//     readers are in the whole step only.
+//     readers are in the whole step only. The same pass by pass (forward, backward) against the
+//     network trained for real when DIR/network.jsonl holds anchors (probe/train/anchor.hpp).
 // Sums are taken over the layers measured at every setting compared, so a sampled grid still
 // compares like with like; the number of layers behind each figure is given.
 #pragma once
@@ -66,6 +67,20 @@ struct Additivity {
   double ratio() const { return network_seconds > 0 ? layers_seconds / network_seconds : 0; }
 };
 
+// The same against the network trained for real (the anchors of DIR/network.jsonl), pass by
+// pass: "forward", "backward" (backward-data and backward-weights of every layer) and
+// "forward+backward".
+struct AnchorAdditivity {
+  std::string network, backend;
+  std::int64_t batch = 0;
+  int threads = 0, processes = 1;
+  std::string pass;
+  double layers_seconds = 0;  // the sum of the network's layer passes of this pass
+  double anchor_seconds = 0;  // the trained step's pass (median)
+  int missing_passes = 0;
+  double ratio() const { return anchor_seconds > 0 ? layers_seconds / anchor_seconds : 0; }
+};
+
 struct CalibrationReport {
   std::string directory, machine, fingerprint;
   double peak_gflops_per_core = 0;
@@ -76,9 +91,10 @@ struct CalibrationReport {
   std::vector<ThreadScaling> scaling;
   std::vector<Contention> contention;
   std::vector<Additivity> additivity;
+  std::vector<AnchorAdditivity> anchor_additivity;
 };
 
-// Reads DIR/layers.jsonl and DIR/machine.json. Of several records of one measurement the last
+// Reads DIR/layers.jsonl, DIR/machine.json and DIR/network.jsonl when there. Of several records of one measurement the last
 // that is not skipped counts.
 Expected<CalibrationReport> make_calibration_report(const std::string& directory);
 

@@ -151,9 +151,11 @@ std::string layer_class(const LayerSpec& spec) {
   }
 }
 
-TimingOptions layer_timing() {
+TimingOptions layer_timing(int operand_sets) {
   TimingOptions options;
-  options.warmup_runs = 1;
+  // A run allocates its outputs before the set's previous ones are freed: operand_sets + 1 of
+  // them circulate, and each is first touched (page faults) in the first operand_sets + 1 runs.
+  options.warmup_runs = std::max(1, operand_sets) + 1;
   options.min_repetitions = 3;
   options.max_repetitions = 20;
   options.min_total_seconds = 0.05;
@@ -188,7 +190,8 @@ double estimate_seconds(const PlannedMeasurement& measurement, const SpeedModel&
   const double compute = static_cast<double>(cost.flops) / (speed.peak_gflops_per_core * 1e9 * speed.efficiency * cores);
   const double memory = static_cast<double>(cost.bytes) * setting.processes / (speed.bandwidth_gbs * 1e9);
   const double run = std::max(compute, memory) + speed.run_overhead_seconds;
-  const TimingOptions timing = measurement.whole_network ? network_timing() : layer_timing();
+  // The operand sets depend on the last-level cache, not known here: one assumed.
+  const TimingOptions timing = measurement.whole_network ? network_timing() : layer_timing(1);
   const double repetitions = std::clamp(std::ceil(timing.min_total_seconds / run),
                                         static_cast<double>(timing.min_repetitions),
                                         static_cast<double>(timing.max_repetitions));

@@ -87,10 +87,11 @@ struct SpeedModel {
   int smt_ways = 1;
 };
 
-// The timing discipline of micro-runs: warm-up, then at least 3 repetitions and 50 ms, at most
-// 20 (medians of 3 are what a budget of minutes affords for the slowest layers); whole-network
-// runs: 1 warm-up and 3 repetitions.
-TimingOptions layer_timing();
+// The timing discipline of micro-runs: warm-up (a run per operand set, and one more, so that
+// every output the rotation allocates has been touched once), then at least 3 repetitions and
+// 50 ms, at most 20 (medians of 3 are what a budget of minutes affords for the slowest layers);
+// whole-network runs: 1 warm-up and 3 repetitions.
+TimingOptions layer_timing(int operand_sets);
 TimingOptions network_timing();
 
 // Seconds one measurement is expected to take, set-up and warm-up included.

@@ -90,6 +90,12 @@ struct CalibrationSummary {
 // goes on. Fails only when DIR cannot be written.
 Expected<CalibrationSummary> run_calibration(const Calibration& calibration, const RunHooks& hooks);
 
+// The anchors (probe/train/anchor.hpp): trains every network of the request at every batch for
+// real for a few steps in the plan's base setting, its records appended to DIR/network.jsonl,
+// except what that file already has for this machine. Returns how many it trained; fails when a
+// training job fails.
+Expected<int> run_anchors(const Calibration& calibration, const std::function<void(const std::string&)>& progress);
+
 // The cores this process may use on the profiled machine, each as its allowed OS CPUs.
 std::vector<std::vector<int>> usable_cores(const MachineProfile& profile);
 

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# benchmarks/accuracy_figures.sh [DNNTUNE] — how far the default first-run calibration's
+# predictions are from real training on this machine. For each network and batch, a fresh
+# cache (DNNTUNE_CACHE_DIR in a new temporary directory) so `dnntune predict` calibrates as on
+# first use (its wall time is printed), then for each configuration PxT (P processes of T
+# threads; every valid one of a 2-core node by default): predicted images/s [90% band]
+# (confidence), measured by `dnntune train --launch`, and by PyTorch from Python
+# (benchmarks/torch_images_per_second.py; for P > 1, P independent one-process trainings run at
+# once, each pinned to its own cores with taskset, images/s summed: no gradient exchange). Then
+# the mean absolute percentage error against `dnntune train` and how many measured values fall
+# inside the bands.
+#
+# Environment: MODELS (default "resnet18 resnet50"), BATCHES ("8 16"), CONFIGURATIONS
+# ("1x1 1x2 2x1"), STEPS (timed steps, 5), WARMUP (2), PYTHON (/usr/bin/python3, with
+# python3-torch and python3-torchvision). A short check of the script:
+#   MODELS=resnet18 BATCHES=8 CONFIGURATIONS=1x2 STEPS=2 WARMUP=1 benchmarks/accuracy_figures.sh
+# Other work on the machine skews every figure: run the full version on an idle node.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+dnntune=${1:-"$here/../build/cli/dnntune"}
+models=${MODELS:-"resnet18 resnet50"}
+batches=${BATCHES:-"8 16"}
+configurations=${CONFIGURATIONS:-"1x1 1x2 2x1"}
+steps=${STEPS:-5}
+warmup=${WARMUP:-2}
+python=${PYTHON:-/usr/bin/python3}
+work=$(mktemp -d /tmp/dnntune-accuracy-XXXXXX)
+
+# PyTorch images/s of `processes` independent trainings of `threads` threads at once.
+python_images_per_second() {
+  local model=$1 batch=$2 processes=$3 threads=$4 rank outputs=()
+  for ((rank = 0; rank < processes; rank++)); do
+    local first=$((rank * threads)) last=$((rank * threads + threads - 1))
+    taskset -c "$first-$last" "$python" "$here/torch_images_per_second.py" "$model" "$batch" "$threads" "$steps" \
+      "$warmup" > "$work/python.$rank" 2>&1 &
+  done
+  wait
+  for ((rank = 0; rank < processes; rank++)); do outputs+=("$(awk '/^images_per_second/ {print $2}' "$work/python.$rank")"); done
+  printf '%s\n' "${outputs[@]}" | awk '{sum += $1} END {printf "%.2f", sum}'
+}
+
+printf '%-12s %5s %6s  %-28s %-16s %8s %8s %7s %s\n' network batch config "predicted [band]" confidence train python error inside
+errors=() inside=0 compared=0
+for model in $models; do
+  for batch in $batches; do
+    cache="$work/cache-$model-$batch"
+    mkdir -p "$cache"
+    start=$(date +%s.%N)
+    DNNTUNE_CACHE_DIR=$cache "$dnntune" predict --model "$model" --batch "$batch" --ppn 1 --threads 1 --json \
+      > /dev/null 2> "$work/calibration-$model-$batch.log"
+    printf '# %s batch %s: first-run calibration (and one prediction) took %.0f s\n' "$model" "$batch" \
+      "$(echo "$(date +%s.%N) - $start" | bc)"
+    for configuration in $configurations; do
+      processes=${configuration%x*} threads=${configuration#*x}
+      prediction=$(DNNTUNE_CACHE_DIR=$cache "$dnntune" predict --model "$model" --batch "$batch" --ppn "$processes" \
+        --threads "$threads" --json 2> /dev/null)
+      predicted=$(jq -r '.images_per_second' <<< "$prediction")
+      low=$(jq -r '.band.low' <<< "$prediction")
+      high=$(jq -r '.band.high' <<< "$prediction")
+      confidence=$(jq -r '.confidence' <<< "$prediction")
+      "$dnntune" train --launch --ppn "$processes" --threads "$threads" --model "$model" --batch "$batch" \
+        --iters "$steps" --warmup "$warmup" --json -o "$work/train.json" 2> /dev/null
+      trained=$(jq -r '.images_per_second' "$work/train.json")
+      from_python=$(python_images_per_second "$model" "$batch" "$processes" "$threads")
+      error=$(echo "100 * ($predicted - $trained) / $trained" | bc -l)
+      in_band=$(echo "$low <= $trained && $trained <= $high" | bc -l)
+      errors+=("$error")
+      inside=$((inside + in_band))
+      compared=$((compared + 1))
+      printf '%-12s %5s %6s  %6.2f [%6.2f - %6.2f]     %-16s %8.2f %8.2f %+6.0f%% %s\n' "$model" "$batch" \
+        "$configuration" "$predicted" "$low" "$high" "$confidence" "$trained" "$from_python" "$error" \
+        "$([ "$in_band" = 1 ] && echo yes || echo no)"
+    done
+  done
+done
+printf '%s\n' "${errors[@]}" | awk -v inside="$inside" -v compared="$compared" \
+  '{sum += ($1 < 0 ? -$1 : $1)} END {printf "mean absolute error against dnntune train: %.1f%% over %d; measured inside the band: %d of %d\n", sum / NR, NR, inside, compared}'
+echo "Logs and caches: $work"

@@ -1,0 +1,128 @@
+// tests/model_anchor_test.cpp — anchors (Calibration::anchors): a prediction is labelled
+// "measured" only when a real step of that network, batch and setting checked it; an anchor's
+// correction reproduces the real step within the band, and is carried to other batches with a
+// wider band; a calibration file written before anchors loads.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "model/calibration.hpp"
+#include "model/fit.hpp"
+#include "model/layer_class.hpp"
+#include "model/predictor.hpp"
+#include "workloads/costs.hpp"
+#include "workloads/zoo.hpp"
+#include "tests/model_fixtures.hpp"
+
+using namespace dnntune;
+using namespace dnntune::model;
+
+namespace {
+
+// A calibration in which every layer pass of `network` at batch 8 was measured in exactly the
+// one-thread, one-process setting: before anchors, such a prediction was labelled "measured".
+Calibration every_layer_measured(const workloads::Network& network) {
+  FitOptions options;
+  options.bootstrap_replicates = 2;
+  const auto machine = test::test_machine();
+  auto calibration = fit_calibration(test::synthetic_records(machine, 0.01, 5), machine, "torch", {"synthetic"}, options);
+  REQUIRE(calibration);
+  for (const workloads::Layer& layer : network.layers) {
+    const workloads::LayerCost cost = workloads::layer_cost(layer, 8);
+    for (const workloads::Pass pass : workloads::all_passes)
+      if (cost.pass(pass).flops > 0 || cost.pass(pass).bytes > 0)
+        calibration->measured_layers[measured_layer_key(layer.descriptor, pass_index(pass), 8)] = {
+            {1, false, 1, 2e-3, 0.02, 5}};
+  }
+  return *calibration;
+}
+
+TrainingConfiguration one_thread_at(std::int64_t batch) {
+  TrainingConfiguration configuration;
+  configuration.batch_per_process = batch;
+  return configuration;
+}
+
+}  // namespace
+
+TEST_CASE("without an anchor no prediction is labelled measured, however many layers were") {
+  const auto network = workloads::build_network("resnet18");
+  REQUIRE(network);
+  const auto predictor = Predictor::from_calibration(every_layer_measured(*network));
+  REQUIRE(predictor);
+  const auto prediction = predictor->predict(*network, one_thread_at(8));
+  REQUIRE(prediction);
+  CHECK(prediction->measured_fraction > 0.99);
+  CHECK(prediction->confidence == "partly measured");
+  CHECK_FALSE(prediction->anchor.used);
+}
+
+TEST_CASE("an anchor corrects its own step into the band, and is carried to another batch") {
+  const auto network = workloads::build_network("resnet18");
+  REQUIRE(network);
+  Calibration calibration = every_layer_measured(*network);
+  const auto uncorrected = Predictor::from_calibration(calibration)->predict(*network, one_thread_at(8));
+  REQUIRE(uncorrected);
+  // The real step: forward 1.5x and backward 0.8x what the layers sum to, the optimizer as is.
+  Anchor anchor;
+  anchor.network = network->name;
+  anchor.batch = 8;
+  anchor.steps = 3;
+  anchor.layers_forward_seconds = uncorrected->terms.forward;
+  anchor.layers_backward_seconds = uncorrected->terms.backward_data + uncorrected->terms.backward_weights;
+  anchor.forward_seconds = 1.5 * anchor.layers_forward_seconds;
+  anchor.backward_seconds = 0.8 * anchor.layers_backward_seconds;
+  anchor.iteration_seconds = anchor.forward_seconds + anchor.backward_seconds + 2 * uncorrected->terms.optimizer;
+  anchor.iteration_coefficient_of_variation = 0.03;
+  calibration.anchors = {anchor};
+  const auto predictor = Predictor::from_calibration(calibration);
+  REQUIRE(predictor);
+
+  const auto checked = predictor->predict(*network, one_thread_at(8));
+  REQUIRE(checked);
+  CHECK(checked->confidence == "measured");
+  CHECK(checked->anchor.exact);
+  CHECK(checked->terms.forward == Approx(anchor.forward_seconds));
+  CHECK(checked->terms.backward_data + checked->terms.backward_weights == Approx(anchor.backward_seconds));
+  const double measured = 8 / anchor.iteration_seconds;
+  CHECK(checked->images_per_second_low <= measured);
+  CHECK(checked->images_per_second_high >= measured);
+
+  const auto carried = predictor->predict(*network, one_thread_at(16));
+  const auto carried_without = Predictor::from_calibration(every_layer_measured(*network))->predict(*network, one_thread_at(16));
+  REQUIRE(carried);
+  REQUIRE(carried_without);
+  CHECK(carried->confidence != "measured");
+  CHECK(carried->anchor.used);
+  CHECK_FALSE(carried->anchor.exact);
+  CHECK(carried->terms.forward == Approx(1.5 * carried_without->terms.forward));
+  CHECK(carried->images_per_second_high / carried->images_per_second_low >
+        carried_without->images_per_second_high / carried_without->images_per_second_low);
+}
+
+TEST_CASE("a calibration file without anchors loads, and one with anchors keeps them") {
+  const auto network = workloads::build_network("resnet18");
+  REQUIRE(network);
+  Calibration calibration = every_layer_measured(*network);
+  Anchor anchor;
+  anchor.network = "resnet18";
+  anchor.batch = 8;
+  anchor.threads = 2;
+  anchor.steps = 3;
+  anchor.forward_seconds = 0.2;
+  anchor.backward_seconds = 0.4;
+  anchor.iteration_seconds = 0.65;
+  anchor.layers_forward_seconds = 0.3;
+  anchor.layers_backward_seconds = 0.35;
+  calibration.anchors = {anchor};
+  auto document = nlohmann::json::parse(to_json_text(calibration));
+  const auto kept = calibration_from_json_text(document.dump(), "with.json");
+  REQUIRE(kept);
+  REQUIRE(kept->anchors.size() == 1);
+  CHECK(kept->anchors[0].network == "resnet18");
+  CHECK(kept->anchors[0].forward_ratio() == Approx(0.2 / 0.3));
+  document.erase("anchors");
+  const auto old = calibration_from_json_text(document.dump(), "old.json");
+  REQUIRE(old);
+  CHECK(old->anchors.empty());
+}
