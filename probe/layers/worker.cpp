@@ -60,7 +60,7 @@ Expected<std::unique_ptr<PreparedRun>> prepare(LayerBackend& backend, const json
 }
 
 // Times `run` under `options` and answers "timed": the samples are the timed repetitions
-// (warm-up left out), start and end bound them. Right after the warm-up it tells the parent it
+// (warm-up left out), start and end bound the timed region. Right after the warm-up it tells the parent it
 // has "started", and it goes on timing, past the options if need be, until the parent says
 // "all_started": every co-running worker is then inside its timed region, so the regions of
 // all of them intersect.
@@ -74,6 +74,10 @@ json time_prepared(PreparedRun& run, const TimingOptions& options, LineChannel& 
   } catch (const std::exception& error) {
     failure = first_line(error.what());
   }
+  // The timed region starts before "started" is sent: a co-running worker can only end after
+  // "all_started", which follows every worker's "started", so every region contains every
+  // start (taking the first sample's start instead raced with a descheduled worker).
+  start = now_seconds();
   send(channel, {{"event", "started"}});
   while (failure.empty()) {
     if (!all_started && channel.line_ready()) {
@@ -88,7 +92,6 @@ json time_prepared(PreparedRun& run, const TimingOptions& options, LineChannel& 
       const double before = now_seconds();
       run.run();
       end = now_seconds();
-      if (samples.empty()) start = before;
       samples.push_back(end - before);
       total += end - before;
     } catch (const std::exception& error) {
