@@ -31,7 +31,7 @@ struct DefaultCalibrationRequest {
   std::vector<std::int64_t> batches;  // per process
   std::string backend = "torch";
   double budget_seconds = 60;         // layer micro-runs of each new (network, batches); probe excluded
-  double budget_cap_seconds = 150;    // the budget grows up to this when the network's grid needs it
+  double budget_cap_seconds = 100;    // the budget grows up to this when the network's grid needs it
 };
 
 struct DefaultCalibration {

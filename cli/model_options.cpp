@@ -25,7 +25,7 @@ void add_model_source_options(CLI::App& command, ModelSourceOptions& options) {
       ->capture_default_str();
   command.add_option("--calibration-budget", options.calibration_budget_seconds,
                      "Seconds of layer micro-runs when this machine's calibration must be made first (default: 60, "
-                     "extended up to 150 when the network needs it; the probe is not counted)")
+                     "extended up to 100 when the network needs it; the probe and the anchor steps are not counted)")
       ->option_text("SECONDS")
       ->check(CLI::Validator(
           [](const std::string& text) -> std::string {

@@ -54,6 +54,8 @@ Expected<int> run_anchors(const Calibration& calibration, const std::function<vo
       request.threads = base.threads;
       request.processes = base.processes;
       request.directory = calibration.request.directory;
+      request.warmup = calibration.request.anchor_warmup;
+      request.iterations = calibration.request.anchor_iterations;
       if (auto done = train::run_anchor(request); !done) return done.error();
       ++trained;
     }

@@ -45,6 +45,8 @@ struct CalibrationRequest {
   double budget_cap_seconds = 0;           // > budget: extend the budget up to this for the whole grid
   std::string directory = default_calibration_directory;
   bool dry_run = false;                     // plan only: nothing is created, probed or measured
+  int anchor_warmup = 2;                    // the anchors' untimed and timed steps (run_anchors)
+  int anchor_iterations = 3;
   bool resume = false;
   std::string executable;                   // the dnntune binary workers run (`calibrate --worker`)
 };
