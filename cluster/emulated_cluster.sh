@@ -102,9 +102,10 @@ switch=dnt${slot}sw
 ip netns add "$switch"
 ip -n "$switch" link add "dnt${slot}br" type bridge
 ip -n "$switch" link set "dnt${slot}br" up
-# tbf: RATE, a bucket of at least 10 ms at that rate (tbf needs burst >= rate/HZ) and a queue
+# tbf: RATE, a bucket of 1 ms at that rate (at least 16 kB: a few full frames), so that messages
+# above a few kB already see the rate, not a burst at line speed; and a queue
 # of 50 ms, so TCP sees a link of that rate rather than drops.
-burst_bytes=$((mbit * 1000000 / 8 / 100))
+burst_bytes=$((mbit * 1000000 / 8 / 1000))
 ((burst_bytes < 16000)) && burst_bytes=16000
 shape() { ip netns exec "$1" tc qdisc add dev "$2" root tbf rate "${mbit}mbit" burst "$burst_bytes" latency 50ms; }
 hosts=
