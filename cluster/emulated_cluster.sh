@@ -126,18 +126,22 @@ for ((i = 0; i < nodes; i++)); do
 done
 
 # mpirun's launch agent: "AGENT [options] HOST COMMAND..." as ssh would be called; it enters the
-# node's namespace (ranks in every namespace still see all CPUs: hence --bind-to none).
-cat >"$work/agent" <<'AGENT'
+# node's namespace (ranks in every namespace still see all CPUs: hence --bind-to none), with a
+# hostname (a UTS namespace) and a session directory of the node's own: Open MPI daemons that
+# share both race for the same session directories and fail to start.
+cat >"$work/agent" <<AGENT
 #!/bin/sh
-while [ "${1#-}" != "$1" ]; do shift; done
-host=$1; shift
-exec ip netns exec "$host" sh -c "$*"
+while [ "\${1#-}" != "\$1" ]; do shift; done
+host=\$1; shift
+mkdir -p "$work/tmp-\$host"
+export OMPI_MCA_orte_tmpdir_base="$work/tmp-\$host"
+exec ip netns exec "\$host" unshare --uts sh -c 'hostname "\$0" && exec sh -c "\$1"' "\$host" "\$*"
 AGENT
 cat >"$work/mpirun" <<MPIRUN
 #!/bin/sh
 # mpirun across the emulated cluster of slot $slot (made by cluster/emulated_cluster.sh).
 exec ip netns exec dnt${slot}n0 mpirun --allow-run-as-root --oversubscribe --bind-to none \\
-    --host $hosts --mca plm_rsh_agent $work/agent \\
+    --host $hosts --mca plm_rsh_agent $work/agent --mca mpi_yield_when_idle 1 \\
     --mca btl self,vader,tcp --mca btl_tcp_if_include $subnet --mca oob_tcp_if_include $subnet \\
     -x PATH "\$@"
 MPIRUN
