@@ -210,7 +210,8 @@ Predictor::IterationTotals Predictor::iterate(const workloads::Network& network,
   const double compute_seconds = totals.layer_seconds + terms.gradient_sums + terms.optimizer;
 
   CommunicationLinks links = calibration_.links;
-  if (!links.inter_node.measured) links.inter_node = *fabric_preset(configuration.fabric);
+  if (!links.inter_node.measured || is_fabric_from_numbers(configuration.fabric))
+    links.inter_node = *fabric_preset(configuration.fabric);
   const int ranks = configuration.processes_per_node * configuration.nodes;
   // With every core busy computing, communication progress (MPI copies, reductions) takes its
   // share of the cores while it overlaps the backward pass: one more runnable thread per rank.
@@ -257,7 +258,8 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
                                         bool with_band) const {
   auto placement = place(configuration, rates_);
   if (!placement) return placement.error();
-  if (!configuration.fabric.empty() && configuration.nodes > 1 && !calibration_.links.inter_node.measured) {
+  if (!configuration.fabric.empty() && configuration.nodes > 1 &&
+      (!calibration_.links.inter_node.measured || is_fabric_from_numbers(configuration.fabric))) {
     auto fabric = fabric_preset(configuration.fabric);
     if (!fabric) return fabric.error();
   }
