@@ -11,9 +11,10 @@
 # gradients, batch 2, 1 thread per rank) is chosen so that communication dominates the step:
 # ranks beyond the 2 cores time-share them, which makes compute figures untrustworthy, and a
 # network whose step is mostly communication keeps that out of the comparison.
-# Schemes: allreduce (Open MPI's own choice of algorithm, which changes with ranks and message
-# size), ring (Open MPI told to use its ring all-reduce: the algorithm the model describes, and
-# PyTorch DDP's and Horovod's), ps-sync and ps-async. The sweep runs the ring, up to 4 MiB (the
+# Schemes: allreduce (Open MPI as it comes: its own choice of algorithm, which changes with ranks
+# and message size), ring (Open MPI told to use its ring all-reduce, the algorithm the model
+# describes and PyTorch DDP's and Horovod's, over 2 TCP connections per pair of ranks: with one,
+# the two directions between 2 nodes ran at half the link), ps-sync and ps-async. The sweep runs the ring, up to 4 MiB (the
 # network's one gradient bucket), so the link is fitted where and as training communicates.
 # Environment: DNT_RATES="100 1000", DNT_NODE_COUNTS="2 3 4", DNT_ITERS=6, DNT_KEEP=1 keeps the
 # work directory (records, logs) and prints its path.
@@ -45,7 +46,8 @@ for rate in $rates; do
     mkdir -p "$DNT_BENCH_OUT"
     "$root/cluster/emulated_cluster.sh" --nodes "$largest_nodes" --mbit "$rate" -- bash -c '
         set -e
-        ring=(-x OMPI_MCA_coll_tuned_use_dynamic_rules=1 -x OMPI_MCA_coll_tuned_allreduce_algorithm=4)
+        ring=(-x OMPI_MCA_coll_tuned_use_dynamic_rules=1 -x OMPI_MCA_coll_tuned_allreduce_algorithm=4
+              --mca btl_tcp_links 2)
         $DNT_CLUSTER_MPIRUN -np $DNT_BENCH_LARGEST "${ring[@]}" "$DNT_BENCH_DNNTUNE" calibrate --comm --comm-max-mb 4 \
             --comm-budget 60 -o "$DNT_BENCH_CALIBRATION" >"$DNT_BENCH_OUT/comm.txt" 2>&1
         for nodes in $DNT_BENCH_NODE_COUNTS; do
