@@ -92,6 +92,7 @@ cleanup() {
     # COMMAND and what it started in the root namespace: its own process group.
     [[ -n ${command_pid:-} ]] && kill -TERM -- "-$command_pid" 2>/dev/null || true
     remove_slot "$slot"
+    rmdir "$state_root" 2>/dev/null || true  # the last run out removes the state directory too
 }
 trap cleanup EXIT
 trap 'exit 130' INT
