@@ -81,6 +81,7 @@ done
 # A free slot, taken atomically (mkdir), so concurrent runs never share names or subnets.
 slot=
 for ((candidate = 1; candidate < 250; candidate++)); do
+    mkdir -p "$state_root"  # again: a run that just ended may have removed it
     if mkdir "$state_root/slot$candidate" 2>/dev/null; then slot=$candidate; break; fi
 done
 [[ -n $slot ]] || { echo "emulated_cluster: every slot is taken by a running cluster" >&2; exit 1; }
