@@ -110,9 +110,7 @@ void add_configuration_options(CLI::App& command, ConfigurationOptions& options,
       ->check(CLI::PositiveNumber);
   if (with_nodes)
     command.add_option("--nodes", c.nodes, "Nodes")->capture_default_str()->check(CLI::PositiveNumber);
-  std::string fabrics;
-  for (const auto& name : model::fabric_names()) fabrics += (fabrics.empty() ? "" : ", ") + name;
-  command.add_option("--network", c.fabric, "Inter-node network: " + fabrics)->capture_default_str();
+  add_fabric_options(command, options.fabric);
   command.add_option("--ps", options.parameter_servers,
                      "Use a parameter server with this many server ranks (default: ring all-reduce)")
       ->check(CLI::PositiveNumber);
@@ -130,7 +128,43 @@ Expected<model::TrainingConfiguration> configuration_from(const ConfigurationOpt
     configuration.parameter_servers = options.parameter_servers;
   }
   configuration.fusion_bytes = options.fusion_megabytes * 1024 * 1024;
+  auto fabric = fabric_from(options.fabric);
+  if (!fabric) return fabric.error();
+  configuration.fabric = *fabric;
   return configuration;
+}
+
+void add_fabric_options(CLI::App& command, FabricOptions& options) {
+  std::string fabrics;
+  for (const auto& name : model::fabric_names()) fabrics += (fabrics.empty() ? "" : ", ") + name;
+  auto* network = command.add_option("--network", options.network, "Inter-node network: " + fabrics)->capture_default_str();
+  auto* gbits = command.add_option("--link-gbps", options.link_gbits,
+                                   "Inter-node link line rate in Gb/s (instead of --network; 90% of it is usable)")
+                    ->option_text("GBITS");
+  auto* latency = command.add_option("--link-latency-us", options.link_latency_us,
+                                     "Inter-node MPI latency in microseconds (with --link-gbps)")
+                      ->option_text("MICROSECONDS");
+  gbits->excludes(network);
+  latency->excludes(network);
+}
+
+Expected<std::string> fabric_from(const FabricOptions& options) {
+  if (options.link_gbits.empty() && options.link_latency_us.empty()) return options.network;
+  if (options.link_gbits.empty() || options.link_latency_us.empty())
+    return bad_input("--link-gbps and --link-latency-us go together (or name a --network)");
+  const auto number = [](const std::string& text, const char* option) -> Expected<double> {
+    char* end = nullptr;
+    const double value = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0') return bad_input(std::string(option) + ": \"" + text + "\" is not a number");
+    return value;
+  };
+  auto gbits = number(options.link_gbits, "--link-gbps");
+  if (!gbits) return gbits.error();
+  auto latency = number(options.link_latency_us, "--link-latency-us");
+  if (!latency) return latency.error();
+  auto fabric = model::fabric_from_numbers(*gbits, *latency);
+  if (!fabric) return bad_input("--link-gbps/--link-latency-us: " + fabric.error().message);
+  return fabric;
 }
 
 }  // namespace dnntune::cli

@@ -31,8 +31,19 @@ void add_model_source_options(CLI::App& command, ModelSourceOptions& options);
 Expected<model::Predictor> load_predictor(const ModelSourceOptions& options,
                                           const DefaultCalibrationRequest& when_uncalibrated);
 
-// --ppn --threads --smt --batch --nodes --network --ps --async --fusion-mb
+// The inter-node fabric: --network NAME (a preset), or --link-gbps X --link-latency-us Y (numbers,
+// e.g. those of an emulated cluster's shaped links; they replace a calibration's measured link).
+struct FabricOptions {
+  std::string network = "edr";
+  std::string link_gbits;       // as typed: parsed and checked by fabric_from
+  std::string link_latency_us;
+};
+void add_fabric_options(CLI::App& command, FabricOptions& options);
+Expected<std::string> fabric_from(const FabricOptions& options);
+
+// --ppn --threads --smt --batch --nodes --ps --async --fusion-mb and the fabric options
 struct ConfigurationOptions {
+  FabricOptions fabric;
   model::TrainingConfiguration configuration;
   int parameter_servers = 0;
   double fusion_megabytes = 25;

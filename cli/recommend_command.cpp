@@ -32,7 +32,7 @@ struct RecommendCommandOptions {
   bool consider_parameter_server = false;
   std::string fusion_megabytes = "25";
   std::string processes_per_node;  // --ppn: only these
-  std::string fabric = "edr";
+  FabricOptions fabric;
   std::string output_path;
   int verify = 0;
   ModelSourceOptions source;
@@ -89,7 +89,7 @@ void run_recommend(const RecommendCommandOptions& options) {
   space.consider_smt = !options.no_smt;
   space.consider_parameter_server = options.consider_parameter_server;
   space.fusion_megabytes = parse_list<double>(options.fusion_megabytes, "--fusion-mb");
-  space.fabric = options.fabric;
+  space.fabric = value_or_fail(fabric_from(options.fabric));
   if (!options.processes_per_node.empty())
     space.processes_per_node = parse_list<int>(options.processes_per_node, "--ppn");
   // A default calibration (of this machine) measures the batches its ranks would run with.
@@ -155,8 +155,7 @@ void add_recommend_command(CLI::App& root) {
   command->add_flag("--consider-ps", options.consider_parameter_server, "Also consider parameter-server schemes");
   command->add_option("--fusion-mb", options.fusion_megabytes, "All-reduce fusion thresholds to consider, MiB")
       ->capture_default_str();
-  command->add_option("--network", options.fabric, "Inter-node network (edr, hdr, ndr, opa, eth10, eth25, eth100)")
-      ->capture_default_str();
+  add_fabric_options(*command, options.fabric);
   add_model_source_options(*command, options.source);
   command->add_option("--topology", options.source.topology_path,
                       "Tune for the node described by this hwloc XML (with --calibration of a node of that CPU)")

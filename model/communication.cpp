@@ -2,6 +2,8 @@
 #include "model/communication.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <set>
 
 #include <Eigen/Dense>
@@ -31,14 +33,40 @@ std::vector<std::string> fabric_names() {
   return names;
 }
 
+Expected<std::string> fabric_from_numbers(double line_rate_gbits, double latency_microseconds) {
+  if (!std::isfinite(line_rate_gbits) || line_rate_gbits <= 0 || line_rate_gbits > 1e6)
+    return bad_input("link bandwidth must be a number of Gb/s above 0 (and at most 1e6), not " +
+                     std::to_string(line_rate_gbits));
+  if (!std::isfinite(latency_microseconds) || latency_microseconds < 0 || latency_microseconds > 1e6)
+    return bad_input("link latency must be a number of microseconds from 0 to 1e6, not " +
+                     std::to_string(latency_microseconds));
+  char name[64];
+  std::snprintf(name, sizeof name, "%.6ggbps-%.6gus", line_rate_gbits, latency_microseconds);
+  return std::string(name);
+}
+
+bool is_fabric_from_numbers(const std::string& name) {
+  double gbits = 0, microseconds = 0;
+  int consumed = 0;
+  return std::sscanf(name.c_str(), "%lfgbps-%lfus%n", &gbits, &microseconds, &consumed) == 2 &&
+         consumed == static_cast<int>(name.size());
+}
+
 Expected<LinkModel> fabric_preset(const std::string& name) {
+  if (is_fabric_from_numbers(name)) {
+    double gbits = 0, microseconds = 0;
+    std::sscanf(name.c_str(), "%lfgbps-%lfus", &gbits, &microseconds);
+    auto checked = fabric_from_numbers(gbits, microseconds);
+    if (!checked) return checked.error();
+    return LinkModel{microseconds * 1e-6, gbits / 8 * usable_fraction_of_line_rate, false, "given " + name};
+  }
   for (const auto& preset : fabric_presets)
     if (name == preset.name)
       return LinkModel{preset.latency_microseconds * 1e-6, preset.line_rate_gbits / 8 * usable_fraction_of_line_rate,
                        false, "preset " + name};
   std::string known;
   for (const auto& known_name : fabric_names()) known += (known.empty() ? "" : ", ") + known_name;
-  return bad_input("unknown network \"" + name + "\" (known: " + known + ")");
+  return bad_input("unknown network \"" + name + "\" (known: " + known + ", or numbers such as 25gbps-10us)");
 }
 
 LinkModel default_intra_node_link() {
@@ -50,7 +78,10 @@ Expected<LinkModel> fit_allreduce_link(const std::vector<probe::Measurement>& re
   std::set<std::int64_t> sizes;
   for (const auto& record : records)
     if (record.kind == probe::MeasurementKind::communication && record.descriptor == "allreduce" &&
-        record.status == probe::MeasurementStatus::ok && record.processes > 1 && (record.nodes > 1) == inter_node) {
+        record.status == probe::MeasurementStatus::ok && record.processes > 1 && (record.nodes > 1) == inter_node &&
+        // Across nodes only the one-rank-per-node sweep: a whole job's (ranks > nodes) also
+        // crosses shared memory, which this link does not describe.
+        (!inter_node || record.processes == record.nodes)) {
       usable.push_back(&record);
       sizes.insert(record.message_bytes);
     }

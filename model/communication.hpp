@@ -20,16 +20,23 @@ struct LinkModel {
   std::string source;            // "fitted from 42 allreduce records", "preset edr", ...
 };
 
-// Named inter-node fabrics: edr, hdr, ndr (InfiniBand), opa (Omni-Path 100), eth10, eth25,
-// eth100. Bandwidth is 90% of the line rate, latency what MPI sees end to end.
+// Inter-node fabrics by name: edr, hdr, ndr (InfiniBand), opa (Omni-Path 100), eth10, eth25,
+// eth100, or one given as numbers, "25gbps-10us" (fabric_from_numbers). Bandwidth is 90% of
+// the line rate, latency what MPI sees end to end.
 Expected<LinkModel> fabric_preset(const std::string& name);
 std::vector<std::string> fabric_names();
+
+// The name of a fabric of this line rate (Gb/s, finite and > 0) and MPI latency (microseconds,
+// finite and >= 0), e.g. "0.2gbps-50us"; a bad number is an error naming it.
+Expected<std::string> fabric_from_numbers(double line_rate_gbits, double latency_microseconds);
+// A fabric given as numbers is a what-if: it replaces a measured inter-node link, a preset does not.
+bool is_fabric_from_numbers(const std::string& name);
 
 // The default intra-node link when no records exist: shared-memory MPI on a modern server.
 LinkModel default_intra_node_link();
 
 // Fits T = 2(p-1) alpha + 2(p-1)/p * bytes / beta (the ring all-reduce) to allreduce records
-// of one placement (nodes == 1: intra-node; nodes > 1: inter-node) by least squares on
+// of one placement (nodes == 1: intra-node; nodes > 1 with one rank per node: inter-node) by least squares on
 // relative error. Fails when fewer than 2 distinct message sizes were measured.
 Expected<LinkModel> fit_allreduce_link(const std::vector<probe::Measurement>& records, bool inter_node);
 

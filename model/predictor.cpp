@@ -231,7 +231,8 @@ Predictor::IterationTotals Predictor::iterate(const workloads::Network& network,
   const double compute_seconds = totals.layer_seconds + terms.gradient_sums + terms.optimizer;
 
   CommunicationLinks links = calibration_.links;
-  if (!links.inter_node.measured) links.inter_node = *fabric_preset(configuration.fabric);
+  if (!links.inter_node.measured || is_fabric_from_numbers(configuration.fabric))
+    links.inter_node = *fabric_preset(configuration.fabric);
   const int ranks = configuration.processes_per_node * configuration.nodes;
   // With every core busy computing, communication progress (MPI copies, reductions) takes its
   // share of the cores while it overlaps the backward pass: one more runnable thread per rank.
@@ -278,7 +279,8 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
                                         bool with_band) const {
   auto placement = place(configuration, rates_);
   if (!placement) return placement.error();
-  if (!configuration.fabric.empty() && configuration.nodes > 1 && !calibration_.links.inter_node.measured) {
+  if (!configuration.fabric.empty() && configuration.nodes > 1 &&
+      (!calibration_.links.inter_node.measured || is_fabric_from_numbers(configuration.fabric))) {
     auto fabric = fabric_preset(configuration.fabric);
     if (!fabric) return fabric.error();
   }
@@ -307,11 +309,18 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
                                                                             : "modelled";
 
   // The one-node comparison doubles the work, so a ranking pass (no band) leaves it out.
-  if (with_band && configuration.nodes > 1) {
+  if (with_band && configuration.nodes > 1 && configuration.scheme == CommunicationScheme::parameter_server) {
+    // One node cannot hold the same servers-per-worker ratio (with one rank per node it holds no
+    // worker at all), so a parameter server is measured per worker against a worker that trains
+    // alone: the same compute without any exchange. It cannot exceed 100%.
+    const int workers = configuration.processes_per_node * configuration.nodes - configuration.parameter_servers;
+    const double compute_seconds = totals.layer_seconds + totals.terms.gradient_sums + totals.terms.optimizer;
+    const double alone_images_per_second = configuration.batch_per_process / compute_seconds;
+    if (workers > 0 && compute_seconds > 0)
+      prediction.scaling_efficiency = totals.images_per_second / workers / alone_images_per_second;
+  } else if (with_band && configuration.nodes > 1) {
     TrainingConfiguration one_node = configuration;
     one_node.nodes = 1;
-    if (configuration.scheme == CommunicationScheme::parameter_server)
-      one_node.parameter_servers = std::max(1, std::min(configuration.parameter_servers, configuration.processes_per_node - 1));
     auto one_placement = place(one_node, rates_);
     if (one_placement) {
       const double single = iterate(network, one_node, *one_placement, calibration_.parameters).images_per_second;

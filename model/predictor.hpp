@@ -65,7 +65,8 @@ struct Prediction {
   double images_per_second = 0;        // the whole job (workers only, for a parameter server)
   double images_per_second_low = 0;    // 90% band
   double images_per_second_high = 0;
-  double scaling_efficiency = 1;       // images/s over nodes x the same configuration on one node
+  double scaling_efficiency = 1;       // images/s over nodes x the same configuration on one node;
+                                       // parameter server: per worker, over a worker training alone
   IterationTerms terms;
   double measured_fraction = 0;        // share of layer time taken from measurements of this batch
   // "measured" (checked against a real step of this network, batch and setting on one node),

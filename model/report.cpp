@@ -153,7 +153,11 @@ std::string fit_report_text(const Calibration& calibration) {
   out << "    (" << pinned << " parameters pinned: the measurements cannot identify them)\n";
   out << "  intra-node link: " << format_fixed(calibration.links.intra_node.latency_seconds * 1e6, 2) << " us, "
       << format_fixed(calibration.links.intra_node.bandwidth_gbs, 2) << " GB/s (" << calibration.links.intra_node.source << ")\n";
-  out << "  inter-node link: " << calibration.links.inter_node.source << "\n";
+  const LinkModel& inter = calibration.links.inter_node;
+  out << "  inter-node link: ";
+  if (inter.measured)
+    out << format_fixed(inter.latency_seconds * 1e6, 2) << " us, " << format_fixed(inter.bandwidth_gbs, 4) << " GB/s (";
+  out << inter.source << (inter.measured ? ")" : "") << "\n";
   return out.str();
 }
 

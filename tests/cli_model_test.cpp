@@ -173,3 +173,55 @@ TEST_CASE("fit on a recorded calibration with anchors: predict reproduces the re
   CHECK(json::parse(carried.out)["confidence"] != "measured");
   CHECK(json::parse(carried.out)["anchor"]["exact"] == false);
 }
+
+TEST_CASE("an emulated cluster's inter-node records calibrate the link and numbers replace it") {
+  const std::string directory = write_calibration_directory();
+  {
+    // One rank on each of 2 nodes over a 200 Mb/s link: alpha 60 us, 25 MB/s.
+    std::ofstream comm(directory + "/comm.jsonl");
+    for (const std::int64_t bytes : {4096, 65536, 1 << 20, 4 << 20}) {
+      dnntune::probe::Measurement record;
+      record.kind = dnntune::probe::MeasurementKind::communication;
+      record.backend = "mpi";
+      record.machine_fingerprint = dnntune::probe::fingerprint(dnntune::test::test_machine());
+      record.descriptor = "allreduce";
+      record.processes = record.nodes = 2;
+      record.message_bytes = bytes;
+      record.median_seconds = 2 * 60e-6 + bytes / 25e6;
+      record.repetitions = 5;
+      comm << dnntune::probe::to_json_line(record) << "\n";
+    }
+  }
+  const std::string calibration = directory + "/calibration.json";
+  const auto fit = run_dnntune({"fit", directory, "-o", calibration, "--bootstrap", "2"});
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  CHECK(fit.out.find("inter-node link: 60.00 us, 0.0250 GB/s") != std::string::npos);
+  const auto predict = [&](std::vector<std::string> extra) {
+    std::vector<std::string> arguments{"predict", "--model", "resnet18", "--batch", "8", "--nodes", "2",
+                                       "--calibration", calibration, "--json"};
+    arguments.insert(arguments.end(), extra.begin(), extra.end());
+    const auto result = run_dnntune(arguments);
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    return json::parse(result.out)["terms_seconds"]["communication"].get<double>();
+  };
+  // resnet18's 46.8 MB of gradients over 2 nodes at 25 MB/s: about 1.9 s, whatever --network says.
+  const double measured = predict({});
+  CHECK(measured == Approx(46.8e6 / 25e6).epsilon(0.05));
+  CHECK(predict({"--network", "hdr"}) == measured);
+  // Numbers are a what-if that replaces the measured link: 1 Gb/s line rate, 90% usable.
+  CHECK(predict({"--link-gbps", "1", "--link-latency-us", "60"}) == Approx(46.8e6 / (0.9 * 125e6)).epsilon(0.05));
+  for (const auto& bad : std::vector<std::vector<std::string>>{{"--link-gbps", "0", "--link-latency-us", "1"},
+                                                               {"--link-gbps", "nan", "--link-latency-us", "1"},
+                                                               {"--link-gbps", "1", "--link-latency-us", "-5"},
+                                                               {"--link-gbps", "fast", "--link-latency-us", "1"},
+                                                               {"--link-gbps", "1"}}) {
+    std::vector<std::string> arguments{"predict", "--model", "resnet18", "--nodes", "2", "--calibration", calibration};
+    arguments.insert(arguments.end(), bad.begin(), bad.end());
+    const auto result = run_dnntune(arguments);
+    INFO(result.err);
+    CHECK(result.exit_code == 2);
+    CHECK(result.err.find("--link") != std::string::npos);
+  }
+}

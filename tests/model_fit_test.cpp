@@ -175,3 +175,48 @@ TEST_CASE("bad fits and calibrations are clear errors") {
     CHECK_FALSE(read_calibration("/nonexistent/calibration.json"));
   }
 }
+
+TEST_CASE("a parameter server's scaling efficiency is per worker against a worker training alone") {
+  const auto machine = test_machine();
+  FitOptions options;
+  options.bootstrap_replicates = 2;
+  const auto calibration = fit_calibration(synthetic_records(machine, 0.0, 5), machine, "torch", {"synthetic"}, options);
+  REQUIRE(calibration);
+  const auto predictor = Predictor::from_calibration(*calibration);
+  REQUIRE(predictor);
+  const auto network = workloads::build_network("resnet50");
+  REQUIRE(network);
+  TrainingConfiguration configuration;
+  configuration.batch_per_process = 8;
+  configuration.processes_per_node = 2;
+  configuration.threads_per_process = 2;
+  configuration.nodes = 8;
+  configuration.scheme = CommunicationScheme::parameter_server;
+  configuration.parameter_servers = 8;  // one server per worker: a one-node job cannot have that ratio
+  for (const bool asynchronous : {false, true}) {
+    configuration.asynchronous = asynchronous;
+    configuration.fabric = "eth10";
+    const auto slow = predictor->predict(*network, configuration);
+    configuration.fabric = "ndr";
+    const auto fast = predictor->predict(*network, configuration);
+    REQUIRE(slow);
+    REQUIRE(fast);
+    CHECK(slow->scaling_efficiency > 0);
+    CHECK(slow->scaling_efficiency < fast->scaling_efficiency);
+    CHECK(fast->scaling_efficiency <= 1.0);
+    if (!asynchronous) {
+      // Sync: a worker's step is its compute plus the exchange, so efficiency is compute / step.
+      const double exchange = fast->terms.exposed_communication;
+      CHECK(fast->scaling_efficiency == Approx((fast->iteration_seconds - exchange) / fast->iteration_seconds));
+    }
+  }
+  // One rank per node: a one-node job would hold a server and no worker.
+  configuration.processes_per_node = 1;
+  configuration.nodes = 4;
+  configuration.parameter_servers = 1;
+  configuration.asynchronous = false;
+  const auto one_rank_per_node = predictor->predict(*network, configuration);
+  REQUIRE(one_rank_per_node);
+  CHECK(one_rank_per_node->scaling_efficiency > 0);
+  CHECK(one_rank_per_node->scaling_efficiency <= 1.0);
+}

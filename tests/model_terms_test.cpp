@@ -3,6 +3,8 @@
 // communication, placement.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "data/builtin_machines.hpp"
 #include "model/communication.hpp"
 #include "model/layer_class.hpp"
@@ -230,4 +232,41 @@ TEST_CASE("placement and configurations that do not fit") {
   configuration.processes_per_node = 2;
   configuration.parameter_servers = 2;
   CHECK_FALSE(place(configuration, rates));
+}
+
+TEST_CASE("an inter-node link fitted from one rank per node and a fabric given as numbers") {
+  std::vector<probe::Measurement> records;
+  for (double bytes : {1e3, 1e5, 1e6, 1e7}) {
+    probe::Measurement record;
+    record.kind = probe::MeasurementKind::communication;
+    record.descriptor = "allreduce";
+    record.processes = record.nodes = 3;
+    record.message_bytes = static_cast<std::int64_t>(bytes);
+    record.median_seconds = 4 * 50e-6 + 4.0 / 3 * bytes / 0.025e9;  // 3 nodes: alpha 50 us, 200 Mb/s
+    records.push_back(record);
+    // The whole job of 2 ranks per node also crosses shared memory: it must not bend the link.
+    record.processes = 6;
+    record.median_seconds *= 3;
+    records.push_back(record);
+  }
+  const auto link = fit_allreduce_link(records, true);
+  REQUIRE(link);
+  CHECK(link->latency_seconds == Approx(50e-6).epsilon(1e-3));
+  CHECK(link->bandwidth_gbs == Approx(0.025).epsilon(1e-3));
+
+  const auto name = fabric_from_numbers(0.2, 50);
+  REQUIRE(name);
+  CHECK(*name == "0.2gbps-50us");
+  CHECK(is_fabric_from_numbers(*name));
+  CHECK_FALSE(is_fabric_from_numbers("edr"));
+  const auto given = fabric_preset(*name);
+  REQUIRE(given);
+  CHECK(given->bandwidth_gbs == Approx(0.2 / 8 * 0.9));
+  CHECK(given->latency_seconds == Approx(50e-6));
+  CHECK_FALSE(fabric_from_numbers(0, 1));
+  CHECK_FALSE(fabric_from_numbers(-1, 1));
+  CHECK_FALSE(fabric_from_numbers(std::nan(""), 1));
+  CHECK_FALSE(fabric_from_numbers(1, -1));
+  CHECK_FALSE(fabric_from_numbers(1, INFINITY));
+  CHECK_FALSE(fabric_preset("0gbps-1us"));
 }
