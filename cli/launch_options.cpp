@@ -1,9 +1,12 @@
 // cli/launch_options.cpp — see launch_options.hpp.
 #include "cli/launch_options.hpp"
 
-#include <filesystem>
+#include <cmath>
+
 #include <fstream>
 #include <regex>
+
+#include "probe/allocators.hpp"
 
 namespace dnntune::cli {
 namespace {
@@ -19,30 +22,6 @@ tuner::OpenMpRuntime loaded_openmp_runtime() {
     gnu = gnu || line.find("libgomp") != std::string::npos;
   }
   return intel ? tuner::OpenMpRuntime::intel : gnu ? tuner::OpenMpRuntime::gnu : tuner::OpenMpRuntime::unknown;
-}
-
-// The first of `names` in the library directories Debian and most distributions use.
-std::string installed_library(std::initializer_list<const char*> names) {
-  for (const char* directory : {"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib"})
-    for (const char* name : names)
-      if (std::filesystem::exists(std::string(directory) + "/" + name)) return std::string(directory) + "/" + name;
-  return "";
-}
-
-Expected<std::vector<std::pair<std::string, std::string>>> allocator_environment(const std::string& allocator) {
-  if (allocator == "default") return std::vector<std::pair<std::string, std::string>>{};
-  if (allocator == "glibc-tuned")
-    // glibc's malloc keeping freed memory instead of returning it (each fresh buffer was a new
-    // mmap, first-touched page by page: 110 ms for a 26 MB activation on the project's VMs).
-    return std::vector<std::pair<std::string, std::string>>{{"MALLOC_MMAP_THRESHOLD_", "1073741824"},
-                                                            {"MALLOC_TRIM_THRESHOLD_", "4294967295"}};
-  const bool jemalloc = allocator == "jemalloc";
-  const std::string library = jemalloc ? installed_library({"libjemalloc.so.2", "libjemalloc.so"})
-                                       : installed_library({"libtcmalloc_minimal.so.4", "libtcmalloc.so.4"});
-  if (library.empty())
-    return bad_input("--allocator " + allocator + ": not installed on this machine (Debian: apt-get install " +
-                     (jemalloc ? "libjemalloc2" : "libtcmalloc-minimal4") + ")");
-  return std::vector<std::pair<std::string, std::string>>{{"LD_PRELOAD", library}};
 }
 
 }  // namespace
@@ -87,9 +66,9 @@ Expected<tuner::JobScriptOptions> job_script_options(const LaunchOptions& option
   job.openmp = options.openmp == "gnu"     ? tuner::OpenMpRuntime::gnu
                : options.openmp == "intel" ? tuner::OpenMpRuntime::intel
                                            : loaded_openmp_runtime();
-  auto allocator = allocator_environment(options.allocator);
-  if (!allocator) return allocator.error();
-  job.allocator_environment = *allocator;
+  auto allocator = probe::allocator_variant(options.allocator);
+  if (!allocator) return bad_input("--allocator: " + allocator.error().message);
+  job.allocator_environment = allocator->environment;
   return job;
 }
 

@@ -1,9 +1,11 @@
 // cli/probe_command.cpp — `dnntune probe`: characterise this node (topology, binding, measured
 // peaks), another node from an hwloc XML export, or a built-in spec profile.
+#include <algorithm>
 #include <iostream>
 
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
+#include "probe/allocators.hpp"
 #include "data/builtin_machines.hpp"
 #include "probe/machine_report.hpp"
 #include "probe/peak_kernels.hpp"
@@ -36,6 +38,16 @@ void run_probe(const ProbeOptions& options) {
     }
   }
   std::string text = options.output.json ? probe::to_json_text(profile) : probe::machine_report_text(profile);
+  if (!options.output.json && options.machine.empty() && options.topology_file.empty()) {
+    // What a launch line can load on this machine (recommend --allocator NAME).
+    text += "Allocators\n";
+    for (const auto& variant : probe::installed_allocators()) {
+      std::string how;
+      for (const auto& [name, value] : variant.environment) how += (how.empty() ? "" : " ") + name + "=" + value;
+      text += "  " + variant.name + std::string(std::max<std::size_t>(1, 13 - variant.name.size()), ' ') +
+              variant.description + (how.empty() ? "" : "; load with " + how) + "\n";
+    }
+  }
   if (!options.output.json && options.machine.empty() && options.topology_file.empty())
     text += "Probe took " + std::to_string(probe::now_seconds() - start).substr(0, 4) + " s" +
             (options.quick ? " (--quick: nothing measured)" : "") + "\n";

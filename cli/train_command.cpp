@@ -3,12 +3,18 @@
 // or with --launch composing and running the right `mpirun` line itself.
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <iostream>
 
 #include "common/shell_words.hpp"
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
+#include "probe/allocators.hpp"
 #include "probe/measurement.hpp"
 #include "probe/topology.hpp"
 #include "probe/train/launch.hpp"
@@ -28,6 +34,7 @@ struct TrainCommandOptions {
   int nodes = 1;
   std::string hostfile;
   bool dry_run = false;
+  std::string allocator = "default";  // --allocator: what every rank loads
 };
 
 // The arguments that make a rank train as `options` say (everything but the launch options).
@@ -51,6 +58,7 @@ std::vector<std::string> train_arguments(const TrainCommandOptions& options, int
   if (!options.record_path.empty()) add("--record", options.record_path);
   if (options.output.json) arguments.push_back("--json");
   if (!options.output.path.empty()) add("--output", options.output.path);
+  if (options.allocator != "default") add("--allocator", options.allocator);
   return arguments;
 }
 
@@ -86,14 +94,45 @@ void launch_job(const TrainCommandOptions& options) {
   if (exit_code != 0) throw CLI::RuntimeError(exit_code);
 }
 
+// Runs this process under `name`'s allocator: LD_PRELOAD and glibc's MALLOC_* are read when a
+// process starts, so it sets them and executes itself again (before MPI_Init: the same pid, so
+// a launcher's rank stays that rank). DNNTUNE_ALLOCATOR marks the second start; the library
+// must then be mapped, or the preload did not take.
+void run_under_allocator(const std::string& name) {
+  if (name == "default") return;
+  const auto variant = value_or_fail(probe::allocator_variant(name));
+  const char* applied = std::getenv("DNNTUNE_ALLOCATOR");
+  if (applied && name == applied) {
+    for (const auto& [variable, value] : variant.environment) {
+      if (variable != "LD_PRELOAD") continue;
+      std::ifstream maps("/proc/self/maps");
+      const std::string text((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
+      if (text.find(value) == std::string::npos)
+        fail(failure("--allocator " + name + ": " + value + " is not loaded although LD_PRELOAD names it"));
+    }
+    return;
+  }
+  for (const auto& [variable, value] : variant.environment) setenv(variable.c_str(), value.c_str(), 1);
+  setenv("DNNTUNE_ALLOCATOR", name.c_str(), 1);
+  std::ifstream cmdline("/proc/self/cmdline");
+  std::vector<std::string> words;
+  for (std::string word; std::getline(cmdline, word, '\0');) words.push_back(word);
+  std::vector<char*> arguments;
+  for (std::string& word : words) arguments.push_back(word.data());
+  arguments.push_back(nullptr);
+  execv("/proc/self/exe", arguments.data());
+  fail(failure("--allocator " + name + ": cannot start again under it (" + std::strerror(errno) + ")"));
+}
+
 void run_train(const TrainCommandOptions& options) {
   if (!options.launch && (options.processes_per_node != 1 || options.nodes != 1 || !options.hostfile.empty() ||
                           options.dry_run))
     fail(bad_input("--ppn, --nodes, --hostfile and --dry-run go with --launch"));
   if (options.launch) {
-    launch_job(options);
+    launch_job(options);  // each rank loads the allocator itself
     return;
   }
+  run_under_allocator(options.allocator);
   auto outcome = probe::train::train(options.train);
   if (!outcome) fail_in_job(outcome.error());
   if (!outcome->is_rank0) return;
@@ -164,6 +203,10 @@ void add_train_command(CLI::App& root) {
   command->add_option("--nodes", options.nodes, "With --launch: nodes (from --hostfile or the job's allocation)")
       ->capture_default_str();
   command->add_option("--hostfile", options.hostfile, "With --launch: mpirun's host file")->option_text("FILE");
+  command->add_option("--allocator", options.allocator,
+                      "The memory allocator to train under: default, glibc-tuned, jemalloc or tcmalloc (`dnntune probe` "
+                      "lists what is installed); every rank loads it")
+      ->capture_default_str();
   command->add_flag("--dry-run", options.dry_run, "With --launch: print the mpirun line on standard output, run nothing");
   command->callback([] { run_train(options); });
 }

@@ -164,6 +164,9 @@ void to_json(json& out, const Performance& performance) {
   put_optional(out, "peak_fp32_gflops_per_core", performance.peak_fp32_gflops_per_core);
   put_optional(out, "memory_bandwidth_gbs_per_package", performance.memory_bandwidth_gbs_per_package);
   put_optional(out, "gemm_gflops_one_core", performance.gemm_gflops_one_core);
+  put_optional(out, "first_touch_ns_per_page", performance.first_touch_ns_per_page);
+  put_optional(out, "first_touch_ns_per_page_all_cores", performance.first_touch_ns_per_page_all_cores);
+  put_optional(out, "first_touch_ns_per_page_huge", performance.first_touch_ns_per_page_huge);
   if (!performance.fma_vector_isa.empty()) out["fma_vector_isa"] = performance.fma_vector_isa;
   if (!performance.fma_scaling.empty()) out["fma_scaling"] = performance.fma_scaling;
   if (!performance.triad_scaling.empty()) out["triad_scaling"] = performance.triad_scaling;
@@ -172,6 +175,9 @@ void from_json(const json& in, Performance& performance) {
   get_optional(in, "peak_fp32_gflops_per_core", performance.peak_fp32_gflops_per_core);
   get_optional(in, "memory_bandwidth_gbs_per_package", performance.memory_bandwidth_gbs_per_package);
   get_optional(in, "gemm_gflops_one_core", performance.gemm_gflops_one_core);
+  get_optional(in, "first_touch_ns_per_page", performance.first_touch_ns_per_page);
+  get_optional(in, "first_touch_ns_per_page_all_cores", performance.first_touch_ns_per_page_all_cores);
+  get_optional(in, "first_touch_ns_per_page_huge", performance.first_touch_ns_per_page_huge);
   get_or_keep(in, "fma_vector_isa", performance.fma_vector_isa);
   get_or_keep(in, "fma_scaling", performance.fma_scaling);
   get_or_keep(in, "triad_scaling", performance.triad_scaling);

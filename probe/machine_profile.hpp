@@ -99,6 +99,11 @@ struct Performance {
   std::optional<Figure> peak_fp32_gflops_per_core;
   std::optional<Figure> memory_bandwidth_gbs_per_package;
   std::optional<Figure> gemm_gflops_one_core;  // a large oneDNN sgemm, cross-checks the FMA peak
+  // Nanoseconds to fault in a fresh 4 KiB page: one thread, every core at once (per thread), and
+  // with transparent huge pages (probe/allocators.hpp).
+  std::optional<Figure> first_touch_ns_per_page;
+  std::optional<Figure> first_touch_ns_per_page_all_cores;
+  std::optional<Figure> first_touch_ns_per_page_huge;
   std::string fma_vector_isa;                  // the vector width the FMA loop used
   std::vector<ScalingPoint> fma_scaling;       // GFLOP/s over cores, with and without SMT
   std::vector<ScalingPoint> triad_scaling;     // GB/s over cores (STREAM triad bytes)

@@ -90,6 +90,10 @@ void write_performance(std::ostringstream& out, const Performance& performance) 
           << "% of the FMA peak";
     out << "\n";
   }
+  // The notes say which: one thread, every core at once, transparent huge pages.
+  for (const auto* figure : {&performance.first_touch_ns_per_page, &performance.first_touch_ns_per_page_all_cores,
+                             &performance.first_touch_ns_per_page_huge})
+    if (*figure) out << "First touch, 4 KiB   " << figure_text(**figure, "ns per page") << "\n";
   if (!performance.fma_scaling.empty()) {
     out << "  FMA peak over cores (" << performance.fma_vector_isa << ", GFLOP/s, median):\n";
     write_scaling(out, performance.fma_scaling, "GFLOP/s");

@@ -11,6 +11,7 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 
+#include "probe/allocators.hpp"
 #include "probe/memory_budget.hpp"
 #include "probe/pinned_team.hpp"
 #include "probe/timing.hpp"
@@ -264,6 +265,14 @@ Expected<void> measure_node_performance(MachineProfile& profile, const PeakOptio
 
   report(options, "oneDNN sgemm on 1 core");
   performance.gemm_gflops_one_core = measure_onednn_sgemm_one_core(usable_cores.front().front(), options);
+
+  report(options, "first touch of fresh pages");
+  std::vector<int> one_per_core;
+  for (const auto& core : usable_cores) one_per_core.push_back(core.front());
+  const FirstTouchCosts touch = measure_first_touch(one_per_core, options);
+  performance.first_touch_ns_per_page = touch.one_thread;
+  performance.first_touch_ns_per_page_all_cores = touch.all_cores;
+  performance.first_touch_ns_per_page_huge = touch.huge_pages;
   return {};
 }
 

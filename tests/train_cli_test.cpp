@@ -182,3 +182,17 @@ TEST_CASE("configurations that cannot work are refused with one clear line") {
   CHECK(servers.exit_code == 2);
   CHECK(servers.err.find("needs more ranks than servers") != std::string::npos);
 }
+
+TEST_CASE("train --allocator runs every variant installed here, and checks the preload took") {
+  // The set-up installs jemalloc and tcmalloc (setup/debian-packages.txt); the command itself
+  // fails (exit 1) when LD_PRELOAD did not map the library.
+  for (const std::string allocator : {"glibc-tuned", "jemalloc", "tcmalloc"}) {
+    const auto result = run_dnntune(train_arguments({"--allocator", allocator, "--iters", "2"}));
+    INFO(allocator << ": " << result.err);
+    CHECK(result.exit_code == 0);
+    CHECK(json::parse(result.out)["images_per_second"].get<double>() > 0);
+  }
+  const auto unknown = run_dnntune(train_arguments({"--allocator", "hoard"}));
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.err.find("installed here: default, glibc-tuned") != std::string::npos);
+}
