@@ -87,9 +87,12 @@ std::string scaling_text(const std::vector<ScalingRow>& rows) {
   out << line;
   for (const ScalingRow& row : rows) {
     const Prediction& p = row.prediction;
-    std::snprintf(line, sizeof line, "%8d %12.1f %11.1f - %-9.1f %9.1fx %9.1f%% %12s %12s\n", row.nodes,
-                  p.images_per_second, p.images_per_second_low, p.images_per_second_high, row.speedup,
-                  100 * row.efficiency, format_seconds(p.iteration_seconds).c_str(),
+    // Three significant figures: 0.52 and 52000 images/s alike, no false precision.
+    std::snprintf(line, sizeof line, "%8d %12s %11s - %-9s %9sx %9s%% %12s %12s\n", row.nodes,
+                  format_significant(p.images_per_second, 3).c_str(),
+                  format_significant(p.images_per_second_low, 3).c_str(),
+                  format_significant(p.images_per_second_high, 3).c_str(), format_significant(row.speedup, 3).c_str(),
+                  format_fixed(100 * row.efficiency, 1).c_str(), format_seconds(p.iteration_seconds).c_str(),
                   format_seconds(p.terms.exposed_communication).c_str());
     out << line;
   }
