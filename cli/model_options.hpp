@@ -37,6 +37,9 @@ struct ConfigurationOptions {
   double fusion_megabytes = 25;
 };
 void add_configuration_options(CLI::App& command, ConfigurationOptions& options, bool with_nodes);
+// --network NAME: an inter-node fabric preset (model/communication.hpp), checked when parsed.
+void add_fabric_option(CLI::App& command, std::string& fabric);
+
 Expected<model::TrainingConfiguration> configuration_from(const ConfigurationOptions& options);
 
 }  // namespace dnntune::cli
