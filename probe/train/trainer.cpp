@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <iostream>
 #include <optional>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -250,6 +251,22 @@ TrainingReport assemble_report(const std::vector<json>& ranks, TrainingReport re
   return report;
 }
 
+// The first step (from 1, warm-up included) whose loss on some rank is not finite; JSON writes NaN
+// and infinity as null, so those are the losses that are not numbers.
+std::optional<std::size_t> first_diverged_step(const std::vector<json>& ranks) {
+  std::optional<std::size_t> first;
+  for (const json& rank : ranks) {
+    if (!rank.contains("losses")) continue;
+    const json& losses = rank["losses"];
+    for (std::size_t step = 0; step < losses.size(); ++step)
+      if (!losses[step].is_number()) {
+        if (!first || step + 1 < *first) first = step + 1;
+        break;
+      }
+  }
+  return first;
+}
+
 }  // namespace
 
 Expected<void> check_train_options(const TrainOptions& options) {
@@ -383,6 +400,12 @@ Expected<TrainingOutcome> train(const TrainOptions& options) {
   report.warmup = options.warmup;
   std::vector<json> parsed;
   for (const std::string& text : texts) parsed.push_back(json::parse(text));
+  if (auto step = first_diverged_step(parsed)) {
+    std::ostringstream rate;
+    rate << options.learning_rate;
+    return bad_input("the loss became NaN (or infinite) at step " + std::to_string(*step) + " with --lr " + rate.str() +
+                     ": lower --lr");
+  }
   outcome.report = assemble_report(parsed, std::move(report), options.asynchronous);
   return outcome;
 }
