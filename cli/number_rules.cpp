@@ -22,7 +22,6 @@ const NumberRule epochs{0, 1e6, true, false};
 const NumberRule dataset_images{1, 1e12};
 const NumberRule megabytes{0, 1048576, true, false};
 const NumberRule learning_rate{0, 1e12, true, false};
-const NumberRule momentum{0, 1, false, false};
 const NumberRule calibration_budget{10, 1e7, false, false};
 const NumberRule seconds{0, 1e7, true, false};
 }  // namespace rules

@@ -34,7 +34,6 @@ extern const NumberRule epochs;            // > 0, at most 10^6
 extern const NumberRule dataset_images;    // 1..10^12
 extern const NumberRule megabytes;         // fusion threshold, bucket, message size: > 0, at most 2^20 MiB
 extern const NumberRule learning_rate;     // > 0, at most 10^12 (a rate that diverges is stopped by the trainer)
-extern const NumberRule momentum;          // 0..1
 extern const NumberRule calibration_budget;  // seconds: 10..10^7 (the probe and the checks alone take seconds)
 extern const NumberRule seconds;           // other time budgets: > 0, at most 10^7
 }  // namespace rules

@@ -134,8 +134,8 @@ void add_train_command(CLI::App& root) {
   command->add_option("--model", options.train.model, "A built-in network (see `dnntune models`) or a network JSON file")
       ->option_text("NAME|FILE")
       ->required();
-  command->add_option("--batch", options.train.batch, "Images per process and step")->capture_default_str()
-      ->check(checked(rules::batch_per_process));
+  // --batch and --momentum: the trainer's own checks (check_train_options), run before anything.
+  command->add_option("--batch", options.train.batch, "Images per process and step")->capture_default_str();
   command->add_option("--iters", options.train.iterations, "Measured steps")->capture_default_str()
       ->check(checked(rules::steps));
   command->add_option("--warmup", options.train.warmup, "Steps before the measured ones")->capture_default_str()
@@ -146,8 +146,7 @@ void add_train_command(CLI::App& root) {
       ->check(checked(rules::ranks_or_threads));
   command->add_option("--lr", options.train.learning_rate, "SGD learning rate")->capture_default_str()
       ->check(checked(rules::learning_rate));
-  command->add_option("--momentum", options.train.momentum, "SGD momentum")->capture_default_str()
-      ->check(checked(rules::momentum));
+  command->add_option("--momentum", options.train.momentum, "SGD momentum")->capture_default_str();
   command->add_option("--bucket-mb", options.train.bucket_megabytes,
                       "All-reduce: gradient fusion bucket size in MiB (PyTorch DDP's default)")
       ->capture_default_str()

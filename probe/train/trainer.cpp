@@ -271,6 +271,9 @@ std::optional<std::size_t> first_diverged_step(const std::vector<json>& ranks) {
 
 Expected<void> check_train_options(const TrainOptions& options) {
   if (options.batch < 1) return bad_input("--batch must be at least 1, not " + std::to_string(options.batch));
+  if (options.batch > workloads::max_batch)
+    return bad_input("--batch must be at most " + std::to_string(workloads::max_batch) + ", not " +
+                     std::to_string(options.batch));
   if (options.iterations < 1) return bad_input("--iters must be at least 1");
   if (options.warmup < 0) return bad_input("--warmup cannot be negative");
   if (options.threads < 0) return bad_input("--threads cannot be negative (0: one per allowed core)");
