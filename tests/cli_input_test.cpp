@@ -163,6 +163,18 @@ TEST_CASE("outputs: a missing folder is bad input, found before any work") {
   check_refused({"models", "show", "resnet18", "-o", "/nonexistent/x"}, "no folder /nonexistent");
   const std::string directory = dnntune::test::make_temporary_directory();
   check_refused({"models", "show", "resnet18", "-o", directory}, "is a folder");
+
+  // calibrate --report DIR -o FILE: the summary goes to FILE.
+  write_json(directory, "machine.json", read_json(reference_calibration())["machine"]);
+  std::ofstream(directory + "/layers.jsonl").close();
+  const CommandResult report = run_dnntune({"calibrate", "--report", directory, "-o", directory + "/summary.txt"});
+  INFO(report.err);
+  CHECK(report.exit_code == 0);
+  CHECK(report.out.empty());
+  std::ifstream summary(directory + "/summary.txt");
+  std::string first_line;
+  std::getline(summary, first_line);
+  CHECK(first_line.rfind("Calibration " + directory, 0) == 0);
 }
 
 TEST_CASE("train stops when the loss becomes NaN, and never writes null for a number") {
