@@ -8,6 +8,7 @@
 #include "cli/comm_calibration.hpp"
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
+#include "cli/number_rules.hpp"
 #include "probe/layers/calibration_report.hpp"
 #include "probe/layers/runner.hpp"
 #include "probe/layers/worker.hpp"
@@ -21,6 +22,7 @@ struct CalibrateOptions {
   bool dry_run = false;
   std::string report_directory;
   bool json = false;
+  CLI::Option* output = nullptr;  // -o: with --report, the file the summary goes to
   bool worker = false;
   bool keep_loading = false;
   bool comm = false;
@@ -30,7 +32,8 @@ struct CalibrateOptions {
 
 void run_report(const CalibrateOptions& options) {
   const auto report = value_or_fail(probe::layers::make_calibration_report(options.report_directory));
-  write_output(options.json ? probe::layers::report_json_text(report) : probe::layers::report_text(report), "");
+  write_output(options.json ? probe::layers::report_json_text(report) : probe::layers::report_text(report),
+               options.output->count() > 0 ? options.request.directory : "");
 }
 
 void print_summary(const probe::layers::CalibrationSummary& summary, const std::string& directory) {
@@ -105,13 +108,15 @@ void add_calibrate_command(CLI::App& root) {
       ->capture_default_str();
   command->add_option("--batch", request.batches, "Batch per process; repeat for several (--batch 8 --batch 16)")
       ->option_text("N")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{65536}))
+      ->check(checked(rules::batch_per_process))
       ->capture_default_str();
   command->add_option("--budget", request.budget_seconds,
                       "Seconds the whole calibration may take; a grid that does not fit is sampled (see README)")
       ->option_text("SECONDS")
+      ->check(checked(rules::calibration_budget))
       ->capture_default_str();
-  command->add_option("-o,--output", request.directory, "Directory for machine.json and layers.jsonl")
+  options.output = command->add_option("-o,--output", request.directory,
+                                       "Directory for machine.json and layers.jsonl (with --report: the file for the summary)")
       ->option_text("DIR")
       ->capture_default_str();
   command->add_flag("--resume", request.resume,
@@ -121,10 +126,10 @@ void add_calibrate_command(CLI::App& root) {
       ->option_text("PASS");
   command->add_option("--threads", request.threads, "Only these threads per process (default: the grid)")
       ->option_text("N")
-      ->check(CLI::PositiveNumber);
+      ->check(checked(rules::ranks_or_threads));
   command->add_option("--processes", request.processes, "Only these numbers of co-running processes")
       ->option_text("N")
-      ->check(CLI::PositiveNumber);
+      ->check(checked(rules::ranks_or_threads));
   auto* smt = command->add_flag("--smt", options.smt, "Only settings with threads on SMT siblings");
   command->add_flag("--no-smt", options.no_smt, "Only settings with one thread per core")->excludes(smt);
   command->add_flag("--dry-run", options.dry_run,

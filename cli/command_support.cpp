@@ -1,12 +1,10 @@
 // cli/command_support.cpp — see command_support.hpp.
 #include "cli/command_support.hpp"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include "common/files.hpp"
 #include "probe/comm/mpi_session.hpp"
 
 namespace dnntune::cli {
@@ -32,16 +30,24 @@ void write_output(const std::string& text, const std::string& path) {
     std::cout << text << std::flush;
     return;
   }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) fail(bad_input(path + ": cannot write (" + std::strerror(errno) + ")"));
-  out << text;
-  if (!out.flush()) fail(failure(path + ": write failed (" + std::strerror(errno) + ")"));
+  ok_or_fail(write_file_atomically(path, text));
+}
+
+CLI::Validator output_file() {
+  return CLI::Validator(
+      [](std::string& path) {
+        if (path == "-") return std::string();
+        const auto usable = check_output_file(path);
+        return usable ? std::string() : usable.error().message;
+      },
+      "FILE in an existing folder");
 }
 
 void add_output_options(CLI::App& command, OutputOptions& options) {
   command.add_flag("--json", options.json, "Print JSON instead of the text report");
   command.add_option("-o,--output", options.path, "Write to FILE instead of standard output")
-      ->option_text("FILE");
+      ->option_text("FILE")
+      ->check(output_file());
 }
 
 }  // namespace dnntune::cli

@@ -35,8 +35,11 @@ inline void ok_or_fail(const Expected<void>& result) {
 // A number as a command line would give it: "0.02", "256", not std::to_string's "0.020000".
 std::string number_argument(double value);
 
-// Writes `text` to `path` ("" or "-" is stdout), failing the subcommand if it cannot.
+// Writes `text` to `path` ("" or "-" is stdout) atomically, failing the subcommand if it cannot.
 void write_output(const std::string& text, const std::string& path);
+
+// The check of an output FILE option (-o, --plot), when parsed: its folder exists ("-" is stdout).
+CLI::Validator output_file();
 
 // Adds the output options every reporting command has: --json and -o/--output FILE.
 struct OutputOptions {

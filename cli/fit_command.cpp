@@ -64,7 +64,8 @@ void add_fit_command(CLI::App& root) {
       ->check(CLI::ExistingPath);
   command->add_option("-o,--output", options.calibration_path,
                       "Write the calibration here (for predict, scale, recommend); the report goes to stdout")
-      ->option_text("FILE.json");
+      ->option_text("FILE.json")
+      ->check(output_file());
   command->add_option("--machine", options.machine,
                       "The machine profile the measurements were taken on (default: the directory's machine.json)")
       ->option_text("FILE.json|NAME");

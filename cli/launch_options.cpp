@@ -59,10 +59,7 @@ Expected<tuner::JobScriptOptions> job_script_options(const LaunchOptions& option
   job.time_limit = options.time_limit.empty() ? tuner::slurm_time_limit(seconds_to_train) : options.time_limit;
   job.partition = options.partition;
   job.account = options.account;
-  // The job name comes from a network file: only the characters SLURM and a shell take as they are.
-  job.job_name = "dnntune-" + network_name;
-  for (char& character : job.job_name)
-    if (!std::regex_match(std::string(1, character), slurm_name)) character = '_';
+  job.job_name = "dnntune-" + network_name;  // the script keeps only the characters SLURM and a shell take
   job.openmp = options.openmp == "gnu"     ? tuner::OpenMpRuntime::gnu
                : options.openmp == "intel" ? tuner::OpenMpRuntime::intel
                                            : loaded_openmp_runtime();

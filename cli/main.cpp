@@ -32,9 +32,16 @@ int main(int argc, char** argv) {
   } catch (const CLI::RuntimeError& error) {  // thrown by cli::fail with the exit code to use
     return error.get_exit_code();
   } catch (const CLI::ParseError& error) {
-    // --help and --version exit 0 through app.exit; bad arguments are bad input (exit 2).
-    const int code = app.exit(error);
-    return code == 0 ? 0 : dnntune::cli::exit_bad_input;
+    // --help and --version print through app.exit and exit 0; bad arguments are bad input: one
+    // line, as every other error (exit 2).
+    if (error.get_exit_code() == 0) return app.exit(error);
+    std::string message = error.what();
+    for (char& character : message)
+      if (character == '\n') character = ' ';
+    const auto chosen = app.get_subcommands();
+    const std::string help = chosen.empty() ? "dnntune --help" : "dnntune " + chosen.front()->get_name() + " --help";
+    std::cerr << "dnntune: error: " << message << " (see `" << help << "`)" << std::endl;
+    return dnntune::cli::exit_bad_input;
   }
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "cli/number_rules.hpp"
 #include "data/builtin_machines.hpp"
 #include "model/calibration.hpp"
 #include "model/communication.hpp"
@@ -102,21 +103,21 @@ Expected<model::Predictor> load_predictor(const ModelSourceOptions& options,
 void add_configuration_options(CLI::App& command, ConfigurationOptions& options, bool with_nodes) {
   model::TrainingConfiguration& c = options.configuration;
   command.add_option("--ppn", c.processes_per_node, "Processes (ranks) per node")->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(checked(rules::ranks_or_threads));
   command.add_option("--threads", c.threads_per_process, "Threads per process")->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(checked(rules::ranks_or_threads));
   command.add_flag("--smt", c.smt, "Place threads on SMT siblings too (hyper-threading on)");
   command.add_option("--batch", c.batch_per_process, "Batch per process")->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(checked(rules::batch_per_process));
   if (with_nodes)
-    command.add_option("--nodes", c.nodes, "Nodes")->capture_default_str()->check(CLI::PositiveNumber);
+    command.add_option("--nodes", c.nodes, "Nodes")->capture_default_str()->check(checked(rules::nodes));
   add_fabric_options(command, options.fabric);
   command.add_option("--ps", options.parameter_servers,
                      "Use a parameter server with this many server ranks (default: ring all-reduce)")
-      ->check(CLI::PositiveNumber);
+      ->check(checked(rules::ranks_or_threads));
   command.add_flag("--async", c.asynchronous, "Asynchronous parameter server (no barrier)");
   command.add_option("--fusion-mb", options.fusion_megabytes, "All-reduce fusion threshold in MiB")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(checked(rules::megabytes));
 }
 
 Expected<model::TrainingConfiguration> configuration_from(const ConfigurationOptions& options) {
@@ -137,7 +138,14 @@ Expected<model::TrainingConfiguration> configuration_from(const ConfigurationOpt
 void add_fabric_options(CLI::App& command, FabricOptions& options) {
   std::string fabrics;
   for (const auto& name : model::fabric_names()) fabrics += (fabrics.empty() ? "" : ", ") + name;
-  auto* network = command.add_option("--network", options.network, "Inter-node network: " + fabrics)->capture_default_str();
+  auto* network = command.add_option("--network", options.network, "Inter-node network: " + fabrics)
+                      ->capture_default_str()
+                      ->check(CLI::Validator(
+                          [fabrics](std::string& name) {
+                            return model::fabric_preset(name) ? std::string()
+                                                              : "\"" + name + "\" is not a network preset (" + fabrics + ")";
+                          },
+                          "one of " + fabrics));
   auto* gbits = command.add_option("--link-gbps", options.link_gbits,
                                    "Inter-node link line rate in Gb/s (instead of --network; 90% of it is usable)")
                     ->option_text("GBITS");

@@ -49,6 +49,7 @@ struct ConfigurationOptions {
   double fusion_megabytes = 25;
 };
 void add_configuration_options(CLI::App& command, ConfigurationOptions& options, bool with_nodes);
+
 Expected<model::TrainingConfiguration> configuration_from(const ConfigurationOptions& options);
 
 }  // namespace dnntune::cli

@@ -10,6 +10,7 @@
 
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
+#include "cli/number_rules.hpp"
 #include "workloads/costs.hpp"
 #include "workloads/network_json.hpp"
 #include "workloads/zoo.hpp"
@@ -181,7 +182,7 @@ void add_models_command(CLI::App& root) {
       ->option_text("MODEL");
   show_command->add_flag("--layers", show.layers, "Also print every layer (the JSON always has them)");
   show_command->add_option("--batch", show.batch, "Images per iteration (figures scale with it)")
-      ->check(CLI::Range(std::int64_t{1}, workloads::max_batch))
+      ->check(checked(rules::batch_per_process))
       ->capture_default_str();
   add_output_options(*show_command, show.output);
   show_command->callback([] { run_show(show); });

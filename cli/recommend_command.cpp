@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/launch_options.hpp"
 #include "cli/model_options.hpp"
+#include "cli/number_rules.hpp"
 #include "cli/real_training.hpp"
 #include "model/scaling.hpp"
 #include "tuner/job_script.hpp"
@@ -41,22 +42,9 @@ struct RecommendCommandOptions {
 };
 
 template <class Number>
-std::vector<Number> parse_list(const std::string& text, const char* what) {
-  std::vector<Number> values;
-  std::stringstream list(text);
-  std::string item;
-  while (std::getline(list, item, ',')) {
-    try {
-      std::size_t used = 0;
-      const double value = std::stod(item, &used);
-      if (used != item.size() || !(value > 0)) throw std::invalid_argument(item);
-      values.push_back(static_cast<Number>(value));
-    } catch (const std::exception&) {
-      fail(bad_input(std::string(what) + ": \"" + item + "\" is not a positive number"));
-    }
-  }
-  if (values.empty()) fail(bad_input(std::string(what) + ": empty list"));
-  return values;
+std::vector<Number> parse_list(const std::string& text, const NumberRule& rule, const char* option) {
+  const auto values = value_or_fail(parse_checked_list(text, rule, option));
+  return std::vector<Number>(values.begin(), values.end());
 }
 
 // --verify K: the analytical answer checked empirically. Trains the recommended configuration
@@ -82,22 +70,23 @@ void verify_for_real(tuner::Recommendation& recommendation, const RecommendComma
 void run_recommend(const RecommendCommandOptions& options) {
   const auto network = value_or_fail(workloads::load_network(options.model));
   tuner::SearchSpaceOptions space;
-  space.batches_per_process = parse_list<std::int64_t>(options.batches, "--batch");
+  space.batches_per_process = parse_list<std::int64_t>(options.batches, rules::batch_per_process, "--batch");
 
   space.global_batch = options.global_batch;
   space.node_counts = value_or_fail(model::parse_node_counts(options.nodes));
   space.consider_smt = !options.no_smt;
   space.consider_parameter_server = options.consider_parameter_server;
-  space.fusion_megabytes = parse_list<double>(options.fusion_megabytes, "--fusion-mb");
+  space.fusion_megabytes = parse_list<double>(options.fusion_megabytes, rules::megabytes, "--fusion-mb");
   space.fabric = value_or_fail(fabric_from(options.fabric));
   if (!options.processes_per_node.empty())
-    space.processes_per_node = parse_list<int>(options.processes_per_node, "--ppn");
+    space.processes_per_node = parse_list<int>(options.processes_per_node, rules::ranks_or_threads, "--ppn");
   // A default calibration (of this machine) measures the batches its ranks would run with.
   const int this_machines_cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const auto batches = tuner::batches_to_score(space, this_machines_cpus);
   if (batches.empty())
     fail(bad_input("--global-batch " + std::to_string(space.global_batch) +
-                   " does not split evenly over any number of processes of --nodes " + options.nodes));
+                   " does not split evenly over any number of processes of --nodes " + options.nodes +
+                   " into batches of at most " + std::to_string(workloads::max_batch) + " per process"));
   // Everything the user typed is checked before the first run's calibration starts.
   const auto predictor = value_or_fail(load_predictor(options.source, {{options.model}, batches, options.source.backend}));
   tuner::RecommendOptions recommend_options;
@@ -142,13 +131,15 @@ void add_recommend_command(CLI::App& root) {
       ->capture_default_str();
   command->add_option("--global-batch", options.global_batch,
                       "Keep this global batch fixed, split evenly over all processes (instead of --batch)")
-      ->check(CLI::PositiveNumber);
+      ->check(checked(rules::global_batch));
   command->add_option("--objective", options.objective, "throughput, time-to-train or images-per-node")
       ->check(CLI::IsMember({"throughput", "time-to-train", "images-per-node"}))
       ->capture_default_str();
-  command->add_option("--epochs", options.epochs, "time-to-train: epochs")->capture_default_str();
+  command->add_option("--epochs", options.epochs, "time-to-train: epochs")->capture_default_str()
+      ->check(checked(rules::epochs));
   command->add_option("--dataset-images", options.dataset_images, "time-to-train: images per epoch")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(checked(rules::dataset_images));
   command->add_flag("--no-smt", options.no_smt, "Do not consider hyper-threading");
   command->add_option("--ppn", options.processes_per_node,
                       "Only these processes per node (a list: 2,4), when a launcher or a site rule fixes them");
@@ -170,10 +161,11 @@ void add_recommend_command(CLI::App& root) {
   command->add_option("--verify", options.verify,
                       "Train the K best candidates for real on this node and recommend the measured best")
       ->option_text("K")
-      ->check(CLI::PositiveNumber);
+      ->check(checked(rules::ranks_or_threads));
   add_launch_options(*command, options.launch);
   command->add_option("-o,--output", options.output_path, "Write to FILE instead of standard output")
-      ->option_text("FILE");
+      ->option_text("FILE")
+      ->check(output_file());
   command->add_option("command", options.train_command, "Your training command (after --)");
   command->callback([] { run_recommend(options); });
 }

@@ -51,7 +51,8 @@ void add_scale_command(CLI::App& root) {
   command->add_option("--nodes", options.nodes, "Node counts: FIRST..LAST (powers of two) or a list 1,2,4")
       ->capture_default_str();
   command->add_option("--plot", options.plot_path, "Also draw the scaling curve as an SVG file")
-      ->option_text("FILE.svg");
+      ->option_text("FILE.svg")
+      ->check(output_file());
   add_configuration_options(*command, options.configuration, false);
   add_model_source_options(*command, options.source);
   add_output_options(*command, options.output);

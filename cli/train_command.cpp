@@ -15,6 +15,7 @@
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
 #include "probe/allocators.hpp"
+#include "cli/number_rules.hpp"
 #include "probe/measurement.hpp"
 #include "probe/topology.hpp"
 #include "probe/train/launch.hpp"
@@ -172,19 +173,26 @@ void add_train_command(CLI::App& root) {
   command->add_option("--model", options.train.model, "A built-in network (see `dnntune models`) or a network JSON file")
       ->option_text("NAME|FILE")
       ->required();
+  // --batch and --momentum: the trainer's own checks (check_train_options), run before anything.
   command->add_option("--batch", options.train.batch, "Images per process and step")->capture_default_str();
-  command->add_option("--iters", options.train.iterations, "Measured steps")->capture_default_str();
-  command->add_option("--warmup", options.train.warmup, "Steps before the measured ones")->capture_default_str();
+  command->add_option("--iters", options.train.iterations, "Measured steps")->capture_default_str()
+      ->check(checked(rules::steps));
+  command->add_option("--warmup", options.train.warmup, "Steps before the measured ones")->capture_default_str()
+      ->check(checked(rules::warmup_steps));
   command->add_option("--threads", options.train.threads,
                       "Threads per process (default: one per core the process may use; with --launch, "
-                      "the node's cores / --ppn)");
-  command->add_option("--lr", options.train.learning_rate, "SGD learning rate")->capture_default_str();
+                      "the node's cores / --ppn)")
+      ->check(checked(rules::ranks_or_threads));
+  command->add_option("--lr", options.train.learning_rate, "SGD learning rate")->capture_default_str()
+      ->check(checked(rules::learning_rate));
   command->add_option("--momentum", options.train.momentum, "SGD momentum")->capture_default_str();
   command->add_option("--bucket-mb", options.train.bucket_megabytes,
                       "All-reduce: gradient fusion bucket size in MiB (PyTorch DDP's default)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(checked(rules::megabytes));
   command->add_option("--ps-servers", options.train.parameter_servers,
-                      "Train through S parameter servers (the last S ranks) instead of all-reduce");
+                      "Train through S parameter servers (the last S ranks) instead of all-reduce")
+      ->check(checked(rules::parameter_servers));
   command->add_flag("--async", options.train.asynchronous,
                     "Parameter servers apply each worker's gradient at once, without a barrier (records staleness)");
   command->add_option("--device", options.train.device, "auto (CUDA when libtorch has a GPU), cpu or cuda")
@@ -199,9 +207,11 @@ void add_train_command(CLI::App& root) {
                     "Compose and run the mpirun line for --ppn ranks per node with --threads cores each (printed "
                     "on standard error)");
   command->add_option("--ppn", options.processes_per_node, "With --launch: processes per node")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(checked(rules::ranks_or_threads));
   command->add_option("--nodes", options.nodes, "With --launch: nodes (from --hostfile or the job's allocation)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(checked(rules::nodes));
   command->add_option("--hostfile", options.hostfile, "With --launch: mpirun's host file")->option_text("FILE");
   command->add_option("--allocator", options.allocator,
                       "The memory allocator to train under: default, glibc-tuned, jemalloc or tcmalloc (`dnntune probe` "

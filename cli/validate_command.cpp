@@ -6,6 +6,7 @@
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
 #include "cli/model_options.hpp"
+#include "cli/number_rules.hpp"
 #include "cli/real_training.hpp"
 #include "model/validation.hpp"
 #include "probe/measurement.hpp"
@@ -96,12 +97,13 @@ void add_validate_command(CLI::App& root) {
       "get) and compare with the model's predictions: measured vs predicted images/s, error, mean absolute "
       "percentage error per network, and whether the predicted ranking is the measured one. Takes minutes.");
   command->add_option("--model", options.models, "Networks to validate (repeatable)")->capture_default_str();
-  command->add_option("--batch", options.batches, "Batches per process (repeatable)")->capture_default_str();
+  command->add_option("--batch", options.batches, "Batches per process (repeatable)")->capture_default_str()
+      ->check(checked(rules::batch_per_process));
   command->add_flag("--quick", options.quick, "resnet18 at batch 8 only, 3 measured steps");
   command->add_option("--iters", options.training.iterations, "Measured training steps per run")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(checked(rules::steps))->capture_default_str();
   command->add_option("--warmup", options.training.warmup, "Training steps before the measured ones")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(checked(rules::warmup_steps))->capture_default_str();
   command->add_option("--record", options.training.record_path,
                       "Also append each training run, as it ends, as measurement records to FILE")
       ->option_text("FILE");

@@ -1,22 +1,52 @@
 // common/json_file.cpp — see json_file.hpp.
 #include "common/json_file.hpp"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <sstream>
+#include <algorithm>
+#include <cstdint>
+
+#include "common/files.hpp"
 
 namespace dnntune {
+namespace {
+
+// The deepest nesting of arrays and objects in `text` (brackets inside strings do not count),
+// stopping early past `limit`: the parser recurses per level, so a file of 100,000 `[` would
+// overflow the stack before it could be refused.
+int nesting_depth(const std::string& text, int limit) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (const char character : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (character == '\\') escaped = true;
+      else if (character == '"') in_string = false;
+    } else if (character == '"') {
+      in_string = true;
+    } else if (character == '[' || character == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > limit) break;
+    } else if (character == ']' || character == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+}  // namespace
 
 Expected<nlohmann::json> parse_json(const std::string& text, const std::string& origin) {
+  if (nesting_depth(text, max_json_depth) > max_json_depth)
+    return bad_input(origin + ": not valid JSON (nested deeper than " + std::to_string(max_json_depth) + " levels)");
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& error) {
+  } catch (const nlohmann::json::exception& error) {
+    // Syntax errors, and numbers no double holds (1e999: out_of_range.406).
     std::string detail = error.what();
     // nlohmann prefixes "[json.exception.parse_error.101] parse error at ...": keep the useful part.
-    const auto at = detail.find("parse error");
-    if (at != std::string::npos) detail = detail.substr(at);
+    if (!detail.empty() && detail.front() == '[') {
+      const auto end = detail.find("] ");
+      if (end != std::string::npos) detail = detail.substr(end + 2);
+    }
     return bad_input(origin + ": not valid JSON (" + detail + ")");
   }
 }
@@ -32,27 +62,13 @@ Error json_conversion_error(const nlohmann::json::exception& exception, const st
 }
 
 Expected<nlohmann::json> read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return bad_input(path + ": cannot open (" + std::strerror(errno) + ")");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return bad_input(path + ": read error");
-  return parse_json(text.str(), path);
+  auto text = read_input_file(path);
+  if (!text) return text.error();
+  return parse_json(*text, path);
 }
 
 Expected<void> write_json_file(const std::string& path, const nlohmann::json& document) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) return failure(path + ": cannot write (" + std::strerror(errno) + ")");
-    out << document.dump(2) << '\n';
-    if (!out.flush()) return failure(path + ": write failed (" + std::strerror(errno) + ")");
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    return failure(path + ": cannot replace (" + std::strerror(errno) + ")");
-  }
-  return {};
+  return write_file_atomically(path, document.dump(2) + "\n");
 }
 
 nlohmann::json schema_head(const std::string& kind, int version) {
@@ -70,8 +86,11 @@ Expected<void> check_schema(const nlohmann::json& document, const std::string& k
   const auto found = document.find("schema_version");
   if (found == document.end() || !found->is_number_integer())
     return bad_input(origin + ": no integer \"schema_version\"");
-  if (found->get<int>() != version)
-    return bad_input(origin + ": " + kind + " schema version " + std::to_string(found->get<int>()) +
+  // Compared and reported as written: 2^40 is not "version 0".
+  const bool same = found->is_number_unsigned() ? found->get<std::uint64_t>() == static_cast<std::uint64_t>(version)
+                                                : found->get<std::int64_t>() == version;
+  if (!same)
+    return bad_input(origin + ": " + kind + " schema version " + found->dump() +
                      ", this dnntune reads version " + std::to_string(version) +
                      " (re-create the file with this version)");
   return {};

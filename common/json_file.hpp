@@ -13,14 +13,17 @@
 
 namespace dnntune {
 
+// Documents nested deeper than this are refused before parsing (the parser recurses per level).
+constexpr int max_json_depth = 512;
+
 // Parses `text`; `origin` names where it came from (a path, "<built-in skylake-8180>").
 Expected<nlohmann::json> parse_json(const std::string& text, const std::string& origin);
 
-// Reads and parses a whole file.
+// Reads and parses a whole file (a regular file of at most max_input_bytes, common/files.hpp).
 Expected<nlohmann::json> read_json_file(const std::string& path);
 
-// Writes `document` pretty-printed, atomically (temporary file + rename), so an interrupted
-// write never leaves a truncated file behind.
+// Writes `document` pretty-printed, atomically (write_file_atomically, common/files.hpp), so an
+// interrupted write or a full disk never leaves a truncated file behind.
 Expected<void> write_json_file(const std::string& path, const nlohmann::json& document);
 
 // {"schema": kind, "schema_version": version}: the head of every document dnntune writes, its

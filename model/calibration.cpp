@@ -1,6 +1,9 @@
 // model/calibration.cpp — Calibration to and from JSON (see calibration.hpp).
 #include "model/calibration.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "common/json_file.hpp"
@@ -41,6 +44,49 @@ std::vector<HeldOutError> errors_from_json(const json& in) {
     errors.push_back({item.at("group").get<std::string>(), item.at("samples").get<int>(),
                       item.at("mean_absolute_percentage_error").get<double>()});
   return errors;
+}
+
+// Parameters within the bounds the model declares (parameter_table), finite: a hand-edited or
+// damaged file would otherwise give NaN or negative images/s.
+// `member` is the JSON path of `values` ("/parameters").
+Expected<void> check_parameters(const std::vector<double>& values, const std::string& origin, const std::string& member) {
+  for (std::size_t index = 0; index < values.size(); ++index) {
+    const ParameterInfo& info = parameter_table()[index];
+    // The fit works on log(value) for some: exp(log(bound)) may miss the bound in the last digit.
+    const double slack = 1e-9 * std::max(std::abs(info.lower), std::abs(info.upper));
+    if (!(values[index] >= info.lower - slack && values[index] <= info.upper + slack))
+      return bad_input(origin + ": (" + member + "/" + info.name + ") " + json(values[index]).dump() +
+                       " is outside the model's bounds " + json(info.lower).dump() + ".." + json(info.upper).dump());
+  }
+  return {};
+}
+
+Expected<void> check_link(const LinkModel& link, const std::string& origin, const std::string& member) {
+  if (!(std::isfinite(link.latency_seconds) && link.latency_seconds >= 0))
+    return bad_input(origin + ": (" + member + "/latency_seconds) must be a finite number >= 0");
+  if (!(std::isfinite(link.bandwidth_gbs) && link.bandwidth_gbs > 0))
+    return bad_input(origin + ": (" + member + "/bandwidth_gbs) must be a finite number > 0");
+  return {};
+}
+
+// Every figure a prediction uses is finite and physical; names the member that is not.
+Expected<void> check_values(const Calibration& calibration, const std::string& origin) {
+  if (auto valid = check_parameters(flatten(calibration.parameters), origin, "/parameters"); !valid) return valid;
+  for (const auto& replicate : calibration.bootstrap_parameters)
+    if (auto valid = check_parameters(replicate, origin, "/bootstrap_parameters"); !valid) return valid;
+  for (const auto& [key, layers] : calibration.measured_layers)
+    for (const auto& layer : layers)
+      if (!(std::isfinite(layer.seconds) && layer.seconds > 0 && std::isfinite(layer.coefficient_of_variation) &&
+            layer.coefficient_of_variation >= 0 && layer.threads >= 1 && layer.co_running >= 1 && layer.repetitions >= 0))
+        return bad_input(origin + ": (/measured_layers/" + key +
+                         ") needs threads and co-running >= 1, seconds > 0, a coefficient of variation >= 0");
+  if (auto valid = check_link(calibration.links.intra_node, origin, "/links/intra_node"); !valid) return valid;
+  // An unmeasured inter-node link is a placeholder (0, 0): predictions take the --network preset.
+  if (calibration.links.inter_node.measured)
+    if (auto valid = check_link(calibration.links.inter_node, origin, "/links/inter_node"); !valid) return valid;
+  if (!(std::isfinite(calibration.summary.held_out_log_sd) && calibration.summary.held_out_log_sd >= 0))
+    return bad_input(origin + ": (/fit/held_out_log_sd) must be a finite number >= 0");
+  return {};
 }
 
 }  // namespace
@@ -148,6 +194,7 @@ Expected<Calibration> calibration_from_json_text(const std::string& text, const 
   } catch (const json::exception& error) {
     return json_conversion_error(error, origin);
   }
+  if (auto valid = check_values(calibration, origin); !valid) return valid.error();
   return calibration;
 }
 

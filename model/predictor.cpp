@@ -277,10 +277,14 @@ Predictor::IterationTotals Predictor::iterate(const workloads::Network& network,
 
 Expected<Prediction> Predictor::predict(const workloads::Network& network, const TrainingConfiguration& configuration,
                                         bool with_band) const {
+  if (configuration.batch_per_process < 1 || configuration.batch_per_process > workloads::max_batch)
+    return bad_input("batch " + std::to_string(configuration.batch_per_process) + " per process is outside 1.." +
+                     std::to_string(workloads::max_batch));
   auto placement = place(configuration, rates_);
   if (!placement) return placement.error();
-  if (!configuration.fabric.empty() && configuration.nodes > 1 &&
-      (!calibration_.links.inter_node.measured || is_fabric_from_numbers(configuration.fabric))) {
+  // iterate() takes the fabric whenever the inter-node link was not measured or numbers replace
+  // it, at any node count: check it here, where a bad one is an error and not a crash.
+  if (!calibration_.links.inter_node.measured || is_fabric_from_numbers(configuration.fabric)) {
     auto fabric = fabric_preset(configuration.fabric);
     if (!fabric) return fabric.error();
   }
@@ -379,6 +383,14 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
   const double half_width = 1.645 * std::sqrt(log_variance);
   prediction.images_per_second_low = prediction.images_per_second * std::exp(-half_width);
   prediction.images_per_second_high = prediction.images_per_second * std::exp(half_width);
+  // The last guard: the readers refuse unphysical calibrations and profiles, but a figure that is
+  // not finite and positive is never answered as a prediction.
+  const auto usable = [](double value) { return std::isfinite(value) && value > 0; };
+  if (!usable(prediction.iteration_seconds) || !usable(prediction.images_per_second) ||
+      !usable(prediction.images_per_second_low) || !usable(prediction.images_per_second_high))
+    return failure("the model gave no usable prediction for " + network.name + ", " + describe(configuration) + " (" +
+                   std::to_string(prediction.images_per_second) + " images/s): the calibration of " +
+                   prediction.machine + " holds figures it cannot use");
   return prediction;
 }
 

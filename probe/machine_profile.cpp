@@ -3,6 +3,7 @@
 // error (never silently the first value). Optional members are simply absent when unset.
 #include "probe/machine_profile.hpp"
 
+#include <cmath>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -239,6 +240,38 @@ std::string to_json_text(const MachineProfile& profile) {
 
 namespace {
 
+// Every figure the model divides by or scales with is finite and > 0 when present; the topology
+// stays within what a node can hold. Names the member that is not.
+Expected<void> check_figures(const MachineProfile& profile, const std::string& origin) {
+  const auto positive = [](double value) { return std::isfinite(value) && value > 0; };
+  const std::pair<const char*, const std::optional<Figure>*> figures[] = {
+      {"/performance/peak_fp32_gflops_per_core", &profile.performance.peak_fp32_gflops_per_core},
+      {"/performance/memory_bandwidth_gbs_per_package", &profile.performance.memory_bandwidth_gbs_per_package},
+      {"/performance/gemm_gflops_one_core", &profile.performance.gemm_gflops_one_core},
+      {"/cpu/base_ghz", &profile.cpu.base_ghz},
+      {"/cpu/max_ghz", &profile.cpu.max_ghz}};
+  for (const auto& [member, figure] : figures)
+    if (*figure && !positive((*figure)->value))
+      return bad_input(origin + ": (" + member + "/value) must be a finite number > 0");
+  const std::pair<const char*, const std::vector<ScalingPoint>*> curves[] = {
+      {"/performance/fma_scaling", &profile.performance.fma_scaling},
+      {"/performance/triad_scaling", &profile.performance.triad_scaling}};
+  for (const auto& [member, points] : curves)
+    for (const ScalingPoint& point : *points)
+      if (!positive(point.median) || point.cores < 1 || point.threads < 1)
+        return bad_input(origin + ": (" + member + ") every point needs cores and threads >= 1 and a median > 0");
+  if (profile.gpu && (!positive(profile.gpu->fp32_tflops.value) || !positive(profile.gpu->memory_bandwidth_gbs.value)))
+    return bad_input(origin + ": (/gpu) fp32_tflops and memory_bandwidth_gbs must be finite numbers > 0");
+  constexpr int most_cpus = 1 << 20;
+  const Topology& topology = profile.topology;
+  if (topology.packages > topology.cores || topology.cores > most_cpus || topology.pus > most_cpus ||
+      topology.cores_per_package < 0 || topology.cores_per_package > topology.cores || topology.pus_per_core < 0 ||
+      topology.pus_per_core > topology.pus || topology.numa_nodes < 0 || topology.numa_nodes > topology.pus)
+    return bad_input(origin + ": (/topology) needs packages <= cores <= pus <= " + std::to_string(most_cpus) +
+                     ", cores_per_package <= cores, pus_per_core <= pus and numa_nodes <= pus");
+  return {};
+}
+
 Expected<MachineProfile> machine_profile_from_document(const json& document,
                                                        const std::string& origin_name) {
   if (auto valid = check_schema(document, machine_profile_schema, machine_profile_schema_version,
@@ -267,6 +300,7 @@ Expected<MachineProfile> machine_profile_from_document(const json& document,
   if (profile.kind == MachineKind::cpu_node &&
       (profile.topology.packages <= 0 || profile.topology.cores <= 0 || profile.topology.pus < profile.topology.cores))
     return bad_input(origin_name + ": topology needs packages > 0, cores > 0 and pus >= cores");
+  if (auto valid = check_figures(profile, origin_name); !valid) return valid.error();
   return profile;
 }
 

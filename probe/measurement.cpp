@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/files.hpp"
 #include "common/json_file.hpp"
 
 namespace dnntune::probe {
@@ -114,12 +115,15 @@ Expected<void> append_measurement(const std::string& path, const Measurement& me
   // fsync makes a record durable before the next measurement starts.
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   if (fd < 0) return failure(path + ": cannot append (" + std::strerror(errno) + ")");
+  const off_t size_before = ::lseek(fd, 0, SEEK_END);
+  errno = 0;
   const ssize_t written = ::write(fd, line.data(), line.size());
-  const int saved_errno = errno;
-  ::fsync(fd);
+  int saved_errno = errno;
+  if (written == static_cast<ssize_t>(line.size()) && ::fsync(fd) != 0) saved_errno = errno;
+  const bool complete = written == static_cast<ssize_t>(line.size()) && saved_errno == 0;
+  if (!complete && size_before >= 0) (void)::ftruncate(fd, size_before);  // no half record left behind
   ::close(fd);
-  if (written != static_cast<ssize_t>(line.size()))
-    return failure(path + ": write failed (" + std::strerror(saved_errno) + ")");
+  if (!complete) return failure(path + ": write failed (" + write_error_reason(saved_errno) + ")");
   return {};
 }
 
@@ -134,9 +138,9 @@ Expected<void> drop_unterminated_last_line(const std::string& path) {
 }
 
 Expected<MeasurementFile> read_measurements(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return bad_input(path + ": cannot open (" + std::strerror(errno) + ")");
-  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto text = read_input_file(path);
+  if (!text) return text.error();
+  const std::string& content = *text;
   MeasurementFile file;
   std::size_t start = 0;
   int line_number = 0;

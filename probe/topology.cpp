@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
@@ -16,6 +15,7 @@
 #include <hwloc.h>
 #include <omp.h>
 
+#include "common/files.hpp"
 #include "probe/cpu_features.hpp"
 
 namespace dnntune::probe {
@@ -33,8 +33,7 @@ Expected<TopologyHandle> load_topology(const std::string& xml_path) {
   if (hwloc_topology_init(&raw) != 0) return failure("hwloc: cannot initialise a topology");
   TopologyHandle topology(raw);
   if (!xml_path.empty()) {
-    std::ifstream probe_open(xml_path);
-    if (!probe_open) return bad_input(xml_path + ": cannot open (no such file or not readable)");
+    if (auto usable = check_input_file(xml_path); !usable) return usable.error();
     if (hwloc_topology_set_xml(raw, xml_path.c_str()) != 0)
       return bad_input(xml_path + ": hwloc cannot use this file as a topology source");
   }

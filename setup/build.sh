@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # setup/build.sh — installs the Debian packages listed in setup/debian-packages.txt that are
-# missing, then configures (once) and builds (incrementally) into build/.
+# missing, then configures (once) and builds (incrementally) into build/ — or, with
+# DNNTUNE_SANITIZE=1, with AddressSanitizer and UBSan into build-sanitize/ (DNNTUNE_BUILD_DIR
+# overrides either folder).
 # Sourced by ./dnntune and ./run-tests. All of its chatter goes to stderr, so that
 # `./dnntune recommend --format slurm > job.sbatch` captures only the command's own output.
 set -euo pipefail
 
 dnntune_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-dnntune_build="${DNNTUNE_BUILD_DIR:-$dnntune_root/build}"
+dnntune_sanitize="${DNNTUNE_SANITIZE:-0}"
+if [[ "$dnntune_sanitize" == 1 ]]; then
+    dnntune_build="${DNNTUNE_BUILD_DIR:-$dnntune_root/build-sanitize}"
+else
+    dnntune_build="${DNNTUNE_BUILD_DIR:-$dnntune_root/build}"
+fi
 
 dnntune_install_missing_packages() {
     local missing=() package
@@ -29,7 +36,8 @@ dnntune_install_missing_packages() {
 dnntune_build() {
     if [[ ! -f "$dnntune_build/CMakeCache.txt" ]]; then
         echo "dnntune setup: configuring $dnntune_build (Release)" >&2
-        cmake -S "$dnntune_root" -B "$dnntune_build" -DCMAKE_BUILD_TYPE=Release >&2
+        cmake -S "$dnntune_root" -B "$dnntune_build" -DCMAKE_BUILD_TYPE=Release \
+            -DDNNTUNE_SANITIZE="$([[ "$dnntune_sanitize" == 1 ]] && echo ON || echo OFF)" >&2
     fi
     cmake --build "$dnntune_build" --parallel "$(nproc)" >&2 \
         || { echo "dnntune setup: build failed (see above)" >&2; return 1; }

@@ -37,3 +37,27 @@ TEST_CASE("write then read a JSON file") {
   CHECK_FALSE(read_json_file("/nonexistent/x.json"));
   CHECK_FALSE(write_json_file("/nonexistent/dir/x.json", document));
 }
+
+TEST_CASE("a JSON file that would crash the parser is bad input, not an abort") {
+  const auto overflowing = parse_json("{\"value\": 1e999}", "big.json");
+  REQUIRE_FALSE(overflowing);
+  CHECK(overflowing.error().kind == ErrorKind::bad_input);
+  CHECK(overflowing.error().message.find("big.json: not valid JSON") == 0);
+  const auto deep = parse_json(std::string(100000, '['), "deep.json");
+  REQUIRE_FALSE(deep);
+  CHECK(deep.error().message.find("nested deeper than 512") != std::string::npos);
+  // Brackets inside strings are text, not nesting.
+  CHECK(parse_json("{\"text\": \"" + std::string(1000, '[') + "\"}", "text.json"));
+  CHECK(parse_json(std::string(512, '[') + std::string(512, ']'), "ok.json"));
+  const auto device = read_json_file("/dev/zero");
+  REQUIRE_FALSE(device);
+  CHECK(device.error().message == "/dev/zero: not a regular file");
+}
+
+TEST_CASE("a schema version is reported as written, never narrowed") {
+  const nlohmann::json huge = {{"schema", "dnntune.thing"}, {"schema_version", 1099511627776}};
+  const auto checked = check_schema(huge, "dnntune.thing", 2, "f");
+  REQUIRE_FALSE(checked);
+  CHECK(checked.error().message.find("schema version 1099511627776,") != std::string::npos);
+  CHECK_FALSE(check_schema({{"schema", "dnntune.thing"}, {"schema_version", -2}}, "dnntune.thing", 2, "f"));
+}

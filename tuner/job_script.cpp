@@ -2,6 +2,7 @@
 #include "tuner/job_script.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -23,16 +24,31 @@ std::string rank_wrapped(const std::string& rank_exports, const JobScriptOptions
   return "bash -c " + shell_quote(rank_exports + "; exec \"$@\"") + " dnntune-rank " + command_text(options);
 }
 
+// Text for a `#` comment line: a control character (a newline would end the comment and start
+// a shell line) becomes '?'.
+std::string comment_text(std::string text) {
+  for (char& character : text)
+    if (static_cast<unsigned char>(character) < 0x20 || character == 0x7f) character = '?';
+  return text;
+}
+
+// A SLURM job name as a script line carries it safely: letters, digits, '.', '_' and '-'; any
+// other character becomes '_'.
+std::string job_name_text(std::string name) {
+  for (char& character : name)
+    if (!std::isalnum(static_cast<unsigned char>(character)) && character != '.' && character != '_' &&
+        character != '-')
+      character = '_';
+  return name;
+}
+
 std::string summary_comment(const model::Prediction& prediction) {
-  char line[256];
-  std::snprintf(line, sizeof line, "# dnntune: %s, %s (%s): predicted %.1f images/s (90%% band %.1f-%.1f, %s)\n",
-                prediction.network.c_str(), model::describe(prediction.configuration).c_str(),
+  char line[512];
+  std::snprintf(line, sizeof line, "# dnntune: %s, %s (%s): predicted %.1f images/s (90%% band %.1f-%.1f, %s)",
+                comment_text(prediction.network).c_str(), model::describe(prediction.configuration).c_str(),
                 prediction.backend.c_str(), prediction.images_per_second, prediction.images_per_second_low,
                 prediction.images_per_second_high, prediction.confidence.c_str());
-  std::string text = line;
-  // A network name comes from a user's file: it never starts a line of its own in a script.
-  std::replace_if(text.begin(), text.end() - 1, [](char character) { return character == '\n' || character == '\r'; }, ' ');
-  return text;
+  return std::string(line) + "\n";  // a long name is cut, the line still ends
 }
 
 int cores_per_process(const model::TrainingConfiguration& c, const model::MachineRates& rates) {
@@ -138,7 +154,7 @@ std::string slurm_script(const model::Prediction& prediction, const model::Machi
   const int cpus_per_task = c.smt ? cores * rates.pus_per_core : cores;
   std::ostringstream out;
   out << "#!/bin/bash\n"
-      << "#SBATCH --job-name=" << options.job_name << "\n"
+      << "#SBATCH --job-name=" << job_name_text(options.job_name) << "\n"
       << "#SBATCH --nodes=" << c.nodes << "\n"
       << "#SBATCH --ntasks-per-node=" << c.processes_per_node << "\n"
       << "#SBATCH --cpus-per-task=" << cpus_per_task << "\n"

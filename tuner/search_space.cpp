@@ -5,6 +5,8 @@
 #include <functional>
 #include <set>
 
+#include "workloads/layer.hpp"
+
 namespace dnntune::tuner {
 
 SearchSpace enumerate_search_space(const model::MachineRates& rates, const SearchSpaceOptions& options) {
@@ -39,7 +41,8 @@ SearchSpace enumerate_search_space(const model::MachineRates& rates, const Searc
               base.batch_per_process = options.global_batch / processes;
               space.excluded.push_back({base, "the global batch " + std::to_string(options.global_batch) +
                                                   " does not split evenly over " + std::to_string(processes) +
-                                                  " processes"});
+                                                  " processes into batches of at most " +
+                                                  std::to_string(workloads::max_batch)});
               continue;
             }
             batches = {*split};
@@ -70,7 +73,8 @@ SearchSpace enumerate_search_space(const model::MachineRates& rates, const Searc
 }
 
 std::optional<std::int64_t> split_global_batch(std::int64_t global_batch, std::int64_t processes) {
-  if (processes < 1 || global_batch % processes != 0) return std::nullopt;
+  if (processes < 1 || global_batch % processes != 0 || global_batch / processes > workloads::max_batch)
+    return std::nullopt;
   return global_batch / processes;
 }
 

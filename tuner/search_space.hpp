@@ -42,7 +42,7 @@ struct SearchSpace {
 SearchSpace enumerate_search_space(const model::MachineRates& rates, const SearchSpaceOptions& options);
 
 // The batch per process when `global_batch` is split evenly over `processes`; none when it
-// does not split evenly.
+// does not split evenly or a share exceeds workloads::max_batch.
 std::optional<std::int64_t> split_global_batch(std::int64_t global_batch, std::int64_t processes);
 
 // The batches per process the search can score on a node of `hardware_threads`: --batch's

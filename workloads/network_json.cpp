@@ -48,11 +48,21 @@ json totals_json(const NetworkCost& cost) {
           {"activation_bytes_kept", cost.activation_bytes_kept}};
 }
 
+// A name printed into reports, job scripts and launch lines: control characters (a newline
+// would start a line of its own in a generated script) are refused.
+bool printable_name(const std::string& name) {
+  for (const unsigned char character : name)
+    if (character < 0x20 || character == 0x7f) return false;
+  return !name.empty();
+}
+
 // Reads one layer's definition; throws nlohmann exceptions (with the member's path) on a
 // missing member or a wrong type.
 Expected<LayerDefinition> read_layer(const json& entry, const std::string& origin) {
   LayerDefinition definition;
   definition.name = entry.at("name").get<std::string>();
+  if (!printable_name(definition.name))
+    return bad_input(origin + ": a layer name is empty or holds control characters (newlines, tabs, ...)");
   definition.inputs = entry.at("inputs").get<std::vector<std::string>>();
   const auto spec = parse_descriptor(entry.at("descriptor").get<std::string>());
   if (!spec) return bad_input(origin + ": layer '" + definition.name + "': " + spec.error().message);
@@ -88,6 +98,8 @@ Expected<Network> network_from_json(const json& document, const std::string& ori
   std::vector<LayerDefinition> definitions;
   try {
     name = document.at("name").get<std::string>();
+    if (!printable_name(name))
+      return bad_input(origin + ": (/name) the network name is empty or holds control characters (newlines, tabs, ...)");
     const json& layers = document.at("layers");
     if (!layers.is_array()) return bad_input(origin + ": \"layers\" must be an array of layers");
     for (const json& entry : layers) {

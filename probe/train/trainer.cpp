@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <iostream>
 #include <optional>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -250,10 +251,29 @@ TrainingReport assemble_report(const std::vector<json>& ranks, TrainingReport re
   return report;
 }
 
+// The first step (from 1, warm-up included) whose loss on some rank is not finite; JSON writes NaN
+// and infinity as null, so those are the losses that are not numbers.
+std::optional<std::size_t> first_diverged_step(const std::vector<json>& ranks) {
+  std::optional<std::size_t> first;
+  for (const json& rank : ranks) {
+    if (!rank.contains("losses")) continue;
+    const json& losses = rank["losses"];
+    for (std::size_t step = 0; step < losses.size(); ++step)
+      if (!losses[step].is_number()) {
+        if (!first || step + 1 < *first) first = step + 1;
+        break;
+      }
+  }
+  return first;
+}
+
 }  // namespace
 
 Expected<void> check_train_options(const TrainOptions& options) {
   if (options.batch < 1) return bad_input("--batch must be at least 1, not " + std::to_string(options.batch));
+  if (options.batch > workloads::max_batch)
+    return bad_input("--batch must be at most " + std::to_string(workloads::max_batch) + ", not " +
+                     std::to_string(options.batch));
   if (options.iterations < 1) return bad_input("--iters must be at least 1");
   if (options.warmup < 0) return bad_input("--warmup cannot be negative");
   if (options.threads < 0) return bad_input("--threads cannot be negative (0: one per allowed core)");
@@ -383,6 +403,12 @@ Expected<TrainingOutcome> train(const TrainOptions& options) {
   report.warmup = options.warmup;
   std::vector<json> parsed;
   for (const std::string& text : texts) parsed.push_back(json::parse(text));
+  if (auto step = first_diverged_step(parsed)) {
+    std::ostringstream rate;
+    rate << options.learning_rate;
+    return bad_input("the loss became NaN (or infinite) at step " + std::to_string(*step) + " with --lr " + rate.str() +
+                     ": lower --lr");
+  }
   outcome.report = assemble_report(parsed, std::move(report), options.asynchronous);
   return outcome;
 }

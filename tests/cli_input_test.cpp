@@ -1,0 +1,190 @@
+// tests/cli_input_test.cpp — end-to-end: bad input of every kind the command takes is refused at
+// the boundary with one line `dnntune: error: ...` and exit 2, before anything is read,
+// calibrated or written; no prediction that is not finite and positive is printed.
+#include <catch2/catch.hpp>
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "probe/measurement.hpp"
+#include "tests/cli_support.hpp"
+#include "tests/model_fixtures.hpp"
+
+using dnntune::test::CommandResult;
+using dnntune::test::run_dnntune;
+using dnntune::test::source_path;
+using nlohmann::json;
+
+namespace {
+
+std::string reference_calibration() { return source_path("data/reference_calibrations/torch.json"); }
+
+json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return json::parse(in);
+}
+
+std::string write_json(const std::string& directory, const std::string& name, const json& document) {
+  const std::string path = directory + "/" + name;
+  std::ofstream(path) << document.dump(1);
+  return path;
+}
+
+bool is_empty_directory(const std::string& path) {
+  DIR* listing = opendir(path.c_str());
+  if (!listing) return false;
+  int entries = 0;
+  while (const dirent* entry = readdir(listing))
+    if (std::string(entry->d_name) != "." && std::string(entry->d_name) != "..") ++entries;
+  closedir(listing);
+  return entries == 0;
+}
+
+// Exit 2 with one line on stderr, "dnntune: error: ..." holding `text`.
+void check_refused(const std::vector<std::string>& args, const std::string& text) {
+  const CommandResult result = run_dnntune(args);
+  std::string command;
+  for (const auto& arg : args) command += arg + " ";
+  INFO(command << "\n" << result.err);
+  CHECK(result.exit_code == 2);
+  CHECK(result.err.rfind("dnntune: error: ", 0) == 0);
+  CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
+  CHECK(result.err.find(text) != std::string::npos);
+  CHECK(result.out.empty());
+}
+
+}  // namespace
+
+TEST_CASE("numbers out of range are refused when parsed, before the cached calibration is touched") {
+  const std::string cache = dnntune::test::make_temporary_directory();
+  setenv("DNNTUNE_CACHE_DIR", cache.c_str(), 1);
+  check_refused({"predict", "--model", "resnet18", "--network", "ib"}, "\"ib\" is not a network preset (edr, hdr");
+  check_refused({"scale", "--model", "resnet18", "--network", "ib"}, "edr, hdr");
+  check_refused({"recommend", "--model", "resnet18", "--network", "ib"}, "edr, hdr");
+  check_refused({"predict", "--model", "resnet18", "--batch", "70000"}, "--batch: Value 70000 not in range 1 to 65536");
+  check_refused({"scale", "--model", "resnet18", "--batch", "0"}, "not in range 1 to 65536");
+  check_refused({"recommend", "--model", "resnet18", "--batch", "8,70000"}, "--batch: Value 70000 not in range 1 to 65536");
+  check_refused({"recommend", "--model", "resnet18", "--global-batch", "99999999"}, "at most 65536");
+  check_refused({"recommend", "--model", "resnet18", "--epochs", "-1"}, "--epochs: Value -1 not in range 0 (excluded) to 1000000");
+  check_refused({"recommend", "--model", "resnet18", "--epochs", "nan"}, "Value nan is not a number");
+  check_refused({"recommend", "--model", "resnet18", "--epochs", "1e308"}, "Value 1e308 not in range 0 (excluded) to 1000000");
+  check_refused({"recommend", "--model", "resnet18", "--dataset-images", "-5"}, "Value -5 not in range 1 to 1e+12");
+  check_refused({"recommend", "--model", "resnet18", "--fusion-mb", "nan"}, "--fusion-mb: Value nan is not a number");
+  check_refused({"predict", "--model", "resnet18", "--fusion-mb", "nan"}, "--fusion-mb: Value nan is not a number");
+  check_refused({"predict", "--model", "resnet18", "--ppn", "0"}, "--ppn: Value 0 not in range 1 to 4096");
+  check_refused({"predict", "--model", "resnet18", "--nodes", "1.5"}, "--nodes: Value 1.5 is not an integer");
+  for (const char* batch : {"0", "-3", "70000"}) check_refused({"validate", "--batch", batch}, "--batch: ");
+  check_refused({"train", "--model", "resnet18", "--threads", "0"}, "--threads: Value 0 not in range 1 to 4096");
+  check_refused({"train", "--model", "resnet18", "--batch", "70000"}, "--batch must be at most 65536, not 70000");
+  check_refused({"train", "--model", "resnet18", "--lr", "inf"}, "--lr: Value inf not in range");
+  check_refused({"calibrate", "--model", "resnet18", "--budget", "0.5"}, "--budget: Value 0.5 not in range 10 to 10000000");
+  CHECK(is_empty_directory(cache));
+  unsetenv("DNNTUNE_CACHE_DIR");
+}
+
+TEST_CASE("the command line's own errors are one line, and --help and --version still exit 0") {
+  check_refused({"predict"}, "--model is required (see `dnntune predict --help`)");
+  check_refused({"predict", "--model", "resnet18", "--no-such-option"}, "--no-such-option");
+  check_refused({"no-such-command"}, "(see `dnntune --help`)");
+  const auto help = run_dnntune({"predict", "--help"});
+  CHECK(help.exit_code == 0);
+  CHECK(help.out.find("--batch") != std::string::npos);
+  CHECK(run_dnntune({"--version"}).exit_code == 0);
+}
+
+TEST_CASE("calibrations and machine profiles with unphysical values are refused, naming the member") {
+  const std::string directory = dnntune::test::make_temporary_directory();
+  const std::vector<std::string> configuration = {"--model", "resnet18", "--ppn", "1", "--threads", "1"};
+  const auto predict = [&](const std::string& calibration) {
+    std::vector<std::string> args = {"predict", "--calibration", calibration};
+    args.insert(args.end(), configuration.begin(), configuration.end());
+    return args;
+  };
+  const CommandResult good = run_dnntune(predict(reference_calibration()));
+  INFO(good.err);
+  REQUIRE(good.exit_code == 0);
+
+  json calibration = read_json(reference_calibration());
+  calibration["parameters"]["conv_spatial.efficiency.forward"] = -0.5;
+  check_refused(predict(write_json(directory, "negative.json", calibration)),
+                "(/parameters/conv_spatial.efficiency.forward) -0.5 is outside the model's bounds");
+  calibration = read_json(reference_calibration());
+  calibration["links"]["intra_node"]["bandwidth_gbs"] = 0;
+  check_refused(predict(write_json(directory, "link.json", calibration)), "(/links/intra_node/bandwidth_gbs)");
+  calibration = read_json(reference_calibration());
+  calibration["machine"]["performance"]["peak_fp32_gflops_per_core"]["value"] = 0;
+  check_refused(predict(write_json(directory, "peak.json", calibration)),
+                "(/performance/peak_fp32_gflops_per_core/value) must be a finite number > 0");
+  calibration = read_json(reference_calibration());
+  calibration["schema_version"] = 1099511627776;
+  check_refused(predict(write_json(directory, "version.json", calibration)), "schema version 1099511627776,");
+
+  json machine = calibration["machine"];
+  machine["performance"]["memory_bandwidth_gbs_per_package"]["value"] = -12;
+  const std::string profile = write_json(directory, "machine.json", machine);
+  check_refused({"probe", "--machine", profile}, "machine.json: (/performance/memory_bandwidth_gbs_per_package/value)");
+  std::vector<std::string> spec = predict(reference_calibration());
+  spec.insert(spec.end(), {"--machine", profile});
+  check_refused(spec, "memory_bandwidth_gbs_per_package");
+  const std::string records = directory + "/layers.jsonl";
+  std::ofstream out(records);
+  for (const auto& record : dnntune::test::synthetic_records(dnntune::test::test_machine(), 0.02, 11))
+    out << dnntune::probe::to_json_line(record) << "\n";
+  out.close();
+  check_refused({"fit", records, "--machine", profile}, "memory_bandwidth_gbs_per_package");
+  check_refused({"predict", "--calibration", "/dev/zero", "--model", "resnet18"}, "/dev/zero: not a regular file");
+}
+
+TEST_CASE("a network name cannot inject lines into a job script, and job names are a safe word") {
+  const std::string directory = dnntune::test::make_temporary_directory();
+  json network = read_json(source_path("tests/fixtures/tiny_network.json"));
+  network["name"] = "tiny\nsrun rm -rf /";
+  const std::string injected = write_json(directory, "injected.json", network);
+  check_refused({"models", "show", injected}, "control characters");
+  check_refused({"recommend", "--model", injected, "--calibration", reference_calibration(), "--format", "slurm"},
+                "control characters");
+  network["name"] = "tiny $(reboot) 'x'";
+  const std::string odd = write_json(directory, "odd.json", network);
+  const CommandResult script =
+      run_dnntune({"recommend", "--model", odd, "--calibration", reference_calibration(), "--format", "slurm"});
+  INFO(script.err);
+  REQUIRE(script.exit_code == 0);
+  CHECK(script.out.find("#SBATCH --job-name=dnntune-tiny___reboot___x_\n") != std::string::npos);
+}
+
+TEST_CASE("outputs: a missing folder is bad input, found before any work") {
+  check_refused({"fit", source_path("tests/fixtures"), "-o", "/nonexistent/x"}, "no folder /nonexistent");
+  check_refused({"models", "show", "resnet18", "-o", "/nonexistent/x"}, "no folder /nonexistent");
+  const std::string directory = dnntune::test::make_temporary_directory();
+  check_refused({"models", "show", "resnet18", "-o", directory}, "is a folder");
+
+  // calibrate --report DIR -o FILE: the summary goes to FILE.
+  write_json(directory, "machine.json", read_json(reference_calibration())["machine"]);
+  std::ofstream(directory + "/layers.jsonl").close();
+  const CommandResult report = run_dnntune({"calibrate", "--report", directory, "-o", directory + "/summary.txt"});
+  INFO(report.err);
+  CHECK(report.exit_code == 0);
+  CHECK(report.out.empty());
+  std::ifstream summary(directory + "/summary.txt");
+  std::string first_line;
+  std::getline(summary, first_line);
+  CHECK(first_line.rfind("Calibration " + directory, 0) == 0);
+}
+
+TEST_CASE("train stops when the loss becomes NaN, and never writes null for a number") {
+  const std::string directory = dnntune::test::make_temporary_directory();
+  const CommandResult result =
+      run_dnntune({"train", "--model", source_path("tests/fixtures/tiny_network.json"), "--lr", "1e12", "--batch", "4",
+                   "--iters", "5", "--warmup", "1", "--threads", "1", "--json", "-o", directory + "/report.json"});
+  INFO(result.err);
+  CHECK(result.exit_code == 2);
+  CHECK(result.err.find("the loss became NaN (or infinite) at step ") != std::string::npos);
+  CHECK(result.err.find(": lower --lr") != std::string::npos);
+  CHECK(is_empty_directory(directory));
+}
