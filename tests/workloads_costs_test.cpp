@@ -182,3 +182,16 @@ TEST_CASE("network FLOPs scale with the batch; weight traffic does not") {
   CHECK_FALSE(network_cost(*network, max_batch + 1));
   CHECK(network_cost(*network, max_batch));
 }
+
+TEST_CASE("training memory: what ResNet-152 at batch 32 was measured to hold, and linear in the batch's part") {
+  const auto network = dnntune::workloads::load_network("resnet152");
+  REQUIRE(network);
+  const auto b32 = dnntune::workloads::network_cost(*network, 32);
+  const auto b16 = dnntune::workloads::network_cost(*network, 16);
+  REQUIRE(b32);
+  REQUIRE(b16);
+  // 7.2 GB peak resident measured (Debian's libtorch, `dnntune train`, 2 threads) on this project's VM.
+  CHECK(b32->training_memory_bytes() > 6.5e9);
+  CHECK(b32->training_memory_bytes() < 8.0e9);
+  CHECK(b32->training_memory_bytes() > 1.7 * b16->training_memory_bytes());
+}

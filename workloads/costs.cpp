@@ -191,6 +191,10 @@ LayerCost layer_cost(const Layer& layer, std::int64_t batch) {
   return cost;
 }
 
+double NetworkCost::training_memory_bytes() const {
+  return 1.1 * (static_cast<double>(activation_bytes_kept) + 16.0 * static_cast<double>(parameters));
+}
+
 PassCost NetworkCost::training() const {
   PassCost total = forward;
   total += backward_data;

@@ -4,8 +4,10 @@
 #include <filesystem>
 
 #include "probe/layers/runner.hpp"
+#include "probe/memory_budget.hpp"
 #include "probe/train/anchor.hpp"
 #include "probe/train/trainer.hpp"
+#include "workloads/costs.hpp"
 
 namespace dnntune::probe::layers {
 
@@ -42,6 +44,17 @@ Expected<int> run_anchors(const Calibration& calibration, const std::function<vo
     for (const std::int64_t batch : calibration.plan_request.batches) {
       const workloads::Network& network = networks[index];
       if (anchored(recorded, calibration.fingerprint, network.name, batch, base)) continue;
+      // Like every calibration step, the anchor stays within what the machine can spare: a
+      // network that does not fit is left unanchored (its predictions then say so), not OOM-killed.
+      const auto cost = workloads::network_cost(network, batch);
+      const double needed = cost ? cost->training_memory_bytes() * base.processes : 0;
+      if (const auto spare = spare_memory_bytes(); spare && needed > 0.8 * static_cast<double>(*spare)) {
+        if (progress)
+          progress("anchor of " + network.name + " mb" + std::to_string(batch) + " skipped: training it needs about " +
+                   std::to_string(static_cast<long long>(needed / 1e9 + 0.5)) + " GB, this machine can spare " +
+                   std::to_string(static_cast<long long>(static_cast<double>(*spare) / 1e9)) + " GB");
+        continue;
+      }
       if (progress) progress("anchor: training " + network.name + " mb" + std::to_string(batch) + " for real (" +
                              to_string(base) + ")");
       train::AnchorRequest request;
