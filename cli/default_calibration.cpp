@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +14,7 @@
 #include "cli/version.hpp"
 #include "common/file_lock.hpp"
 #include "common/json_file.hpp"
+#include "common/parse_number.hpp"
 #include "model/calibration.hpp"
 #include "model/fit.hpp"
 #include "probe/layers/layer_backend.hpp"
@@ -39,10 +39,10 @@ std::string file_safe(std::string text) {
 
 // A cache entry: where its files are.
 struct Entry {
-  std::string directory, measurements, calibration, coverage, lock;
+  std::string directory, measurements, machine, calibration, coverage, lock;
   explicit Entry(const std::string& path)
-      : directory(path), measurements(path + "/measurements"), calibration(path + "/calibration.json"),
-        coverage(path + "/covered.json"), lock(path + ".lock") {}
+      : directory(path), measurements(path + "/measurements"), machine(measurements + "/machine.json"),
+        calibration(path + "/calibration.json"), coverage(path + "/covered.json"), lock(path + ".lock") {}
 };
 
 // covered.json: "resnet152@32" for each (network, batch) the measurements were planned for; a
@@ -57,12 +57,10 @@ Coverage read_coverage(const std::string& path) {
     if (!item.is_string()) continue;
     const std::string text = item.get<std::string>();
     const auto at = text.rfind('@');
-    std::int64_t batch = 0;
-    const char* end = text.data() + text.size();
-    if (at == std::string::npos || at == 0 ||
-        std::from_chars(text.data() + at + 1, end, batch).ptr != end || batch < 1 || batch > workloads::max_batch)
-      continue;
-    coverage.emplace_back(text.substr(0, at), batch);
+    if (at == std::string::npos || at == 0) continue;
+    const auto batch = parse_int64(std::string_view(text).substr(at + 1));
+    if (!batch || *batch < 1 || *batch > workloads::max_batch) continue;
+    coverage.emplace_back(text.substr(0, at), *batch);
   }
   return coverage;
 }
@@ -168,7 +166,7 @@ Expected<void> measure(const Entry& entry, const DefaultCalibrationRequest& requ
 Expected<DefaultCalibration> fit(const Entry& entry, const DefaultCalibrationRequest& request,
                                  const Coverage& coverage) {
   DefaultCalibration result;
-  result.machine_path = entry.measurements + "/machine.json";
+  result.machine_path = entry.machine;
   auto inputs = read_measurement_inputs({entry.measurements});
   const bool measured = inputs && std::any_of(inputs->records.begin(), inputs->records.end(), [](const auto& record) {
                           return record.kind == probe::MeasurementKind::layer &&
@@ -215,7 +213,7 @@ Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest
   const auto ready = [&]() -> bool {
     return covers(read_coverage(entry.coverage), wanted) && static_cast<bool>(model::read_calibration(entry.calibration));
   };
-  if (ready()) return DefaultCalibration{entry.calibration, entry.measurements + "/machine.json", ""};
+  if (ready()) return DefaultCalibration{entry.calibration, entry.machine, ""};
 
   std::error_code error;
   fs::create_directories(entry.directory, error);
@@ -227,7 +225,7 @@ Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest
   });
   if (!lock) return lock.error();
   // Another run may have made it while this one waited.
-  if (ready()) return DefaultCalibration{entry.calibration, entry.measurements + "/machine.json", ""};
+  if (ready()) return DefaultCalibration{entry.calibration, entry.machine, ""};
 
   Coverage coverage = read_coverage(entry.coverage);
   if (!fs::exists(entry.measurements + "/layers.jsonl")) {

@@ -3,7 +3,6 @@
 
 #include <cmath>
 
-#include <fstream>
 #include <regex>
 
 #include "probe/allocators.hpp"
@@ -14,14 +13,8 @@ namespace {
 // The OpenMP runtime this process's libtorch loaded: the framework users train with on this
 // machine links the same one (Debian's and pip's PyTorch: GNU; Intel builds: libiomp5).
 tuner::OpenMpRuntime loaded_openmp_runtime() {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  bool gnu = false, intel = false;
-  while (std::getline(maps, line)) {
-    intel = intel || line.find("libiomp5") != std::string::npos;
-    gnu = gnu || line.find("libgomp") != std::string::npos;
-  }
-  return intel ? tuner::OpenMpRuntime::intel : gnu ? tuner::OpenMpRuntime::gnu : tuner::OpenMpRuntime::unknown;
+  if (probe::this_process_maps("libiomp5")) return tuner::OpenMpRuntime::intel;
+  return probe::this_process_maps("libgomp") ? tuner::OpenMpRuntime::gnu : tuner::OpenMpRuntime::unknown;
 }
 
 }  // namespace

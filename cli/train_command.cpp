@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <iostream>
 
 #include "common/shell_words.hpp"
@@ -105,10 +104,7 @@ void run_under_allocator(const std::string& name) {
   const char* applied = std::getenv("DNNTUNE_ALLOCATOR");
   if (applied && name == applied) {
     for (const auto& [variable, value] : variant.environment) {
-      if (variable != "LD_PRELOAD") continue;
-      std::ifstream maps("/proc/self/maps");
-      const std::string text((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
-      if (text.find(value) == std::string::npos)
+      if (variable == "LD_PRELOAD" && !probe::this_process_maps(value))
         fail(failure("--allocator " + name + ": " + value + " is not loaded although LD_PRELOAD names it"));
     }
     return;

@@ -81,7 +81,7 @@ Expected<void> check_values(const Calibration& calibration, const std::string& o
         return bad_input(origin + ": (/measured_layers/" + key +
                          ") needs threads and co-running >= 1, seconds > 0, a coefficient of variation >= 0");
   if (auto valid = check_link(calibration.links.intra_node, origin, "/links/intra_node"); !valid) return valid;
-  // An unmeasured inter-node link is a placeholder (0, 0): predictions take the --network preset.
+  // An unmeasured inter-node link is stored as (0, 0): predictions take the --network preset.
   if (calibration.links.inter_node.measured)
     if (auto valid = check_link(calibration.links.inter_node, origin, "/links/inter_node"); !valid) return valid;
   if (!(std::isfinite(calibration.summary.held_out_log_sd) && calibration.summary.held_out_log_sd >= 0))

@@ -84,6 +84,14 @@ Expected<AllocatorVariant> allocator_variant(const std::string& name) {
   return bad_input("unknown allocator '" + name + "' (installed here: " + known + ")");
 }
 
+bool this_process_maps(const std::string& name) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find(name) != std::string::npos) return true;
+  return false;
+}
+
 FirstTouchCosts measure_first_touch(const std::vector<int>& cpus, const PeakOptions& options) {
   const std::size_t bytes =
       bounded_buffer_bytes(256ull << 20, 0.05, 16ull << 20, 256ull << 20) / (2ull << 20) * (2ull << 20);

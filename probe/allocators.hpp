@@ -29,6 +29,10 @@ std::vector<AllocatorVariant> installed_allocators();
 // The variant named `name`, or bad_input naming the installed ones and how to install a missing one.
 Expected<AllocatorVariant> allocator_variant(const std::string& name);
 
+// Whether this process has a library whose path contains `name` mapped (/proc/self/maps): how
+// a preloaded allocator, or the OpenMP runtime a framework linked, is seen to be there.
+bool this_process_maps(const std::string& name);
+
 // Nanoseconds to fault in one fresh 4 KiB page (a write to each page of a new anonymous mapping),
 // with one thread, and with every usable core touching its own share; and with transparent huge
 // pages asked for (madvise) when the kernel offers them. Median of repetitions; the mapping is

@@ -16,16 +16,10 @@
 
 using dnntune::test::CommandResult;
 using dnntune::test::run_dnntune;
+using dnntune::test::read_whole_file;
 using dnntune::test::source_path;
 
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 void write_file(const std::string& path, const std::string& content) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
@@ -86,26 +80,26 @@ void fuzz(const std::string& original, const std::string& path, const std::vecto
 TEST_CASE("fuzz: calibration files (predict --calibration)") {
   const std::string directory = dnntune::test::make_temporary_directory();
   const std::string path = directory + "/calibration.json";
-  fuzz(read_file(source_path("data/reference_calibrations/torch.json")), path,
+  fuzz(read_whole_file(source_path("data/reference_calibrations/torch.json")), path,
        {"predict", "--model", "resnet18", "--ppn", "1", "--threads", "1", "--calibration", path}, 1, 40);
 }
 
 TEST_CASE("fuzz: machine profiles (probe --machine)") {
   const std::string directory = dnntune::test::make_temporary_directory();
   const std::string path = directory + "/machine.json";
-  fuzz(read_file(source_path("data/machines/skylake-8180.json")), path, {"probe", "--machine", path}, 2, 30);
+  fuzz(read_whole_file(source_path("data/machines/skylake-8180.json")), path, {"probe", "--machine", path}, 2, 30);
 }
 
 TEST_CASE("fuzz: network files (models show)") {
   const std::string directory = dnntune::test::make_temporary_directory();
   const std::string path = directory + "/network.json";
-  fuzz(read_file(source_path("tests/fixtures/tiny_network.json")), path, {"models", "show", path}, 3, 30);
+  fuzz(read_whole_file(source_path("tests/fixtures/tiny_network.json")), path, {"models", "show", path}, 3, 30);
 }
 
 TEST_CASE("fuzz: hwloc topologies (probe --topology)") {
   const std::string directory = dnntune::test::make_temporary_directory();
   const std::string path = directory + "/node.xml";
-  fuzz(read_file(dnntune::test::write_synthetic_topology("pack:2 core:4 pu:2")), path,
+  fuzz(read_whole_file(dnntune::test::write_synthetic_topology("pack:2 core:4 pu:2")), path,
        {"probe", "--topology", path}, 4, 25);
 }
 

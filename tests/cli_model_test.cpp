@@ -55,8 +55,7 @@ TEST_CASE("fit, then predict and scale from the saved calibration") {
   REQUIRE(scale.exit_code == 0);
   CHECK(scale.out.find("efficiency") != std::string::npos);
   CHECK(std::count(scale.out.begin(), scale.out.end(), '\n') == 2 + 7);  // title, header, 1..64
-  std::ifstream svg(plot);
-  const std::string picture((std::istreambuf_iterator<char>(svg)), std::istreambuf_iterator<char>());
+  const std::string picture = dnntune::test::read_whole_file(plot);
   CHECK(picture.find("<svg") == 0);
   CHECK(picture.find("<polyline") != std::string::npos);
 }
@@ -126,8 +125,7 @@ TEST_CASE("the scaling plot escapes the network's name and shows efficiency agai
                                   "2", "--threads", "28", "--nodes", "1..16", "--plot", plot});
   INFO(scale.err);
   REQUIRE(scale.exit_code == 0);
-  std::ifstream svg(plot);
-  const std::string picture((std::istreambuf_iterator<char>(svg)), std::istreambuf_iterator<char>());
+  const std::string picture = dnntune::test::read_whole_file(plot);
   CHECK(picture.find("tiny &lt;net&gt; &amp; &quot;friends&quot;") != std::string::npos);
   CHECK(picture.find("<net>") == std::string::npos);
   CHECK(picture.find("efficiency") != std::string::npos);

@@ -16,14 +16,14 @@ extern char** environ;
 namespace dnntune::test {
 namespace {
 
+}  // namespace
+
 std::string read_whole_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
 }
-
-}  // namespace
 
 std::string make_temporary_directory() {
   std::string pattern = "/tmp/dnntune-test-XXXXXX";

@@ -19,6 +19,9 @@ CommandResult run_program(const std::string& program, const std::vector<std::str
 // Runs the built dnntune (DNNTUNE_BINARY) with `args`.
 CommandResult run_dnntune(const std::vector<std::string>& args);
 
+// The whole content of a file ("" when it cannot be read).
+std::string read_whole_file(const std::string& path);
+
 // A fresh empty directory under the system temporary directory, for files a test writes.
 std::string make_temporary_directory();
 
