@@ -1,7 +1,7 @@
 // cli/calibrate_command.cpp — `dnntune calibrate`: layer micro-runs of the chosen networks on
 // oneDNN and libtorch over threads, SMT and co-running processes, within a time budget
-// (probe/layers/runner.hpp), and `--report DIR` to summarise them. The hidden `--worker` mode is
-// the worker process the calibration starts for each backend and setting (probe/layers/worker.hpp).
+// (calibrate/runner.hpp), and `--report DIR` to summarise them. The hidden `--worker` mode is
+// the worker process the calibration starts for each backend and setting (calibrate/worker.hpp).
 #include <filesystem>
 #include <iostream>
 
@@ -9,15 +9,15 @@
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
 #include "cli/number_rules.hpp"
-#include "probe/layers/calibration_report.hpp"
-#include "probe/layers/runner.hpp"
-#include "probe/layers/worker.hpp"
+#include "calibrate/calibration_report.hpp"
+#include "calibrate/runner.hpp"
+#include "calibrate/worker.hpp"
 
 namespace dnntune::cli {
 namespace {
 
 struct CalibrateOptions {
-  probe::layers::CalibrationRequest request;
+  calibrate::CalibrationRequest request;
   bool smt = false, no_smt = false;
   bool dry_run = false;
   std::string report_directory;
@@ -31,12 +31,12 @@ struct CalibrateOptions {
 };
 
 void run_report(const CalibrateOptions& options) {
-  const auto report = value_or_fail(probe::layers::make_calibration_report(options.report_directory));
-  write_output(options.json ? probe::layers::report_json_text(report) : probe::layers::report_text(report),
+  const auto report = value_or_fail(calibrate::make_calibration_report(options.report_directory));
+  write_output(options.json ? calibrate::report_json_text(report) : calibrate::report_text(report),
                options.output->count() > 0 ? options.request.directory : "");
 }
 
-void print_summary(const probe::layers::CalibrationSummary& summary, const std::string& directory) {
+void print_summary(const calibrate::CalibrationSummary& summary, const std::string& directory) {
   if (!summary.check_lines.empty()) std::cout << "Numerical check\n";
   for (const auto& line : summary.check_lines) std::cout << "  " << line << "\n";
   char line[300];
@@ -50,7 +50,7 @@ void print_summary(const probe::layers::CalibrationSummary& summary, const std::
 
 void run_calibrate(CalibrateOptions& options) {
   if (options.worker) {
-    const int status = probe::layers::run_worker(
+    const int status = calibrate::run_worker(
         {options.request.backends.empty() ? "" : options.request.backends.front(),
          options.request.threads.empty() ? 1 : options.request.threads.front(), options.keep_loading});
     if (status != 0) throw CLI::RuntimeError(status);
@@ -73,17 +73,17 @@ void run_calibrate(CalibrateOptions& options) {
   request.executable = std::filesystem::read_symlink("/proc/self/exe", error).string();
   if (error) fail(failure("cannot find this program's path (/proc/self/exe): " + error.message()));
   const auto progress = [](const std::string& line) { std::cerr << "dnntune calibrate: " << line << std::endl; };
-  const auto calibration = value_or_fail(probe::layers::prepare_calibration(request, progress));
-  std::cout << probe::layers::describe_plan(calibration.plan, calibration.plan_request);
+  const auto calibration = value_or_fail(calibrate::prepare_calibration(request, progress));
+  std::cout << calibrate::describe_plan(calibration.plan, calibration.plan_request);
   if (calibration.already_recorded)
     std::cout << "  resuming: " << calibration.already_recorded << " planned measurements are already in "
               << request.directory << "/layers.jsonl\n";
   std::cout << std::flush;
   if (options.dry_run) return;
-  const auto summary = value_or_fail(probe::layers::run_calibration(calibration, {progress, {}}));
+  const auto summary = value_or_fail(calibrate::run_calibration(calibration, {progress, {}}));
   print_summary(summary, request.directory);
   if (!options.anchor) return;
-  const int anchors = value_or_fail(probe::layers::run_anchors(calibration, progress));
+  const int anchors = value_or_fail(calibrate::run_anchors(calibration, progress));
   std::cout << "Anchors: " << anchors << " trained for real into " << request.directory << "/network.jsonl\n";
 }
 

@@ -5,9 +5,9 @@
 
 #include "cli/number_rules.hpp"
 #include "common/shell_words.hpp"
-#include "probe/comm/comm_sweep.hpp"
-#include "probe/comm/mpi_session.hpp"
-#include "probe/train/launch.hpp"
+#include "train/comm/comm_sweep.hpp"
+#include "train/comm/mpi_session.hpp"
+#include "train/launch.hpp"
 
 namespace dnntune::cli {
 
@@ -28,13 +28,13 @@ void add_comm_calibration_options(CLI::App& command, CommCalibrationOptions& opt
 }
 
 void run_comm_calibration(const CommCalibrationOptions& options) {
-  if (!probe::comm::started_by_mpi_launcher())
+  if (!train::comm::started_by_mpi_launcher())
     fail(bad_input("calibrate --comm times MPI communication between ranks: run it under a launcher, "
                    "e.g. `mpirun -np 2 dnntune calibrate --comm` (or srun)"));
-  auto session = probe::comm::MpiSession::start();
+  auto session = train::comm::MpiSession::start();
   if (!session) fail_in_job(session.error());
 
-  probe::comm::CommSweepOptions sweep;
+  train::comm::CommSweepOptions sweep;
   sweep.max_message_bytes = options.max_message_bytes;
   sweep.time_budget_seconds = options.time_budget_seconds;
   sweep.command = shell_command_line(
@@ -42,14 +42,14 @@ void run_comm_calibration(const CommCalibrationOptions& options) {
        number_argument(static_cast<double>(options.max_message_bytes) / (1024 * 1024)), "--comm-budget",
        number_argument(options.time_budget_seconds)});
   sweep.progress = [](const std::string& step) { std::cerr << "dnntune calibrate: timing " << step << std::endl; };
-  const auto calibration = probe::comm::calibrate_communication(**session, sweep);
+  const auto calibration = train::comm::calibrate_communication(**session, sweep);
   if (!calibration) fail_in_job(calibration.error());
   if ((*session)->rank() != 0) return;
 
   if (!options.record_path.empty())
-    for (const auto& record : calibration->records) ok_or_fail(probe::append_measurement(options.record_path, record));
-  write_output(options.output.json ? probe::comm::comm_calibration_json(*calibration)
-                                   : probe::comm::comm_calibration_text(*calibration),
+    for (const auto& record : calibration->records) ok_or_fail(records::append_measurement(options.record_path, record));
+  write_output(options.output.json ? train::comm::comm_calibration_json(*calibration)
+                                   : train::comm::comm_calibration_text(*calibration),
                options.output.path);
 }
 

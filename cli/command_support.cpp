@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "common/files.hpp"
-#include "probe/comm/mpi_session.hpp"
+#include "train/comm/mpi_session.hpp"
 
 namespace dnntune::cli {
 
@@ -15,7 +15,7 @@ void fail(const Error& error) {
 }
 
 void fail_in_job(const Error& error) {
-  if (probe::comm::launcher_rank() == 0) std::cerr << "dnntune: error: " << error.message << '\n';
+  if (train::comm::launcher_rank() == 0) std::cerr << "dnntune: error: " << error.message << '\n';
   throw CLI::RuntimeError(error.kind == ErrorKind::bad_input ? exit_bad_input : exit_failure);
 }
 

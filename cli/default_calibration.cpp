@@ -17,8 +17,8 @@
 #include "common/parse_number.hpp"
 #include "model/calibration.hpp"
 #include "model/fit.hpp"
-#include "probe/layers/layer_backend.hpp"
-#include "probe/layers/runner.hpp"
+#include "calibrate/layer_backend.hpp"
+#include "calibrate/runner.hpp"
 #include "probe/topology.hpp"
 #include "workloads/zoo.hpp"
 
@@ -116,7 +116,7 @@ Expected<void> move_aside(const std::string& directory, const std::string& why) 
 // The layer micro-runs of the request's networks and batches, added to the entry's measurements
 // (resumed); `coverage` is emptied when those had to be moved aside.
 Expected<void> measure(const Entry& entry, const DefaultCalibrationRequest& request, Coverage& coverage) {
-  probe::layers::CalibrationRequest calibrate;
+  calibrate::CalibrationRequest calibrate;
   calibrate.models = request.models;
   calibrate.batches = request.batches;
   calibrate.backends = {request.backend};
@@ -131,7 +131,7 @@ Expected<void> measure(const Entry& entry, const DefaultCalibrationRequest& requ
   std::error_code error;
   calibrate.executable = fs::read_symlink("/proc/self/exe", error).string();
   if (error) return failure("cannot find this program's path (/proc/self/exe): " + error.message());
-  auto prepared = probe::layers::prepare_calibration(calibrate, progress);
+  auto prepared = calibrate::prepare_calibration(calibrate, progress);
   if (!prepared && calibrate.resume) {
     // The request was checked: what failed is the directory (corrupt, or another machine's).
     if (auto moved = move_aside(entry.measurements, "the cached measurements cannot be resumed (" +
@@ -140,7 +140,7 @@ Expected<void> measure(const Entry& entry, const DefaultCalibrationRequest& requ
       return moved.error();
     coverage.clear();
     calibrate.resume = false;
-    prepared = probe::layers::prepare_calibration(calibrate, progress);
+    prepared = calibrate::prepare_calibration(calibrate, progress);
   }
   if (!prepared) return prepared.error();
   char line[240];
@@ -151,11 +151,11 @@ Expected<void> measure(const Entry& entry, const DefaultCalibrationRequest& requ
                     : "",
                 prepared->plan.estimated_seconds, prepared->request.budget_seconds);
   progress(line);
-  auto summary = probe::layers::run_calibration(*prepared, {progress, {}});
+  auto summary = calibrate::run_calibration(*prepared, {progress, {}});
   if (!summary) return summary.error();
   // The anchors: the network trained for real at the base setting, which the fit checks the
   // layer sums against (a prediction is "measured" only when a real step backs it).
-  if (auto anchors = probe::layers::run_anchors(*prepared, progress); !anchors) return anchors.error();
+  if (auto anchors = calibrate::run_anchors(*prepared, progress); !anchors) return anchors.error();
   std::snprintf(line, sizeof line, "measured in %.0f s: %d ok, %d failed, %d skipped by the budget", summary->seconds,
                 summary->ok, summary->failed, summary->skipped);
   progress(line);
@@ -169,8 +169,8 @@ Expected<DefaultCalibration> fit(const Entry& entry, const DefaultCalibrationReq
   result.machine_path = entry.machine;
   auto inputs = read_measurement_inputs({entry.measurements});
   const bool measured = inputs && std::any_of(inputs->records.begin(), inputs->records.end(), [](const auto& record) {
-                          return record.kind == probe::MeasurementKind::layer &&
-                                 record.status == probe::MeasurementStatus::ok;
+                          return record.kind == records::MeasurementKind::layer &&
+                                 record.status == records::MeasurementStatus::ok;
                         });
   if (!measured) {
     result.note = "no layer could be measured within the budget, so this answer is the model's alone (the built-in " +
@@ -178,7 +178,7 @@ Expected<DefaultCalibration> fit(const Entry& entry, const DefaultCalibrationReq
     return result;
   }
   progress("fitting the cost model to the measurements");
-  auto profile = probe::read_machine_profile(result.machine_path);
+  auto profile = records::read_machine_profile(result.machine_path);
   if (!profile) return profile.error();
   auto calibration =
       model::fit_calibration(inputs->records, *profile, request.backend, inputs->files, model::FitOptions{});
@@ -205,9 +205,9 @@ Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest
   if (auto checked = check_request(request); !checked) return checked.error();
   auto machine = probe::describe_this_machine();
   if (!machine) return machine.error();
-  auto backend = probe::layers::make_backend(request.backend);
+  auto backend = calibrate::make_backend(request.backend);
   if (!backend) return backend.error();
-  const Entry entry(cache_directory() + "/" + probe::fingerprint(*machine) + "-" + request.backend + "-" +
+  const Entry entry(cache_directory() + "/" + records::fingerprint(*machine) + "-" + request.backend + "-" +
                     file_safe((*backend)->version()) + "-dnntune" + DNNTUNE_VERSION);
   const Coverage wanted = wanted_by(request);
   const auto ready = [&]() -> bool {

@@ -9,7 +9,7 @@
 #include "data/builtin_machines.hpp"
 #include "model/fit.hpp"
 #include "model/report.hpp"
-#include "probe/measurement.hpp"
+#include "records/measurement.hpp"
 #include "probe/peak_kernels.hpp"
 #include "probe/topology.hpp"
 
@@ -30,10 +30,10 @@ void run_fit(const FitCommandOptions& options) {
   for (const auto& file : inputs.truncated_files)
     std::cerr << "dnntune fit: " << file << ": ignored a last line cut short (an interrupted run)\n";
   if (inputs.records.empty()) fail(bad_input("no measurement records in " + inputs.files.front()));
-  const std::vector<probe::Measurement>& records = inputs.records;
+  const std::vector<records::Measurement>& records = inputs.records;
   const std::string machine_file = options.machine.empty() ? inputs.machine_file : options.machine;
 
-  probe::MachineProfile machine;
+  records::MachineProfile machine;
   if (!machine_file.empty()) {
     machine = value_or_fail(data::load_machine(machine_file));
   } else {

@@ -30,16 +30,16 @@ void run_machines(const OutputOptions& output) {
       if (profile.performance.memory_bandwidth_gbs_per_package)
         bandwidth_gbs = profile.performance.memory_bandwidth_gbs_per_package->value * profile.topology.packages;
     }
-    const bool gpu = profile.kind == probe::MachineKind::gpu;
+    const bool gpu = profile.kind == records::MachineKind::gpu;
     std::snprintf(line, sizeof line, "%-22s %-8s %6s %5s %14.0f %12.0f  %s\n", name.c_str(), gpu ? "gpu" : "cpu-node",
                   gpu ? "-" : std::to_string(profile.topology.cores).c_str(),
                   gpu ? "-" : std::to_string(profile.topology.pus_per_core).c_str(), peak_gflops, bandwidth_gbs,
                   profile.description.c_str());
     text += line;
-    list.push_back({{"name", name}, {"kind", probe::to_string(profile.kind)}, {"description", profile.description},
+    list.push_back({{"name", name}, {"kind", records::to_string(profile.kind)}, {"description", profile.description},
                     {"cores", profile.topology.cores}, {"pus_per_core", profile.topology.pus_per_core},
                     {"peak_fp32_gflops", peak_gflops}, {"memory_bandwidth_gbs", bandwidth_gbs},
-                    {"fingerprint", probe::fingerprint(profile)}});
+                    {"fingerprint", records::fingerprint(profile)}});
   }
   text += "Figures are per node (CPU: all cores at base clock; all packages) from spec sheets. "
           "Details: dnntune probe --machine NAME\n";

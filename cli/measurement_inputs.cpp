@@ -34,7 +34,7 @@ Expected<MeasurementInputs> read_measurement_inputs(const std::vector<std::strin
                                "directory?)");
   }
   for (const auto& file : result.files) {
-    auto read = probe::read_measurements(file);
+    auto read = records::read_measurements(file);
     if (!read) return read.error();
     if (read->truncated_lines > 0) result.truncated_files.push_back(file);
     result.records.insert(result.records.end(), read->records.begin(), read->records.end());

@@ -7,14 +7,14 @@
 #include <vector>
 
 #include "common/expected.hpp"
-#include "probe/measurement.hpp"
+#include "records/measurement.hpp"
 
 namespace dnntune::cli {
 
 struct MeasurementInputs {
   std::vector<std::string> files;            // the .jsonl files read, in order
   std::string machine_file;                  // the first directory's machine.json, or ""
-  std::vector<probe::Measurement> records;
+  std::vector<records::Measurement> records;
   std::vector<std::string> truncated_files;  // files whose last line was cut short (dropped)
 };
 

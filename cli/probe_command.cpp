@@ -7,7 +7,7 @@
 #include "cli/commands.hpp"
 #include "probe/allocators.hpp"
 #include "data/builtin_machines.hpp"
-#include "probe/machine_report.hpp"
+#include "records/machine_report.hpp"
 #include "probe/peak_kernels.hpp"
 #include "probe/timing.hpp"
 #include "probe/topology.hpp"
@@ -24,7 +24,7 @@ struct ProbeOptions {
 
 void run_probe(const ProbeOptions& options) {
   const double start = probe::now_seconds();
-  probe::MachineProfile profile;
+  records::MachineProfile profile;
   if (!options.machine.empty()) {
     profile = value_or_fail(data::load_machine(options.machine));
   } else if (!options.topology_file.empty()) {
@@ -37,7 +37,7 @@ void run_probe(const ProbeOptions& options) {
       ok_or_fail(probe::measure_node_performance(profile, peak_options));
     }
   }
-  std::string text = options.output.json ? probe::to_json_text(profile) : probe::machine_report_text(profile);
+  std::string text = options.output.json ? records::to_json_text(profile) : records::machine_report_text(profile);
   if (!options.output.json && options.machine.empty() && options.topology_file.empty()) {
     // What a launch line can load on this machine (recommend --allocator NAME).
     text += "Allocators\n";

@@ -9,8 +9,8 @@
 #include "common/shell_words.hpp"
 #include "cli/command_support.hpp"
 #include "common/json_file.hpp"
-#include "probe/train/launch.hpp"
-#include "probe/train/trainer.hpp"
+#include "train/launch.hpp"
+#include "train/trainer.hpp"
 
 namespace dnntune::cli {
 namespace {
@@ -41,7 +41,7 @@ MeasuredTraining train_for_real(const std::string& model, const model::TrainingC
                                    "--bucket-mb", number_argument(configuration.fusion_bytes / (1024 * 1024)), "--json",
                                    "-o", report_path};
   if (!options.record_path.empty()) argv.insert(argv.end(), {"--record", options.record_path});
-  const auto code = probe::train::run_and_wait(argv);
+  const auto code = train::run_and_wait(argv);
   auto report = read_json_file(report_path);
   std::filesystem::remove_all(directory, error);
   if (!code) fail(code.error());
@@ -66,11 +66,11 @@ Expected<RecordedTrainings> RecordedTrainings::read(const std::string& path, con
   RecordedTrainings recorded;
   recorded.fingerprint_ = fingerprint;
   if (!std::filesystem::exists(path)) return recorded;
-  auto file = probe::read_measurements(path);
+  auto file = records::read_measurements(path);
   if (!file) return file.error();
-  for (probe::Measurement& record : file->records)
-    if (record.kind == probe::MeasurementKind::network && record.pass == "iteration" &&
-        record.status == probe::MeasurementStatus::ok && record.median_seconds > 0)
+  for (records::Measurement& record : file->records)
+    if (record.kind == records::MeasurementKind::network && record.pass == "iteration" &&
+        record.status == records::MeasurementStatus::ok && record.median_seconds > 0)
       recorded.iterations_.push_back(std::move(record));
   return recorded;
 }
@@ -82,13 +82,13 @@ std::optional<MeasuredTraining> RecordedTrainings::find(const std::string& netwo
   for (auto record = iterations_.rbegin(); record != iterations_.rend(); ++record) {
     const std::string recorded_bucket = option_value(record->command, "--bucket-mb");
     if (record->machine_fingerprint != fingerprint_ || record->backend != "torch" || record->network != network_name ||
-        record->descriptor != probe::train::strategy_name(configuration.processes_per_node, 0, false) ||
+        record->descriptor != train::strategy_name(configuration.processes_per_node, 0, false) ||
         record->nodes != 1 || record->processes != configuration.processes_per_node ||
         record->threads != configuration.threads_per_process || record->smt != configuration.smt ||
         record->batch != configuration.batch_per_process || record->repetitions != options.iterations ||
         option_value(record->command, "--warmup") != std::to_string(options.warmup) ||
         // train leaves the bucket size out of its command when it is its default
-        (recorded_bucket.empty() ? bucket != number_argument(probe::train::TrainOptions{}.bucket_megabytes)
+        (recorded_bucket.empty() ? bucket != number_argument(train::TrainOptions{}.bucket_megabytes)
                                  : recorded_bucket != bucket))
       continue;
     const double images = static_cast<double>(record->processes * record->batch);

@@ -9,7 +9,7 @@
 
 #include "common/expected.hpp"
 #include "model/training_configuration.hpp"
-#include "probe/measurement.hpp"
+#include "records/measurement.hpp"
 
 namespace dnntune::cli {
 
@@ -45,7 +45,7 @@ class RecordedTrainings {
 
  private:
   std::string fingerprint_;                     // the machine whose runs count
-  std::vector<probe::Measurement> iterations_;  // ok "iteration" records, oldest first
+  std::vector<records::Measurement> iterations_;  // ok "iteration" records, oldest first
 };
 
 }  // namespace dnntune::cli

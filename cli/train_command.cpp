@@ -15,18 +15,18 @@
 #include "cli/commands.hpp"
 #include "probe/allocators.hpp"
 #include "cli/number_rules.hpp"
-#include "probe/measurement.hpp"
+#include "records/measurement.hpp"
 #include "probe/topology.hpp"
-#include "probe/train/launch.hpp"
-#include "probe/train/trainer.hpp"
-#include "probe/train/training_report.hpp"
+#include "train/launch.hpp"
+#include "train/trainer.hpp"
+#include "train/training_report.hpp"
 #include "workloads/zoo.hpp"
 
 namespace dnntune::cli {
 namespace {
 
 struct TrainCommandOptions {
-  probe::train::TrainOptions train;
+  train::TrainOptions train;
   std::string record_path;
   OutputOptions output;
   bool launch = false;
@@ -39,7 +39,7 @@ struct TrainCommandOptions {
 
 // The arguments that make a rank train as `options` say (everything but the launch options).
 std::vector<std::string> train_arguments(const TrainCommandOptions& options, int threads) {
-  const probe::train::TrainOptions& train = options.train;
+  const train::TrainOptions& train = options.train;
   std::vector<std::string> arguments{"train", "--model", train.model, "--batch", std::to_string(train.batch),
                                      "--iters", std::to_string(train.iterations), "--warmup",
                                      std::to_string(train.warmup), "--threads", std::to_string(threads)};
@@ -47,7 +47,7 @@ std::vector<std::string> train_arguments(const TrainCommandOptions& options, int
     arguments.push_back(name);
     arguments.push_back(value);
   };
-  const probe::train::TrainOptions defaults;
+  const train::TrainOptions defaults;
   if (train.learning_rate != defaults.learning_rate) add("--lr", number_argument(train.learning_rate));
   if (train.momentum != defaults.momentum) add("--momentum", number_argument(train.momentum));
   if (train.bucket_megabytes != defaults.bucket_megabytes) add("--bucket-mb", number_argument(train.bucket_megabytes));
@@ -69,20 +69,20 @@ std::string this_executable() {
 }
 
 void launch_job(const TrainCommandOptions& options) {
-  ok_or_fail(probe::train::check_train_options(options.train));
+  ok_or_fail(train::check_train_options(options.train));
   value_or_fail(workloads::load_network(options.train.model));  // refuse a bad model before starting ranks
-  const probe::MachineProfile machine = value_or_fail(probe::describe_this_machine());
+  const records::MachineProfile machine = value_or_fail(probe::describe_this_machine());
   const int threads = options.train.threads > 0
                           ? options.train.threads
                           : std::max(1, machine.topology.cores / std::max(1, options.processes_per_node));
-  probe::train::LaunchRequest request;
+  train::LaunchRequest request;
   request.processes_per_node = options.processes_per_node;
   request.threads = threads;
   request.nodes = options.nodes;
   request.hostfile = options.hostfile;
   request.program = train_arguments(options, threads);
   request.program.insert(request.program.begin(), this_executable());
-  const auto plan = value_or_fail(probe::train::plan_mpirun_launch(request, machine.topology, geteuid() == 0));
+  const auto plan = value_or_fail(train::plan_mpirun_launch(request, machine.topology, geteuid() == 0));
   for (const std::string& note : plan.notes) std::cerr << "dnntune: note: " << note << '\n';
   const std::string line = shell_command_line(plan.argv);
   if (options.dry_run) {
@@ -90,7 +90,7 @@ void launch_job(const TrainCommandOptions& options) {
     return;
   }
   std::cerr << "dnntune: launching: " << line << std::endl;
-  const int exit_code = value_or_fail(probe::train::run_and_wait(plan.argv));
+  const int exit_code = value_or_fail(train::run_and_wait(plan.argv));
   if (exit_code != 0) throw CLI::RuntimeError(exit_code);
 }
 
@@ -130,11 +130,11 @@ void run_train(const TrainCommandOptions& options) {
     return;
   }
   run_under_allocator(options.allocator);
-  auto outcome = probe::train::train(options.train);
+  auto outcome = train::train(options.train);
   if (!outcome) fail_in_job(outcome.error());
   if (!outcome->is_rank0) return;
-  const probe::train::TrainingReport& report = outcome->report;
-  for (const std::string& warning : probe::train::training_warnings(report))
+  const train::TrainingReport& report = outcome->report;
+  for (const std::string& warning : train::training_warnings(report))
     std::cerr << "dnntune: warning: " << warning << '\n';
   if (!options.record_path.empty()) {
     TrainCommandOptions reproduce = options;
@@ -148,11 +148,11 @@ void run_train(const TrainCommandOptions& options) {
     }
     arguments.insert(arguments.begin(), "dnntune");
     const std::string command = shell_command_line(arguments);
-    for (const auto& record : probe::train::training_measurements(report, command))
-      ok_or_fail(probe::append_measurement(options.record_path, record));
+    for (const auto& record : train::training_measurements(report, command))
+      ok_or_fail(records::append_measurement(options.record_path, record));
   }
-  write_output(options.output.json ? probe::train::training_report_json(report)
-                                   : probe::train::training_report_text(report),
+  write_output(options.output.json ? train::training_report_json(report)
+                                   : train::training_report_text(report),
                options.output.path);
 }
 

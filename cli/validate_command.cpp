@@ -9,7 +9,7 @@
 #include "cli/number_rules.hpp"
 #include "cli/real_training.hpp"
 #include "model/validation.hpp"
-#include "probe/measurement.hpp"
+#include "records/measurement.hpp"
 #include "probe/topology.hpp"
 #include "tuner/search_space.hpp"
 #include "workloads/zoo.hpp"
@@ -43,9 +43,9 @@ void run_validate(ValidateOptions options) {
   if (predictor.spec_only())
     fail(bad_input("validate compares with training on this machine: give this machine's calibration, not --machine"));
   // The runs happen here: a calibration of another machine would be judged against them.
-  const std::string this_machine = probe::fingerprint(value_or_fail(probe::describe_this_machine()));
-  if (probe::fingerprint(predictor.machine()) != this_machine)
-    fail(bad_input("the calibration describes machine " + probe::fingerprint(predictor.machine()) +
+  const std::string this_machine = records::fingerprint(value_or_fail(probe::describe_this_machine()));
+  if (records::fingerprint(predictor.machine()) != this_machine)
+    fail(bad_input("the calibration describes machine " + records::fingerprint(predictor.machine()) +
                    ", and validate trains on this one (" + this_machine +
                    "): calibrate and fit here, or leave out --calibration"));
 
@@ -55,7 +55,7 @@ void run_validate(ValidateOptions options) {
   const auto space = tuner::enumerate_search_space(predictor.rates(), space_options);
   RecordedTrainings recorded;
   if (options.resume) {
-    ok_or_fail(probe::drop_unterminated_last_line(options.training.record_path));  // the run appends after it
+    ok_or_fail(records::drop_unterminated_last_line(options.training.record_path));  // the run appends after it
     recorded = value_or_fail(RecordedTrainings::read(options.training.record_path, this_machine));
   }
   std::vector<model::ValidationRow> rows;

@@ -1,13 +1,13 @@
 # cmake/install.cmake — what `cmake --install` puts into a prefix, so other programs use the
-# model as a library: the light libraries (common, workloads, probe_records, data, model,
+# model as a library: the light libraries (common, workloads, records, data, model,
 # tuner: no hwloc, oneDNN, libtorch or MPI) as dnntune::NAME targets of an exported CMake
 # package (`find_package(dnntune)`), their headers under include/dnntune/ (included as
 # "model/predictor.hpp" or <dnntune/model/predictor.hpp>), a pkg-config file, and the
-# `dnntune` command. probe (the hardware side) is not installed: it is the command's own.
+# `dnntune` command. probe, calibrate and train (the hardware side) are not installed: it is the command's own.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(dnntune_library_targets common workloads probe_records data model tuner)
+set(dnntune_library_targets common workloads records data model tuner)
 foreach(target IN LISTS dnntune_library_targets)
   # lib/libdnntune_model.a, not lib/libmodel.a, in a shared prefix.
   set_target_properties(${target} PROPERTIES OUTPUT_NAME dnntune_${target} EXPORT_NAME ${target})
@@ -16,10 +16,8 @@ endforeach()
 install(TARGETS ${dnntune_library_targets} EXPORT dnntuneTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} ${CMAKE_INSTALL_INCLUDEDIR}/dnntune)
-install(DIRECTORY common workloads model tuner data DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dnntune
+install(DIRECTORY common workloads records model tuner data DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dnntune
   FILES_MATCHING PATTERN "*.hpp")
-install(FILES probe/machine_profile.hpp probe/machine_report.hpp probe/measurement.hpp
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dnntune/probe)
 install(TARGETS dnntune RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY schemas/ DESTINATION ${CMAKE_INSTALL_DATADIR}/dnntune/schemas)
 

@@ -9,9 +9,9 @@ std::vector<std::string> builtin_machine_names() {
   return names;
 }
 
-Expected<probe::MachineProfile> builtin_machine(const std::string& name) {
+Expected<records::MachineProfile> builtin_machine(const std::string& name) {
   for (const BuiltinText& text : builtin_machine_texts())
-    if (name == text.name) return probe::machine_profile_from_json_text(text.json, "<built-in " + name + ">");
+    if (name == text.name) return records::machine_profile_from_json_text(text.json, "<built-in " + name + ">");
   std::string known;
   for (const auto& known_name : builtin_machine_names()) known += (known.empty() ? "" : ", ") + known_name;
   return bad_input("unknown machine \"" + name + "\" (known: " + known + ")");
@@ -23,10 +23,10 @@ const char* builtin_reference_calibration(const std::string& backend) {
   return nullptr;
 }
 
-Expected<probe::MachineProfile> load_machine(const std::string& name_or_path) {
+Expected<records::MachineProfile> load_machine(const std::string& name_or_path) {
   const bool is_path = name_or_path.find('/') != std::string::npos ||
                        (name_or_path.size() > 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".json") == 0);
-  return is_path ? probe::read_machine_profile(name_or_path) : builtin_machine(name_or_path);
+  return is_path ? records::read_machine_profile(name_or_path) : builtin_machine(name_or_path);
 }
 
 }  // namespace dnntune::data

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/expected.hpp"
-#include "probe/machine_profile.hpp"
+#include "records/machine_profile.hpp"
 
 namespace dnntune::data {
 
@@ -27,10 +27,10 @@ const std::vector<BuiltinText>& builtin_reference_calibration_texts();
 const char* builtin_reference_calibration(const std::string& backend);
 
 // The named profile; an unknown name is a bad_input that lists the known ones.
-Expected<probe::MachineProfile> builtin_machine(const std::string& name);
+Expected<records::MachineProfile> builtin_machine(const std::string& name);
 
 // What `--machine` takes everywhere: a built-in name, or a path to a profile JSON file (one
 // that ends in .json or names a directory), e.g. the output of `dnntune probe -o node.json`.
-Expected<probe::MachineProfile> load_machine(const std::string& name_or_path);
+Expected<records::MachineProfile> load_machine(const std::string& name_or_path);
 
 }  // namespace dnntune::data

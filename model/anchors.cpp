@@ -13,7 +13,7 @@ namespace {
 
 // The network a run trained: the --model of its reproducing command (a network file's path; a
 // built-in's name), else the recorded name. Paths dnntune quotes (spaces) are not unquoted.
-Expected<workloads::Network> trained_network(const probe::Measurement& record) {
+Expected<workloads::Network> trained_network(const records::Measurement& record) {
   std::istringstream words(record.command);
   for (std::string word; words >> word;)
     if (word == "--model" && words >> word)
@@ -23,12 +23,12 @@ Expected<workloads::Network> trained_network(const probe::Measurement& record) {
 
 }  // namespace
 
-std::vector<Anchor> fit_anchors(const std::vector<probe::Measurement>& records, const Calibration& calibration) {
-  const std::string fingerprint = probe::fingerprint(calibration.machine);
+std::vector<Anchor> fit_anchors(const std::vector<records::Measurement>& records, const Calibration& calibration) {
+  const std::string fingerprint = records::fingerprint(calibration.machine);
   using Key = std::tuple<std::string, std::int64_t, int, bool, int>;
-  std::map<Key, std::map<std::string, const probe::Measurement*>> newest;  // later records replace earlier ones
-  for (const probe::Measurement& record : records)
-    if (record.kind == probe::MeasurementKind::network && record.status == probe::MeasurementStatus::ok &&
+  std::map<Key, std::map<std::string, const records::Measurement*>> newest;  // later records replace earlier ones
+  for (const records::Measurement& record : records)
+    if (record.kind == records::MeasurementKind::network && record.status == records::MeasurementStatus::ok &&
         record.backend == calibration.backend && record.machine_fingerprint == fingerprint && record.nodes == 1 &&
         record.median_seconds > 0)
       newest[{record.network, record.batch, record.threads, record.smt, record.processes}][record.pass] = &record;
@@ -41,7 +41,7 @@ std::vector<Anchor> fit_anchors(const std::vector<probe::Measurement>& records, 
   for (const auto& [key, passes] : newest) {
     if (!passes.count("forward") || !passes.count("backward") || !passes.count("iteration")) continue;
     const auto& [name, batch, threads, smt, processes] = key;
-    const probe::Measurement& iteration = *passes.at("iteration");
+    const records::Measurement& iteration = *passes.at("iteration");
     const auto network = trained_network(iteration);
     if (!network) continue;
     TrainingConfiguration configuration;

@@ -96,7 +96,7 @@ std::string to_json_text(const Calibration& calibration) {
               {"schema_version", calibration_schema_version},
               {"backend", calibration.backend},
               {"backend_version", calibration.backend_version},
-              {"machine", json::parse(probe::to_json_text(calibration.machine))}};
+              {"machine", json::parse(records::to_json_text(calibration.machine))}};
   json parameters = json::object();
   const auto values = flatten(calibration.parameters);
   for (std::size_t index = 0; index < values.size(); ++index) parameters[parameter_table()[index].name] = values[index];
@@ -150,7 +150,7 @@ Expected<Calibration> calibration_from_json_text(const std::string& text, const 
     const json& in = *document;
     calibration.backend = in.at("backend").get<std::string>();
     calibration.backend_version = in.at("backend_version").get<std::string>();
-    auto machine = probe::machine_profile_from_json_text(in.at("machine").dump(), origin + " (machine)");
+    auto machine = records::machine_profile_from_json_text(in.at("machine").dump(), origin + " (machine)");
     if (!machine) return machine.error();
     calibration.machine = std::move(*machine);
     std::vector<double> values;

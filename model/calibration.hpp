@@ -12,7 +12,7 @@
 #include "common/expected.hpp"
 #include "model/communication.hpp"
 #include "model/parameters.hpp"
-#include "probe/machine_profile.hpp"
+#include "records/machine_profile.hpp"
 #include "workloads/layer.hpp"
 
 namespace dnntune::model {
@@ -62,7 +62,7 @@ struct FitSummary {
   std::vector<std::string> sources;  // the measurement files
 };
 
-// The network trained for real a few steps (probe/train/anchor.hpp) next to what the layers
+// The network trained for real a few steps (train/anchor.hpp) next to what the layers
 // predict for the same step: corrected, pass by pass, the predictor matches the real step.
 struct Anchor {
   std::string network;
@@ -79,7 +79,7 @@ struct Anchor {
 };
 
 struct Calibration {
-  probe::MachineProfile machine;
+  records::MachineProfile machine;
   std::string backend;          // "torch", "onednn"
   std::string backend_version;
   ModelParameters parameters;

@@ -73,12 +73,12 @@ LinkModel default_intra_node_link() {
   return LinkModel{1e-6, 10.0, false, "default shared-memory MPI (no communication records)"};
 }
 
-Expected<LinkModel> fit_allreduce_link(const std::vector<probe::Measurement>& records, bool inter_node) {
-  std::vector<const probe::Measurement*> usable;
+Expected<LinkModel> fit_allreduce_link(const std::vector<records::Measurement>& records, bool inter_node) {
+  std::vector<const records::Measurement*> usable;
   std::set<std::int64_t> sizes;
   for (const auto& record : records)
-    if (record.kind == probe::MeasurementKind::communication && record.descriptor == "allreduce" &&
-        record.status == probe::MeasurementStatus::ok && record.processes > 1 && (record.nodes > 1) == inter_node &&
+    if (record.kind == records::MeasurementKind::communication && record.descriptor == "allreduce" &&
+        record.status == records::MeasurementStatus::ok && record.processes > 1 && (record.nodes > 1) == inter_node &&
         // Across nodes only the one-rank-per-node sweep: a whole job's (ranks > nodes) also
         // crosses shared memory, which this link does not describe.
         (!inter_node || record.processes == record.nodes)) {
@@ -94,7 +94,7 @@ Expected<LinkModel> fit_allreduce_link(const std::vector<probe::Measurement>& re
   // so the bandwidth comes from the messages of gradient size (>= 1 MiB) when there are two of
   // them, and the latency from all sizes.
   auto solve = [&](std::int64_t smallest) -> std::pair<double, double> {
-    std::vector<const probe::Measurement*> rows;
+    std::vector<const records::Measurement*> rows;
     for (const auto* record : usable)
       if (record->message_bytes >= smallest) rows.push_back(record);
     Eigen::MatrixXd design(rows.size(), 2);

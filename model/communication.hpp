@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/expected.hpp"
-#include "probe/measurement.hpp"
+#include "records/measurement.hpp"
 
 namespace dnntune::model {
 
@@ -38,7 +38,7 @@ LinkModel default_intra_node_link();
 // Fits T = 2(p-1) alpha + 2(p-1)/p * bytes / beta (the ring all-reduce) to allreduce records
 // of one placement (nodes == 1: intra-node; nodes > 1 with one rank per node: inter-node) by least squares on
 // relative error. Fails when fewer than 2 distinct message sizes were measured.
-Expected<LinkModel> fit_allreduce_link(const std::vector<probe::Measurement>& records, bool inter_node);
+Expected<LinkModel> fit_allreduce_link(const std::vector<records::Measurement>& records, bool inter_node);
 
 struct CommunicationLinks {
   LinkModel intra_node;

@@ -120,14 +120,14 @@ std::optional<workloads::Pass> pass_named(const std::string& name) {
 
 }  // namespace
 
-Expected<std::vector<FitSample>> make_fit_samples(const std::vector<probe::Measurement>& records,
+Expected<std::vector<FitSample>> make_fit_samples(const std::vector<records::Measurement>& records,
                                                   const std::string& fingerprint, const std::string& backend,
                                                   int& ignored) {
   std::vector<FitSample> samples;
   std::unordered_map<std::string, workloads::LayerSpec> parsed;
   for (const auto& record : records) {
-    if (record.kind != probe::MeasurementKind::layer || record.backend != backend ||
-        record.status != probe::MeasurementStatus::ok) {
+    if (record.kind != records::MeasurementKind::layer || record.backend != backend ||
+        record.status != records::MeasurementStatus::ok) {
       ++ignored;
       continue;
     }
@@ -228,14 +228,14 @@ ModelParameters fit_parameters(const std::vector<FitSample>& samples, const Mach
   return unflatten(values);
 }
 
-Expected<Calibration> fit_calibration(const std::vector<probe::Measurement>& records,
-                                      const probe::MachineProfile& machine, const std::string& backend,
+Expected<Calibration> fit_calibration(const std::vector<records::Measurement>& records,
+                                      const records::MachineProfile& machine, const std::string& backend,
                                       const std::vector<std::string>& sources, const FitOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   auto rates = machine_rates(machine);
   if (!rates) return rates.error();
   int ignored = 0;
-  auto samples = make_fit_samples(records, probe::fingerprint(machine), backend, ignored);
+  auto samples = make_fit_samples(records, records::fingerprint(machine), backend, ignored);
   if (!samples) return samples.error();
   if (samples->empty())
     return bad_input("no usable " + backend + " layer measurements (" + std::to_string(ignored) +
@@ -245,7 +245,7 @@ Expected<Calibration> fit_calibration(const std::vector<probe::Measurement>& rec
   calibration.machine = machine;
   calibration.backend = backend;
   for (const auto& record : records)
-    if (record.kind == probe::MeasurementKind::layer && record.backend == backend) {
+    if (record.kind == records::MeasurementKind::layer && record.backend == backend) {
       calibration.backend_version = record.backend_version;
       break;
     }
@@ -313,10 +313,10 @@ Expected<Calibration> fit_calibration(const std::vector<probe::Measurement>& rec
         {sample.setting.threads, sample.setting.smt, sample.setting.co_running, sample.measured_seconds,
          sample.coefficient_of_variation, sample.repetitions});
 
-  const std::string fingerprint = probe::fingerprint(machine);
+  const std::string fingerprint = records::fingerprint(machine);
   for (const auto& record : records)
-    if (record.kind == probe::MeasurementKind::layer && record.backend == backend &&
-        record.status == probe::MeasurementStatus::unimplemented && record.machine_fingerprint == fingerprint)
+    if (record.kind == records::MeasurementKind::layer && record.backend == backend &&
+        record.status == records::MeasurementStatus::unimplemented && record.machine_fingerprint == fingerprint)
       if (const auto pass = pass_named(record.pass))
         if (const auto spec = workloads::parse_descriptor(record.descriptor))
           calibration.fused_passes.insert(fused_pass_key(spec->kind, pass_index(*pass)));

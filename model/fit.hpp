@@ -11,7 +11,7 @@
 #include "common/expected.hpp"
 #include "model/calibration.hpp"
 #include "model/layer_time.hpp"
-#include "probe/measurement.hpp"
+#include "records/measurement.hpp"
 
 namespace dnntune::model {
 
@@ -36,7 +36,7 @@ struct FitSample {
 // Turns layer records of `backend` measured on the machine with `fingerprint` into samples.
 // Records of other kinds, backends, statuses, or that cost nothing are counted in `ignored`;
 // records of another machine are an error (a calibration describes one machine).
-Expected<std::vector<FitSample>> make_fit_samples(const std::vector<probe::Measurement>& records,
+Expected<std::vector<FitSample>> make_fit_samples(const std::vector<records::Measurement>& records,
                                                   const std::string& fingerprint, const std::string& backend,
                                                   int& ignored);
 
@@ -52,8 +52,8 @@ ModelParameters fit_parameters(const std::vector<FitSample>& samples, const Mach
 
 // The whole fit: samples, parameters, cross-validation, bootstrap, measured-layer table and
 // communication links. `sources` names the files, for the report.
-Expected<Calibration> fit_calibration(const std::vector<probe::Measurement>& records,
-                                      const probe::MachineProfile& machine, const std::string& backend,
+Expected<Calibration> fit_calibration(const std::vector<records::Measurement>& records,
+                                      const records::MachineProfile& machine, const std::string& backend,
                                       const std::vector<std::string>& sources, const FitOptions& options);
 
 }  // namespace dnntune::model

@@ -33,7 +33,7 @@ namespace {
 
 // NUMA nodes with cores per package, when every package has the same number and they split
 // its cores evenly (memory-only nodes, such as KNL's MCDRAM, hold no cores and do not count).
-int numa_nodes_per_package(const probe::Topology& topology, int packages, int cores_per_package) {
+int numa_nodes_per_package(const records::Topology& topology, int packages, int cores_per_package) {
   int with_cores = 0;
   for (const auto& node : topology.numa_list)
     if (node.cores > 0) ++with_cores;
@@ -45,8 +45,8 @@ int numa_nodes_per_package(const probe::Topology& topology, int packages, int co
 
 }  // namespace
 
-Expected<MachineRates> machine_rates(const probe::MachineProfile& profile) {
-  if (profile.kind != probe::MachineKind::cpu_node)
+Expected<MachineRates> machine_rates(const records::MachineProfile& profile) {
+  if (profile.kind != records::MachineKind::cpu_node)
     return bad_input(profile.name + ": the CPU cost model needs a CPU node profile (GPU profiles are not modelled)");
   MachineRates rates;
   const auto& topology = profile.topology;
@@ -64,7 +64,7 @@ Expected<MachineRates> machine_rates(const probe::MachineProfile& profile) {
     if (!point.smt && point.cores <= rates.cores_per_package)
       rates.package_bandwidth_curve.emplace_back(point.cores, point.median);
   std::sort(rates.package_bandwidth_curve.begin(), rates.package_bandwidth_curve.end());
-  const bool measured_peak = performance.peak_fp32_gflops_per_core->provenance == probe::Provenance::measured;
+  const bool measured_peak = performance.peak_fp32_gflops_per_core->provenance == records::Provenance::measured;
   if (!rates.package_bandwidth_curve.empty()) {
     rates.bandwidth_measured = true;
     rates.measured = measured_peak;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/expected.hpp"
-#include "probe/machine_profile.hpp"
+#include "records/machine_profile.hpp"
 
 namespace dnntune::model {
 
@@ -49,6 +49,6 @@ struct MachineRates {
 
 // Fails for a GPU profile or a CPU profile with neither measured nor spec peaks (an hwloc
 // topology alone has no rates: give it a calibration or pick a --machine).
-Expected<MachineRates> machine_rates(const probe::MachineProfile& profile);
+Expected<MachineRates> machine_rates(const records::MachineProfile& profile);
 
 }  // namespace dnntune::model

@@ -83,7 +83,7 @@ class Predictor {
   // This machine, from its calibration.
   static Expected<Predictor> from_calibration(Calibration calibration);
   // A spec machine (data/machines) with `reference`'s efficiencies; lower confidence.
-  static Expected<Predictor> from_spec(const probe::MachineProfile& machine, const Calibration& reference);
+  static Expected<Predictor> from_spec(const records::MachineProfile& machine, const Calibration& reference);
 
   // with_band = false skips the bootstrap replicates and the scaling efficiency (which needs a
   // one-node prediction too): for ranking thousands of configurations.
@@ -91,7 +91,7 @@ class Predictor {
                                bool with_band = true) const;
 
   const MachineRates& rates() const { return rates_; }
-  const probe::MachineProfile& machine() const { return calibration_.machine; }
+  const records::MachineProfile& machine() const { return calibration_.machine; }
   const std::string& backend() const { return calibration_.backend; }
   bool spec_only() const { return spec_only_; }
 

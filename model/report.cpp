@@ -126,7 +126,7 @@ nlohmann::json prediction_json(const Prediction& p) {
 std::string fit_report_text(const Calibration& calibration) {
   std::ostringstream out;
   const FitSummary& s = calibration.summary;
-  out << "Calibration of " << calibration.machine.name << " (fingerprint " << probe::fingerprint(calibration.machine)
+  out << "Calibration of " << calibration.machine.name << " (fingerprint " << records::fingerprint(calibration.machine)
       << "), backend " << calibration.backend << " " << calibration.backend_version << "\n";
   out << "  " << s.samples << " layer measurements fitted in " << format_fixed(s.fit_seconds, 2) << " s ("
       << s.records_ignored << " records of other kinds, backends or statuses ignored)\n";

@@ -45,7 +45,7 @@ double touch_fresh_mapping(PinnedTeam& team, std::size_t bytes, bool huge) {
   return seconds;
 }
 
-Figure first_touch_figure(PinnedTeam& team, std::size_t bytes, bool huge, const PeakOptions& options,
+records::Figure first_touch_figure(PinnedTeam& team, std::size_t bytes, bool huge, const PeakOptions& options,
                           const std::string& note) {
   TimingOptions timing;
   timing.warmup_runs = 1;
@@ -53,7 +53,7 @@ Figure first_touch_figure(PinnedTeam& team, std::size_t bytes, bool huge, const 
   timing.max_repetitions = timing.min_repetitions;
   const auto summary = time_repeatedly([&] { return touch_fresh_mapping(team, bytes, huge); }, timing);
   const double pages_per_thread = static_cast<double>(bytes / page_bytes) / team.size();
-  return Figure{1e9 * summary.median_seconds / pages_per_thread, Provenance::measured,
+  return records::Figure{1e9 * summary.median_seconds / pages_per_thread, records::Provenance::measured,
                 summary.coefficient_of_variation, summary.repetitions, note};
 }
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/expected.hpp"
-#include "probe/machine_profile.hpp"
+#include "records/machine_profile.hpp"
 #include "probe/peak_kernels.hpp"
 
 namespace dnntune::probe {
@@ -38,9 +38,9 @@ bool this_process_maps(const std::string& name);
 // pages asked for (madvise) when the kernel offers them. Median of repetitions; the mapping is
 // at most 256 MiB and a share of the spare memory.
 struct FirstTouchCosts {
-  Figure one_thread;
-  Figure all_cores;                 // ns per page per thread, every core faulting at once
-  std::optional<Figure> huge_pages; // one thread, MADV_HUGEPAGE; absent when THP is off
+  records::Figure one_thread;
+  records::Figure all_cores;                 // ns per page per thread, every core faulting at once
+  std::optional<records::Figure> huge_pages; // one thread, MADV_HUGEPAGE; absent when THP is off
 };
 FirstTouchCosts measure_first_touch(const std::vector<int>& cpus, const PeakOptions& options);
 

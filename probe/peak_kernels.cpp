@@ -94,9 +94,9 @@ FmaLoop best_fma_loop() {
 // Keeps results alive so the compiler cannot drop the loops.
 std::atomic<float> result_sink{0};
 
-ScalingPoint to_point(const TimingSummary& timing, double work_per_repetition, int cores, int threads,
+records::ScalingPoint to_point(const TimingSummary& timing, double work_per_repetition, int cores, int threads,
                       bool smt) {
-  ScalingPoint point;
+  records::ScalingPoint point;
   point.cores = cores;
   point.threads = threads;
   point.smt = smt;
@@ -125,7 +125,7 @@ std::string fma_vector_isa() {
   return loop.run == fma_loop_avx512 ? "avx512" : loop.run == fma_loop_avx2 ? "avx2" : "sse";
 }
 
-ScalingPoint measure_fma(const std::vector<int>& cpus, int cores, bool smt, const PeakOptions& options) {
+records::ScalingPoint measure_fma(const std::vector<int>& cpus, int cores, bool smt, const PeakOptions& options) {
   const FmaLoop loop = best_fma_loop();
   PinnedTeam team(cpus);
   // Calibrate the iteration count on the team itself, so each repetition lasts about
@@ -146,7 +146,7 @@ ScalingPoint measure_fma(const std::vector<int>& cpus, int cores, bool smt, cons
   return to_point(timing, flops, cores, team.size(), smt);
 }
 
-ScalingPoint measure_triad(const std::vector<int>& cpus, int cores, std::size_t bytes_per_array,
+records::ScalingPoint measure_triad(const std::vector<int>& cpus, int cores, std::size_t bytes_per_array,
                            const PeakOptions& options) {
   PinnedTeam team(cpus);
   const std::size_t elements = bytes_per_array / sizeof(double);
@@ -171,7 +171,7 @@ ScalingPoint measure_triad(const std::vector<int>& cpus, int cores, std::size_t 
   return to_point(timing, bytes, cores, team.size(), false);
 }
 
-Figure measure_onednn_sgemm_one_core(int cpu, const PeakOptions& options) {
+records::Figure measure_onednn_sgemm_one_core(int cpu, const PeakOptions& options) {
   constexpr dnnl_dim_t size = 1536;
   std::vector<float> a(size * size, 0.5f), b(size * size, 0.25f), c(size * size, 0.0f);
   PinnedTeam team({cpu});
@@ -182,8 +182,8 @@ Figure measure_onednn_sgemm_one_core(int cpu, const PeakOptions& options) {
                         c.data(), size);
   };
   const auto timing = time_repeatedly([&] { return team.run(gemm); }, timing_options(options));
-  Figure figure;
-  figure.provenance = Provenance::measured;
+  records::Figure figure;
+  figure.provenance = records::Provenance::measured;
   figure.value = status == dnnl_success ? 2.0 * size * size * size / timing.median_seconds / 1e9 : 0;
   figure.coefficient_of_variation = timing.coefficient_of_variation;
   figure.repetitions = timing.repetitions;
@@ -199,13 +199,13 @@ std::vector<int> core_counts_to_measure(int cores) {
   return counts;
 }
 
-Expected<void> measure_node_performance(MachineProfile& profile, const PeakOptions& options) {
+Expected<void> measure_node_performance(records::MachineProfile& profile, const PeakOptions& options) {
   if (!profile.binding) return bad_input("measurements need a profile of this machine (probe it first)");
   // The cores this process may use, each with its allowed PUs, in topology order.
   const std::set<int> allowed(profile.binding->allowed_pus.begin(), profile.binding->allowed_pus.end());
   std::vector<std::vector<int>> usable_cores;
   int cores_on_first_package = 0;
-  for (const Core& core : profile.topology.core_list) {
+  for (const records::Core& core : profile.topology.core_list) {
     std::vector<int> pus;
     for (int pu : core.pus)
       if (allowed.count(pu)) pus.push_back(pu);
@@ -217,8 +217,8 @@ Expected<void> measure_node_performance(MachineProfile& profile, const PeakOptio
   const bool smt_available = std::any_of(usable_cores.begin(), usable_cores.end(),
                                          [](const auto& pus) { return pus.size() > 1; });
 
-  Performance& performance = profile.performance;
-  performance = Performance{};
+  records::Performance& performance = profile.performance;
+  performance = records::Performance{};
   performance.fma_vector_isa = fma_vector_isa();
   const auto counts = core_counts_to_measure(static_cast<int>(usable_cores.size()));
   for (int count : counts) {
@@ -234,16 +234,16 @@ Expected<void> measure_node_performance(MachineProfile& profile, const PeakOptio
       performance.fma_scaling.push_back(measure_fma(all_siblings, count, true, options));
     }
   }
-  const ScalingPoint& one_core = performance.fma_scaling.front();
+  const records::ScalingPoint& one_core = performance.fma_scaling.front();
   performance.peak_fp32_gflops_per_core =
-      Figure{one_core.median, Provenance::measured, one_core.coefficient_of_variation, one_core.repetitions,
+      records::Figure{one_core.median, records::Provenance::measured, one_core.coefficient_of_variation, one_core.repetitions,
              performance.fma_vector_isa + " FMA loop, 1 thread"};
 
   // Arrays of 4x the last-level cache (all instances), so the triad streams memory — but the
   // reported cache is only a hint (a VM reported 2 x 508 MB): the three arrays together take at
   // most a quarter of the spare memory and 1.5 GiB, and at least 64 MiB each.
   std::uint64_t last_level_cache_bytes = 0;
-  for (const CacheLevel& cache : profile.topology.caches)
+  for (const records::CacheLevel& cache : profile.topology.caches)
     if (cache.type != "instruction") last_level_cache_bytes = cache.size_bytes * cache.instances;
   const std::size_t bytes_per_array =
       bounded_buffer_bytes(4 * last_level_cache_bytes, 0.25 / 3, 64ull << 20, 512ull << 20);
@@ -253,13 +253,13 @@ Expected<void> measure_node_performance(MachineProfile& profile, const PeakOptio
     report(options, "triad " + std::to_string(count) + " core(s)");
     performance.triad_scaling.push_back(measure_triad(one_per_core, count, bytes_per_array, options));
   }
-  const ScalingPoint* best_on_one_package = nullptr;
-  for (const ScalingPoint& point : performance.triad_scaling)
+  const records::ScalingPoint* best_on_one_package = nullptr;
+  for (const records::ScalingPoint& point : performance.triad_scaling)
     if (point.cores <= cores_on_first_package && (!best_on_one_package || point.median > best_on_one_package->median))
       best_on_one_package = &point;
   if (best_on_one_package)
     performance.memory_bandwidth_gbs_per_package =
-        Figure{best_on_one_package->median, Provenance::measured, best_on_one_package->coefficient_of_variation,
+        records::Figure{best_on_one_package->median, records::Provenance::measured, best_on_one_package->coefficient_of_variation,
                best_on_one_package->repetitions,
                "best STREAM triad on one package (" + std::to_string(best_on_one_package->cores) + " cores)"};
 

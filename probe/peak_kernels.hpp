@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/expected.hpp"
-#include "probe/machine_profile.hpp"
+#include "records/machine_profile.hpp"
 
 namespace dnntune::probe {
 
@@ -30,22 +30,22 @@ std::string fma_vector_isa();
 
 // Peak FLOP/s with one thread on each OS CPU in `cpus` (the caller chooses them: one per core,
 // or every SMT sibling of the cores).
-ScalingPoint measure_fma(const std::vector<int>& cpus, int cores, bool smt, const PeakOptions& options);
+records::ScalingPoint measure_fma(const std::vector<int>& cpus, int cores, bool smt, const PeakOptions& options);
 
 // STREAM triad a[i] = b[i] + s * c[i] in double precision over arrays of `bytes_per_array`
 // bytes split among threads on `cpus` (each thread first-touches its own slice); counts
 // 24 bytes per element as STREAM does (no write-allocate traffic).
-ScalingPoint measure_triad(const std::vector<int>& cpus, int cores, std::size_t bytes_per_array,
+records::ScalingPoint measure_triad(const std::vector<int>& cpus, int cores, std::size_t bytes_per_array,
                            const PeakOptions& options);
 
 // A 1536^3 oneDNN sgemm on one thread pinned to `cpu`: GFLOP/s.
-Figure measure_onednn_sgemm_one_core(int cpu, const PeakOptions& options);
+records::Figure measure_onednn_sgemm_one_core(int cpu, const PeakOptions& options);
 
 // The core counts a scaling curve samples: every count up to 8, then doubling, then all.
 std::vector<int> core_counts_to_measure(int cores);
 
 // Replaces profile.performance with measurements on the cores this process may use. Needs
 // profile.binding (a profile probed on this machine).
-Expected<void> measure_node_performance(MachineProfile& profile, const PeakOptions& options);
+Expected<void> measure_node_performance(records::MachineProfile& profile, const PeakOptions& options);
 
 }  // namespace dnntune::probe

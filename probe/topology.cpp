@@ -57,15 +57,15 @@ std::vector<int> bitmap_indices(hwloc_const_bitmap_t bitmap) {
   return indices;
 }
 
-std::vector<Core> read_cores(hwloc_topology_t topology) {
-  std::vector<Core> cores;
+std::vector<records::Core> read_cores(hwloc_topology_t topology) {
+  std::vector<records::Core> cores;
   const int core_count = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE);
   // A topology without Core objects (some exports) has one core per PU.
   const hwloc_obj_type_t core_type = core_count > 0 ? HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
   const int count = hwloc_get_nbobjs_by_type(topology, core_type);
   for (int index = 0; index < count; ++index) {
     const hwloc_obj_t object = hwloc_get_obj_by_type(topology, core_type, index);
-    Core core;
+    records::Core core;
     core.package = package_index_of(topology, object);
     const int first_node = object->nodeset ? hwloc_bitmap_first(object->nodeset) : -1;
     core.numa_node = first_node < 0 ? 0 : first_node;
@@ -78,12 +78,12 @@ std::vector<Core> read_cores(hwloc_topology_t topology) {
   return cores;
 }
 
-std::vector<NumaNode> read_numa_nodes(hwloc_topology_t topology) {
-  std::vector<NumaNode> nodes;
+std::vector<records::NumaNode> read_numa_nodes(hwloc_topology_t topology) {
+  std::vector<records::NumaNode> nodes;
   const int count = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_NUMANODE);
   for (int index = 0; index < count; ++index) {
     const hwloc_obj_t object = hwloc_get_obj_by_type(topology, HWLOC_OBJ_NUMANODE, index);
-    NumaNode node;
+    records::NumaNode node;
     node.os_index = static_cast<int>(object->os_index);
     const hwloc_obj_t package = hwloc_get_ancestor_obj_by_type(topology, HWLOC_OBJ_PACKAGE, object);
     node.package = package ? static_cast<int>(package->logical_index) : -1;
@@ -95,15 +95,15 @@ std::vector<NumaNode> read_numa_nodes(hwloc_topology_t topology) {
   return nodes;
 }
 
-std::vector<CacheLevel> read_caches(hwloc_topology_t topology) {
-  std::vector<CacheLevel> caches;
+std::vector<records::CacheLevel> read_caches(hwloc_topology_t topology) {
+  std::vector<records::CacheLevel> caches;
   const std::pair<hwloc_obj_type_t, int> cache_types[] = {
       {HWLOC_OBJ_L1CACHE, 1}, {HWLOC_OBJ_L2CACHE, 2}, {HWLOC_OBJ_L3CACHE, 3}, {HWLOC_OBJ_L4CACHE, 4}};
   for (const auto& [type, level] : cache_types) {
     const int instances = hwloc_get_nbobjs_by_type(topology, type);
     if (instances <= 0) continue;
     const hwloc_obj_t first = hwloc_get_obj_by_type(topology, type, 0);
-    CacheLevel cache;
+    records::CacheLevel cache;
     cache.level = level;
     cache.type = first->attr->cache.type == HWLOC_OBJ_CACHE_DATA      ? "data"
                  : first->attr->cache.type == HWLOC_OBJ_CACHE_UNIFIED ? "unified"
@@ -122,14 +122,14 @@ std::string read_cpu_model(hwloc_topology_t topology) {
   return model ? model : "";
 }
 
-Topology read_topology(hwloc_topology_t topology) {
-  Topology result;
+records::Topology read_topology(hwloc_topology_t topology) {
+  records::Topology result;
   result.core_list = read_cores(topology);
   result.numa_list = read_numa_nodes(topology);
   result.caches = read_caches(topology);
   result.cores = static_cast<int>(result.core_list.size());
   std::map<int, int> cores_per_package;
-  for (const Core& core : result.core_list) {
+  for (const records::Core& core : result.core_list) {
     result.pus += static_cast<int>(core.pus.size());
     result.pus_per_core = std::max(result.pus_per_core, static_cast<int>(core.pus.size()));
     ++cores_per_package[core.package];
@@ -159,8 +159,8 @@ std::string pu_list_text(const std::vector<int>& pus) {
 
 }  // namespace
 
-Binding describe_this_process_binding(const Topology& topology) {
-  Binding binding;
+records::Binding describe_this_process_binding(const records::Topology& topology) {
+  records::Binding binding;
   cpu_set_t affinity;
   CPU_ZERO(&affinity);
   // The affinity mask already excludes what the cgroup cpuset forbids (the kernel intersects them).
@@ -169,7 +169,7 @@ Binding describe_this_process_binding(const Topology& topology) {
       if (CPU_ISSET(cpu, &affinity)) binding.allowed_pus.push_back(cpu);
   }
   const std::set<int> allowed(binding.allowed_pus.begin(), binding.allowed_pus.end());
-  for (const Core& core : topology.core_list)
+  for (const records::Core& core : topology.core_list)
     if (std::any_of(core.pus.begin(), core.pus.end(), [&](int pu) { return allowed.count(pu) > 0; }))
       ++binding.allowed_cores;
   binding.openmp_threads = omp_get_max_threads();
@@ -197,12 +197,12 @@ Binding describe_this_process_binding(const Topology& topology) {
   return binding;
 }
 
-Expected<MachineProfile> describe_this_machine() {
+Expected<records::MachineProfile> describe_this_machine() {
   auto topology = load_topology("");
   if (!topology) return topology.error();
-  MachineProfile profile;
-  profile.kind = MachineKind::cpu_node;
-  profile.origin = ProfileOrigin::probe;
+  records::MachineProfile profile;
+  profile.kind = records::MachineKind::cpu_node;
+  profile.origin = records::ProfileOrigin::probe;
   char hostname[256] = {};
   gethostname(hostname, sizeof hostname - 1);
   profile.name = hostname;
@@ -215,12 +215,12 @@ Expected<MachineProfile> describe_this_machine() {
   return profile;
 }
 
-Expected<MachineProfile> describe_topology_file(const std::string& xml_path) {
+Expected<records::MachineProfile> describe_topology_file(const std::string& xml_path) {
   auto topology = load_topology(xml_path);
   if (!topology) return topology.error();
-  MachineProfile profile;
-  profile.kind = MachineKind::cpu_node;
-  profile.origin = ProfileOrigin::topology_file;
+  records::MachineProfile profile;
+  profile.kind = records::MachineKind::cpu_node;
+  profile.origin = records::ProfileOrigin::topology_file;
   const auto slash = xml_path.find_last_of('/');
   std::string stem = slash == std::string::npos ? xml_path : xml_path.substr(slash + 1);
   if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, ".xml") == 0) stem.resize(stem.size() - 4);

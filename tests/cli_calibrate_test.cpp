@@ -15,7 +15,7 @@
 #include <set>
 #include <thread>
 
-#include "probe/measurement.hpp"
+#include "records/measurement.hpp"
 #include "tests/cli_support.hpp"
 
 extern char** environ;
@@ -101,7 +101,7 @@ TEST_CASE("calibrate prints its plan, survives a kill and resumes where it stopp
   kill(pid, SIGKILL);
   int status = 0;
   waitpid(pid, &status, 0);
-  const auto before = probe::read_measurements(records);
+  const auto before = records::read_measurements(records);
   REQUIRE(before);
   const std::size_t recorded = before->records.size();
   INFO(recorded << " records before the kill");
@@ -110,17 +110,17 @@ TEST_CASE("calibrate prints its plan, survives a kill and resumes where it stopp
   const auto resumed = run_dnntune(with(arguments, {"--resume"}));
   REQUIRE(resumed.exit_code == 0);
   if (recorded < 10) CHECK_THAT(resumed.out, Catch::Contains(std::to_string(recorded) + " already recorded"));
-  const auto after = probe::read_measurements(records);
+  const auto after = records::read_measurements(records);
   REQUIRE(after);
   CHECK(after->truncated_lines == 0);
   std::set<std::string> keys;
   for (const auto& record : after->records) {
-    CHECK(keys.insert(probe::measurement_key(record)).second);  // nothing measured twice
-    CHECK(record.status == probe::MeasurementStatus::ok);
+    CHECK(keys.insert(records::measurement_key(record)).second);  // nothing measured twice
+    CHECK(record.status == records::MeasurementStatus::ok);
   }
   CHECK(keys.size() == 10);  // each layer's passes: relu 2 + 2, bnorm 3, conv 3
   for (std::size_t index = 0; index < recorded; ++index)
-    CHECK(probe::to_json_line(after->records[index]) == probe::to_json_line(before->records[index]));
+    CHECK(records::to_json_line(after->records[index]) == records::to_json_line(before->records[index]));
 
   const auto report = run_dnntune({"calibrate", "--report", directory});
   CHECK(report.exit_code == 0);

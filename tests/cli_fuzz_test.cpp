@@ -9,7 +9,7 @@
 #include <regex>
 #include <sstream>
 
-#include "probe/measurement.hpp"
+#include "records/measurement.hpp"
 #include "tests/cli_support.hpp"
 #include "tests/model_fixtures.hpp"
 #include "tests/topology_fixtures.hpp"
@@ -106,9 +106,9 @@ TEST_CASE("fuzz: hwloc topologies (probe --topology)") {
 TEST_CASE("fuzz: measurement records (fit)") {
   const std::string directory = dnntune::test::make_temporary_directory();
   const auto machine = dnntune::test::test_machine();
-  std::ofstream(directory + "/machine.json") << dnntune::probe::to_json_text(machine);
+  std::ofstream(directory + "/machine.json") << dnntune::records::to_json_text(machine);
   std::ostringstream records;
   for (const auto& record : dnntune::test::synthetic_records(machine, 0.02, 11))
-    records << dnntune::probe::to_json_line(record) << "\n";
+    records << dnntune::records::to_json_line(record) << "\n";
   fuzz(records.str(), directory + "/layers.jsonl", {"fit", directory, "--bootstrap", "0"}, 5, 15);
 }

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probe/measurement.hpp"
+#include "records/measurement.hpp"
 #include "tests/cli_support.hpp"
 #include "tests/model_fixtures.hpp"
 
@@ -135,7 +135,7 @@ TEST_CASE("calibrations and machine profiles with unphysical values are refused,
   const std::string records = directory + "/layers.jsonl";
   std::ofstream out(records);
   for (const auto& record : dnntune::test::synthetic_records(dnntune::test::test_machine(), 0.02, 11))
-    out << dnntune::probe::to_json_line(record) << "\n";
+    out << dnntune::records::to_json_line(record) << "\n";
   out.close();
   check_refused({"fit", records, "--machine", profile}, "memory_bandwidth_gbs_per_package");
   check_refused({"predict", "--calibration", "/dev/zero", "--model", "resnet18"}, "/dev/zero: not a regular file");

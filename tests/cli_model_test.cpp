@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probe/machine_profile.hpp"
+#include "records/machine_profile.hpp"
 #include "tests/cli_support.hpp"
 #include "tests/model_fixtures.hpp"
 
@@ -19,10 +19,10 @@ namespace {
 std::string write_calibration_directory() {
   const std::string directory = dnntune::test::make_temporary_directory();
   const auto machine = dnntune::test::test_machine();
-  std::ofstream(directory + "/machine.json") << dnntune::probe::to_json_text(machine);
+  std::ofstream(directory + "/machine.json") << dnntune::records::to_json_text(machine);
   std::ofstream records(directory + "/layers.jsonl");
   for (const auto& record : dnntune::test::synthetic_records(machine, 0.02, 11))
-    records << dnntune::probe::to_json_line(record) << "\n";
+    records << dnntune::records::to_json_line(record) << "\n";
   return directory;
 }
 
@@ -178,16 +178,16 @@ TEST_CASE("an emulated cluster's inter-node records calibrate the link and numbe
     // One rank on each of 2 nodes over a 200 Mb/s link: alpha 60 us, 25 MB/s.
     std::ofstream comm(directory + "/comm.jsonl");
     for (const std::int64_t bytes : {4096, 65536, 1 << 20, 4 << 20}) {
-      dnntune::probe::Measurement record;
-      record.kind = dnntune::probe::MeasurementKind::communication;
+      dnntune::records::Measurement record;
+      record.kind = dnntune::records::MeasurementKind::communication;
       record.backend = "mpi";
-      record.machine_fingerprint = dnntune::probe::fingerprint(dnntune::test::test_machine());
+      record.machine_fingerprint = dnntune::records::fingerprint(dnntune::test::test_machine());
       record.descriptor = "allreduce";
       record.processes = record.nodes = 2;
       record.message_bytes = bytes;
       record.median_seconds = 2 * 60e-6 + bytes / 25e6;
       record.repetitions = 5;
-      comm << dnntune::probe::to_json_line(record) << "\n";
+      comm << dnntune::records::to_json_line(record) << "\n";
     }
   }
   const std::string calibration = directory + "/calibration.json";

@@ -106,10 +106,10 @@ TEST_CASE("a pass the backend fuses into another costs nothing in predictions") 
   auto records = synthetic_records(machine, 0.0, 4);
   const auto plain = fit_calibration(records, machine, "torch", {"synthetic"}, options);
   // As oneDNN's micro-runs record batch norm's backward-weights (done in backward-data).
-  probe::Measurement fused = records.front();
+  records::Measurement fused = records.front();
   fused.descriptor = "bnorm:ic64ih56iw56";
   fused.pass = "backward_weights";
-  fused.status = probe::MeasurementStatus::unimplemented;
+  fused.status = records::MeasurementStatus::unimplemented;
   records.push_back(fused);
   const auto with_fused = fit_calibration(records, machine, "torch", {"synthetic"}, options);
   REQUIRE(plain);

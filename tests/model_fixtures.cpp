@@ -13,10 +13,10 @@ namespace dnntune::test {
 using namespace dnntune::model;
 
 // A measured 1-package 4-core SMT-2 machine.
-probe::MachineProfile test_machine() {
-  probe::MachineProfile machine;
+records::MachineProfile test_machine() {
+  records::MachineProfile machine;
   machine.name = "test-node";
-  machine.origin = probe::ProfileOrigin::probe;
+  machine.origin = records::ProfileOrigin::probe;
   machine.cpu.model = "Test CPU";
   machine.topology.packages = 1;
   machine.topology.numa_nodes = 1;
@@ -24,7 +24,7 @@ probe::MachineProfile test_machine() {
   machine.topology.pus = 8;
   machine.topology.cores_per_package = 4;
   machine.topology.pus_per_core = 2;
-  machine.performance.peak_fp32_gflops_per_core = probe::Figure{100, probe::Provenance::measured, 0.01, 7, ""};
+  machine.performance.peak_fp32_gflops_per_core = records::Figure{100, records::Provenance::measured, 0.01, 7, ""};
   for (int cores = 1; cores <= 4; ++cores)
     machine.performance.triad_scaling.push_back({cores, cores, false, std::min(12.0 * cores, 30.0), 0.02, 7});
   return machine;
@@ -47,13 +47,13 @@ ModelParameters true_parameters() {
   return parameters;
 }
 
-std::vector<probe::Measurement> synthetic_records(const probe::MachineProfile& machine, double noise,
+std::vector<records::Measurement> synthetic_records(const records::MachineProfile& machine, double noise,
                                                   unsigned seed) {
   const auto rates = *machine_rates(machine);
   const auto parameters = true_parameters();
   std::mt19937 random(seed);
   std::normal_distribution<double> log_noise(0, noise);
-  std::vector<probe::Measurement> records;
+  std::vector<records::Measurement> records;
   const std::vector<std::string> descriptors = {
       "conv:ic64ih56iw56oc64kh3kw3sh1ph1",  "conv:ic128ih28iw28oc128kh3kw3sh1ph1",
       "conv:ic256ih14iw14oc256kh3kw3sh1ph1", "conv:ic3ih224iw224oc64kh7kw7sh2ph3",
@@ -69,9 +69,9 @@ std::vector<probe::Measurement> synthetic_records(const probe::MachineProfile& m
         const auto cost = workloads::layer_cost(spec, 8).pass(pass);
         const LayerWork work{classify(spec, "torch", 8, setting.threads), pass_index(pass),
                              static_cast<double>(cost.flops), static_cast<double>(cost.bytes)};
-        probe::Measurement record;
+        records::Measurement record;
         record.backend = "torch";
-        record.machine_fingerprint = probe::fingerprint(machine);
+        record.machine_fingerprint = records::fingerprint(machine);
         record.descriptor = descriptor;
         record.pass = workloads::pass_name(pass);
         record.batch = 8;

@@ -5,14 +5,14 @@
 #include <vector>
 
 #include "model/parameters.hpp"
-#include "probe/machine_profile.hpp"
-#include "probe/measurement.hpp"
+#include "records/machine_profile.hpp"
+#include "records/measurement.hpp"
 
 namespace dnntune::test {
 
 // A measured 1-package, 4-core, SMT-2 machine: 100 GFLOP/s per core, triad 12 GB/s per core
 // saturating at 30 GB/s.
-probe::MachineProfile test_machine();
+records::MachineProfile test_machine();
 
 // The parameters synthetic_records are generated with.
 model::ModelParameters true_parameters();
@@ -20,6 +20,6 @@ model::ModelParameters true_parameters();
 // Torch-backend layer records at batch 8 for a few convolutions and batch norms, in six
 // settings (1, 2, 4 threads; SMT; 2 and 4 co-running processes), each multiplied by
 // exp(N(0, noise)).
-std::vector<probe::Measurement> synthetic_records(const probe::MachineProfile& machine, double noise, unsigned seed);
+std::vector<records::Measurement> synthetic_records(const records::MachineProfile& machine, double noise, unsigned seed);
 
 }  // namespace dnntune::test

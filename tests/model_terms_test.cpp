@@ -185,10 +185,10 @@ TEST_CASE("ring all-reduce and parameter server") {
 }
 
 TEST_CASE("fitting a link to all-reduce records") {
-  std::vector<probe::Measurement> records;
+  std::vector<records::Measurement> records;
   for (double bytes : {1e3, 1e5, 1e7, 1e8}) {
-    probe::Measurement record;
-    record.kind = probe::MeasurementKind::communication;
+    records::Measurement record;
+    record.kind = records::MeasurementKind::communication;
     record.descriptor = "allreduce";
     record.processes = 2;
     record.message_bytes = static_cast<std::int64_t>(bytes);
@@ -235,10 +235,10 @@ TEST_CASE("placement and configurations that do not fit") {
 }
 
 TEST_CASE("an inter-node link fitted from one rank per node and a fabric given as numbers") {
-  std::vector<probe::Measurement> records;
+  std::vector<records::Measurement> records;
   for (double bytes : {1e3, 1e5, 1e6, 1e7}) {
-    probe::Measurement record;
-    record.kind = probe::MeasurementKind::communication;
+    records::Measurement record;
+    record.kind = records::MeasurementKind::communication;
     record.descriptor = "allreduce";
     record.processes = record.nodes = 3;
     record.message_bytes = static_cast<std::int64_t>(bytes);

@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "data/builtin_machines.hpp"
-#include "probe/machine_profile.hpp"
+#include "records/machine_profile.hpp"
 #include "probe/topology.hpp"
 #include "tests/topology_fixtures.hpp"
 
@@ -15,15 +15,15 @@ TEST_CASE("JSON round trip prints back identically") {
   auto profile = probe::describe_topology_file(test::write_synthetic_topology("pack:2 numa:2 core:4 pu:2"));
   REQUIRE(profile);
   // Exercise every optional part too: binding and measured figures.
-  profile->binding = probe::Binding{{0, 1, 2}, 2, 3, "3", "openmpi", {"a warning"}};
-  profile->performance.peak_fp32_gflops_per_core = probe::Figure{101.5, probe::Provenance::measured, 0.02, 7, "avx512"};
+  profile->binding = records::Binding{{0, 1, 2}, 2, 3, "3", "openmpi", {"a warning"}};
+  profile->performance.peak_fp32_gflops_per_core = records::Figure{101.5, records::Provenance::measured, 0.02, 7, "avx512"};
   profile->performance.fma_scaling.push_back({1, 1, false, 101.5, 0.02, 7});
   profile->performance.triad_scaling.push_back({2, 2, false, 30.25, 0.05, 7});
-  const std::string text = probe::to_json_text(*profile);
-  const auto read_back = probe::machine_profile_from_json_text(text, "round-trip");
+  const std::string text = records::to_json_text(*profile);
+  const auto read_back = records::machine_profile_from_json_text(text, "round-trip");
   REQUIRE(read_back);
-  CHECK(probe::to_json_text(*read_back) == text);
-  CHECK(probe::fingerprint(*read_back) == probe::fingerprint(*profile));
+  CHECK(records::to_json_text(*read_back) == text);
+  CHECK(records::fingerprint(*read_back) == records::fingerprint(*profile));
 }
 
 TEST_CASE("the fingerprint identifies hardware, not measurements") {
@@ -34,35 +34,35 @@ TEST_CASE("the fingerprint identifies hardware, not measurements") {
   REQUIRE(a);
   REQUIRE(b);
   REQUIRE(renumbered);
-  CHECK(probe::fingerprint(*a) == probe::fingerprint(*b));
-  CHECK(probe::fingerprint(*a).size() == 16);
-  CHECK(probe::fingerprint(*a) != probe::fingerprint(*renumbered));
+  CHECK(records::fingerprint(*a) == records::fingerprint(*b));
+  CHECK(records::fingerprint(*a).size() == 16);
+  CHECK(records::fingerprint(*a) != records::fingerprint(*renumbered));
   auto measured = *a;
   measured.name = "another-name";
-  measured.performance.peak_fp32_gflops_per_core = probe::Figure{99, probe::Provenance::measured, 0, 5, ""};
-  CHECK(probe::fingerprint(measured) == probe::fingerprint(*a));
+  measured.performance.peak_fp32_gflops_per_core = records::Figure{99, records::Provenance::measured, 0, 5, ""};
+  CHECK(records::fingerprint(measured) == records::fingerprint(*a));
 }
 
 TEST_CASE("profiles of another schema, version or shape are refused with the file named") {
   const auto profile = data::builtin_machine("skylake-8180");
   REQUIRE(profile);
-  std::string text = probe::to_json_text(*profile);
+  std::string text = records::to_json_text(*profile);
   SECTION("another schema version") {
     const auto at = text.find("\"schema_version\": 1");
     REQUIRE(at != std::string::npos);
     text.replace(at, 19, "\"schema_version\": 7");
-    const auto result = probe::machine_profile_from_json_text(text, "old.json");
+    const auto result = records::machine_profile_from_json_text(text, "old.json");
     REQUIRE_FALSE(result);
     CHECK(result.error().message.find("old.json") == 0);
     CHECK(result.error().message.find("version 7") != std::string::npos);
   }
   SECTION("another kind of file") {
-    const auto result = probe::machine_profile_from_json_text(R"({"schema": "dnntune.network", "schema_version": 1})", "net.json");
+    const auto result = records::machine_profile_from_json_text(R"({"schema": "dnntune.network", "schema_version": 1})", "net.json");
     REQUIRE_FALSE(result);
     CHECK(result.error().message.find("dnntune.network") != std::string::npos);
   }
   SECTION("garbled JSON") {
-    const auto result = probe::machine_profile_from_json_text(text.substr(0, text.size() / 2), "cut.json");
+    const auto result = records::machine_profile_from_json_text(text.substr(0, text.size() / 2), "cut.json");
     REQUIRE_FALSE(result);
     CHECK(result.error().message.find("cut.json: not valid JSON") == 0);
   }
@@ -70,7 +70,7 @@ TEST_CASE("profiles of another schema, version or shape are refused with the fil
     const auto at = text.find("\"packages\": 2");
     REQUIRE(at != std::string::npos);
     text.replace(at, 13, "\"packages\": \"two\"");
-    const auto result = probe::machine_profile_from_json_text(text, "typo.json");
+    const auto result = records::machine_profile_from_json_text(text, "typo.json");
     REQUIRE_FALSE(result);
     CHECK(result.error().message.find("/topology/packages") != std::string::npos);
   }
@@ -78,12 +78,12 @@ TEST_CASE("profiles of another schema, version or shape are refused with the fil
     const auto at = text.find("\"provenance\": \"spec\"");
     REQUIRE(at != std::string::npos);
     text.replace(at, 20, "\"provenance\": \"guessed\"");
-    const auto result = probe::machine_profile_from_json_text(text, "guess.json");
+    const auto result = records::machine_profile_from_json_text(text, "guess.json");
     REQUIRE_FALSE(result);
     CHECK(result.error().message.find("guessed") != std::string::npos);
   }
   SECTION("a missing file") {
-    const auto result = probe::read_machine_profile("/nonexistent/profile.json");
+    const auto result = records::read_machine_profile("/nonexistent/profile.json");
     REQUIRE_FALSE(result);
     CHECK(result.error().message.find("/nonexistent/profile.json: cannot open") == 0);
   }
@@ -100,16 +100,16 @@ TEST_CASE("built-in spec profiles") {
     INFO(name);
     const auto profile = data::builtin_machine(name);
     REQUIRE(profile);
-    CHECK(profile->origin == probe::ProfileOrigin::spec);
+    CHECK(profile->origin == records::ProfileOrigin::spec);
     CHECK(profile->name == name);
     CHECK_FALSE(profile->sources.empty());
-    if (profile->kind == probe::MachineKind::gpu) {
+    if (profile->kind == records::MachineKind::gpu) {
       REQUIRE(profile->gpu);
-      CHECK(profile->gpu->fp32_tflops.provenance == probe::Provenance::spec);
+      CHECK(profile->gpu->fp32_tflops.provenance == records::Provenance::spec);
       CHECK(profile->gpu->fp32_tflops.value > 1);
     } else {
       REQUIRE(profile->performance.peak_fp32_gflops_per_core);
-      CHECK(profile->performance.peak_fp32_gflops_per_core->provenance == probe::Provenance::spec);
+      CHECK(profile->performance.peak_fp32_gflops_per_core->provenance == records::Provenance::spec);
       CHECK(profile->topology.packages == 2);
       CHECK(profile->topology.pus == 2 * profile->topology.cores);
     }
@@ -136,9 +136,9 @@ TEST_CASE("load_machine takes a name or a profile file") {
   const auto builtin = data::builtin_machine("epyc-9654");
   REQUIRE(builtin);
   const std::string path = "/tmp/dnntune-profile-test.json";
-  std::ofstream(path) << probe::to_json_text(*builtin);
+  std::ofstream(path) << records::to_json_text(*builtin);
   const auto from_file = data::load_machine(path);
   REQUIRE(from_file);
-  CHECK(probe::fingerprint(*from_file) == probe::fingerprint(*builtin));
+  CHECK(records::fingerprint(*from_file) == records::fingerprint(*builtin));
   REQUIRE(data::load_machine("epyc-9654"));
 }

@@ -67,6 +67,6 @@ TEST_CASE("the kernels measure something on this machine") {
   const auto triad = probe::measure_triad({cpu}, 1, 8 << 20, options);
   CHECK(triad.median > 0.1);  // GB/s
   const auto gemm = probe::measure_onednn_sgemm_one_core(cpu, options);
-  CHECK(gemm.provenance == probe::Provenance::measured);
+  CHECK(gemm.provenance == records::Provenance::measured);
   CHECK(gemm.value > 0.5);
 }

@@ -4,16 +4,16 @@
 
 #include <fstream>
 
-#include "probe/measurement.hpp"
+#include "records/measurement.hpp"
 #include "tests/cli_support.hpp"
 
 using namespace dnntune;
 
 namespace {
 
-probe::Measurement sample_layer_record() {
-  probe::Measurement m;
-  m.kind = probe::MeasurementKind::layer;
+records::Measurement sample_layer_record() {
+  records::Measurement m;
+  m.kind = records::MeasurementKind::layer;
   m.backend = "onednn";
   m.backend_version = "oneDNN 2.6.3";
   m.machine_fingerprint = "0123456789abcdef";
@@ -38,12 +38,12 @@ probe::Measurement sample_layer_record() {
 
 TEST_CASE("a measurement prints back identically") {
   const auto record = sample_layer_record();
-  const std::string line = probe::to_json_line(record);
+  const std::string line = records::to_json_line(record);
   CHECK(line.find('\n') == std::string::npos);
-  const auto read_back = probe::measurement_from_json_line(line, "x");
+  const auto read_back = records::measurement_from_json_line(line, "x");
   REQUIRE(read_back);
-  CHECK(probe::to_json_line(*read_back) == line);
-  CHECK(probe::measurement_key(*read_back) == probe::measurement_key(record));
+  CHECK(records::to_json_line(*read_back) == line);
+  CHECK(records::measurement_key(*read_back) == records::measurement_key(record));
 }
 
 TEST_CASE("the key tells settings apart but not results") {
@@ -51,26 +51,26 @@ TEST_CASE("the key tells settings apart but not results") {
   auto b = a;
   b.median_seconds = 1;
   b.timestamp = "later";
-  CHECK(probe::measurement_key(a) == probe::measurement_key(b));
+  CHECK(records::measurement_key(a) == records::measurement_key(b));
   b.threads = 1;
-  CHECK(probe::measurement_key(a) != probe::measurement_key(b));
+  CHECK(records::measurement_key(a) != records::measurement_key(b));
   auto c = a;
   c.smt = true;
-  CHECK(probe::measurement_key(a) != probe::measurement_key(c));
+  CHECK(records::measurement_key(a) != records::measurement_key(c));
 }
 
 TEST_CASE("appended records survive an interrupted write") {
   const std::string path = test::make_temporary_directory() + "/records.jsonl";
   auto record = sample_layer_record();
-  REQUIRE(probe::append_measurement(path, record));
+  REQUIRE(records::append_measurement(path, record));
   record.pass = "forward";
-  REQUIRE(probe::append_measurement(path, record));
+  REQUIRE(records::append_measurement(path, record));
   {
     // A kill in the middle of the third write leaves half a line without its newline.
     std::ofstream out(path, std::ios::app);
-    out << probe::to_json_line(record).substr(0, 40);
+    out << records::to_json_line(record).substr(0, 40);
   }
-  const auto file = probe::read_measurements(path);
+  const auto file = records::read_measurements(path);
   REQUIRE(file);
   CHECK(file->records.size() == 2);
   CHECK(file->truncated_lines == 1);
@@ -79,18 +79,18 @@ TEST_CASE("appended records survive an interrupted write") {
 
 TEST_CASE("bad records are errors naming file and line") {
   const std::string path = test::make_temporary_directory() + "/bad.jsonl";
-  std::ofstream(path) << probe::to_json_line(sample_layer_record()) << "\n{\"not\": \"a record\"}\n";
-  const auto file = probe::read_measurements(path);
+  std::ofstream(path) << records::to_json_line(sample_layer_record()) << "\n{\"not\": \"a record\"}\n";
+  const auto file = records::read_measurements(path);
   REQUIRE_FALSE(file);
   CHECK(file.error().message.find(path + ":2") == 0);
 
   auto failed = sample_layer_record();
-  failed.status = probe::MeasurementStatus::failed;
+  failed.status = records::MeasurementStatus::failed;
   failed.reason = "oneDNN: unimplemented";
   failed.median_seconds = 0;
-  CHECK(probe::measurement_from_json_line(probe::to_json_line(failed), "f"));
+  CHECK(records::measurement_from_json_line(records::to_json_line(failed), "f"));
   auto bad = sample_layer_record();
   bad.median_seconds = 0;  // an ok record without a time is corrupt
-  CHECK_FALSE(probe::measurement_from_json_line(probe::to_json_line(bad), "f"));
-  CHECK_FALSE(probe::read_measurements("/nonexistent/records.jsonl"));
+  CHECK_FALSE(records::measurement_from_json_line(records::to_json_line(bad), "f"));
+  CHECK_FALSE(records::read_measurements("/nonexistent/records.jsonl"));
 }

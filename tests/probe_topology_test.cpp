@@ -15,7 +15,7 @@ TEST_CASE("a 2-socket 28-core SMT node from a synthetic XML") {
   const auto profile = probe::describe_topology_file(write_synthetic_topology("pack:2 core:28 pu:2"));
   REQUIRE(profile);
   const auto& topology = profile->topology;
-  CHECK(profile->origin == probe::ProfileOrigin::topology_file);
+  CHECK(profile->origin == records::ProfileOrigin::topology_file);
   CHECK(topology.packages == 2);
   CHECK(topology.cores == 56);
   CHECK(topology.pus == 112);
@@ -173,7 +173,7 @@ TEST_CASE("bad topology files are bad input naming the file") {
 TEST_CASE("this machine: topology, binding and the bound-to-fewer-cores warning") {
   const auto profile = probe::describe_this_machine();
   REQUIRE(profile);
-  CHECK(profile->origin == probe::ProfileOrigin::probe);
+  CHECK(profile->origin == records::ProfileOrigin::probe);
   CHECK(profile->topology.cores >= 1);
   REQUIRE(profile->binding);
   CHECK_FALSE(profile->binding->allowed_pus.empty());

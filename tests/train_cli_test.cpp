@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probe/measurement.hpp"
+#include "records/measurement.hpp"
 #include "tests/cli_support.hpp"
 
 using dnntune::test::CommandResult;
@@ -95,12 +95,12 @@ TEST_CASE("one process trains the tiny network, lowers its loss and records the 
   CHECK(report["ranks"][0]["openmp_threads"] == 1);
   CHECK_FALSE(report["ranks"][0]["cpus"].empty());
 
-  const auto file = dnntune::probe::read_measurements(records);
+  const auto file = dnntune::records::read_measurements(records);
   REQUIRE(file);
   REQUIRE(file->records.size() == 5);
   std::vector<std::string> passes;
   for (const auto& record : file->records) {
-    CHECK(record.kind == dnntune::probe::MeasurementKind::network);
+    CHECK(record.kind == dnntune::records::MeasurementKind::network);
     CHECK(record.network == "tiny_residual");
     CHECK(record.batch == 4);
     CHECK(record.repetitions == 8);

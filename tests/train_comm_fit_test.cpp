@@ -2,13 +2,13 @@
 // and the message sizes a sweep times.
 #include <catch2/catch.hpp>
 
-#include "probe/comm/comm_sweep.hpp"
-#include "probe/comm/latency_bandwidth_fit.hpp"
+#include "train/comm/comm_sweep.hpp"
+#include "train/comm/latency_bandwidth_fit.hpp"
 
-using dnntune::probe::comm::fit_latency_bandwidth;
-using dnntune::probe::comm::fit_two_regimes;
-using dnntune::probe::comm::sweep_message_sizes;
-using dnntune::probe::comm::TimedMessage;
+using dnntune::train::comm::fit_latency_bandwidth;
+using dnntune::train::comm::fit_two_regimes;
+using dnntune::train::comm::sweep_message_sizes;
+using dnntune::train::comm::TimedMessage;
 
 TEST_CASE("an exact Hockney line is recovered from bytes to hundreds of MB") {
   const double latency = 2e-6, bandwidth = 5e9;

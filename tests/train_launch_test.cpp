@@ -6,11 +6,11 @@
 #include <algorithm>
 
 #include "common/shell_words.hpp"
-#include "probe/train/launch.hpp"
+#include "train/launch.hpp"
 
-using dnntune::probe::Topology;
-using dnntune::probe::train::LaunchRequest;
-using dnntune::probe::train::plan_mpirun_launch;
+using dnntune::records::Topology;
+using dnntune::train::LaunchRequest;
+using dnntune::train::plan_mpirun_launch;
 using dnntune::shell_command_line;
 
 namespace {

@@ -4,10 +4,11 @@
 // file holds one test case.
 #include <catch2/catch.hpp>
 
-#include "probe/comm/comm_sweep.hpp"
-#include "probe/comm/mpi_session.hpp"
+#include "train/comm/comm_sweep.hpp"
+#include "train/comm/mpi_session.hpp"
 
-using namespace dnntune::probe;
+using namespace dnntune::train;
+using dnntune::records::Measurement;
 
 TEST_CASE("all-reduce and exchange between the ranks of one node are timed and fitted") {
   REQUIRE(comm::started_by_mpi_launcher());
@@ -32,14 +33,14 @@ TEST_CASE("all-reduce and exchange between the ranks of one node are timed and f
   REQUIRE(calibration->records.size() == 2 * sizes.size());  // allreduce and sendrecv, intra-node only
   for (const Measurement& record : calibration->records) {
     INFO(to_json_line(record));
-    CHECK(record.kind == MeasurementKind::communication);
+    CHECK(record.kind == dnntune::records::MeasurementKind::communication);
     CHECK(record.backend == "mpi");
     CHECK((record.descriptor == "allreduce" || record.descriptor == "sendrecv"));
     CHECK(record.processes == 2);
     CHECK(record.nodes == 1);
     CHECK(record.cpu_sets.size() == 2);
     CHECK(record.command == options.command);
-    if (record.status == MeasurementStatus::ok) {
+    if (record.status == dnntune::records::MeasurementStatus::ok) {
       CHECK(record.median_seconds > 0);
       CHECK(record.repetitions >= 5);
     }

@@ -8,12 +8,12 @@
 
 #include <cmath>
 
-#include "probe/train/torch_network.hpp"
+#include "train/torch_network.hpp"
 #include "tests/cli_support.hpp"
 #include "workloads/builder.hpp"
 #include "workloads/zoo.hpp"
 
-using dnntune::probe::train::TorchNetwork;
+using dnntune::train::TorchNetwork;
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "common/open_mpi_mapping.hpp"
+#include "common/mpirun_line.hpp"
 #include "common/shell_words.hpp"
 
 namespace dnntune::tuner {
@@ -87,15 +87,19 @@ std::vector<std::pair<std::string, std::string>> launch_environment(const model:
 
 std::vector<std::string> mpirun_arguments(const model::TrainingConfiguration& c, const model::MachineRates& rates,
                                           const JobScriptOptions& options) {
-  const int ranks = c.processes_per_node * c.nodes;
-  std::vector<std::string> arguments = {"mpirun", "-np", std::to_string(ranks)};
-  // Ranks wider than a socket are mapped per node; place() refused any other straddling.
-  const std::string map_by =
-      open_mpi_map_by(c.processes_per_node, cores_per_process(c, rates), rates.packages, rates.cores_per_package);
-  arguments.insert(arguments.end(), {"--map-by", map_by, "--bind-to", "core", "--report-bindings"});
-  for (const auto& [name, value] : launch_environment(c, options))
-    arguments.insert(arguments.end(), {"-x", name + "=" + value});
-  return arguments;
+  // place() refused straddling and oversubscription, so the line binds to whole cores.
+  MpirunRequest request;
+  request.ranks_per_node = c.processes_per_node;
+  request.nodes = c.nodes;
+  request.cpus_per_rank = cores_per_process(c, rates);
+  request.cores = rates.packages * rates.cores_per_package;
+  request.pus = request.cores * std::max(1, rates.pus_per_core);
+  request.packages = rates.packages;
+  request.cores_per_package = rates.cores_per_package;
+  request.pus_per_core = rates.pus_per_core;
+  request.report_bindings = true;
+  request.environment = launch_environment(c, options);
+  return mpirun_line(request).argv;
 }
 
 std::string mpirun_command_line(const model::TrainingConfiguration& configuration, const model::MachineRates& rates,

@@ -1,0 +1,338 @@
+// calibrate/plan.cpp — see plan.hpp.
+#include "calibrate/plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "calibrate/layer_operands.hpp"
+#include "probe/peak_kernels.hpp"
+
+namespace dnntune::calibrate {
+
+using workloads::LayerKind;
+using workloads::LayerSpec;
+using workloads::Pass;
+
+namespace {
+
+// Priorities (see plan.hpp): base-setting layers below other_settings_priority, then the
+// extremes of each class at the other settings, then whole-network runs, then the rest.
+constexpr int other_settings_priority = 1000;
+constexpr int whole_network_priority = other_settings_priority + 2;
+
+// Positions 0..count-1 of a size-sorted class in the order they are sampled: the largest, the
+// smallest, then midpoints of ever finer intervals.
+std::vector<std::size_t> spread_order(std::size_t count) {
+  std::vector<std::size_t> order;
+  if (count == 0) return order;
+  std::vector<bool> taken(count, false);
+  const auto take = [&](std::size_t index) {
+    if (!taken[index]) taken[index] = true, order.push_back(index);
+  };
+  take(count - 1);
+  take(0);
+  std::deque<std::pair<std::size_t, std::size_t>> intervals{{0, count - 1}};
+  while (!intervals.empty()) {
+    const auto [low, high] = intervals.front();
+    intervals.pop_front();
+    if (high - low < 2) continue;
+    const std::size_t middle = (low + high) / 2;
+    take(middle);
+    intervals.push_back({low, middle});
+    intervals.push_back({middle, high});
+  }
+  return order;
+}
+
+struct DistinctLayer {
+  std::string descriptor;
+  LayerSpec spec;
+  int spread_rank = 0;              // position in its class's spread order
+  bool backward_data_used = true;   // some network computes its data gradient
+  bool backward_used = true;        // some network runs its backward at all
+};
+
+std::vector<DistinctLayer> distinct_layers_of(const std::vector<workloads::Network>& networks,
+                                              const std::vector<LayerSpec>& extra_layers) {
+  std::vector<DistinctLayer> layers;
+  std::map<std::string, std::size_t> position;
+  // Passes no network runs are not measured (the first convolution's backward-data: the
+  // image needs no gradient); layers given on their own get every pass.
+  for (const auto& network : networks)
+    for (const auto& layer : network.layers) {
+      if (!has_pass(layer.spec, Pass::forward)) continue;  // the input, flatten: nothing to time
+      const auto [found, inserted] = position.emplace(layer.descriptor, layers.size());
+      if (inserted) layers.push_back({layer.descriptor, layer.spec, 0, false, false});
+      layers[found->second].backward_data_used |= layer.computes_data_gradient;
+      layers[found->second].backward_used |= layer.runs_backward;
+    }
+  for (const auto& spec : extra_layers) {
+    const auto [found, inserted] = position.emplace(workloads::to_descriptor(spec), layers.size());
+    if (inserted) layers.push_back({found->first, spec, 0, true, true});
+    layers[found->second].backward_data_used = layers[found->second].backward_used = true;
+  }
+  // Rank within each class by size: FLOPs, then bytes, of the forward pass of one image.
+  std::map<std::string, std::vector<std::size_t>> classes;
+  for (std::size_t index = 0; index < layers.size(); ++index) classes[layer_class(layers[index].spec)].push_back(index);
+  for (auto& [name, members] : classes) {
+    std::stable_sort(members.begin(), members.end(), [&](std::size_t left, std::size_t right) {
+      const auto a = workloads::layer_cost(layers[left].spec, 1).forward;
+      const auto b = workloads::layer_cost(layers[right].spec, 1).forward;
+      return std::pair(a.flops, a.bytes) < std::pair(b.flops, b.bytes);
+    });
+    const auto order = spread_order(members.size());
+    for (std::size_t rank = 0; rank < order.size(); ++rank) layers[members[order[rank]]].spread_rank = static_cast<int>(rank);
+  }
+  return layers;
+}
+
+const workloads::Network* find_network(const std::vector<workloads::Network>& networks, const std::string& name) {
+  for (const auto& network : networks)
+    if (network.name == name) return &network;
+  return nullptr;
+}
+
+std::size_t setting_index(const std::vector<Setting>& settings, const Setting& setting) {
+  return static_cast<std::size_t>(std::find(settings.begin(), settings.end(), setting) - settings.begin());
+}
+
+}  // namespace
+
+std::string to_string(const Setting& setting) {
+  std::string text = std::to_string(setting.threads) + (setting.threads == 1 ? " thread" : " threads");
+  if (setting.smt) text += " smt";
+  if (setting.processes > 1) text += " x " + std::to_string(setting.processes) + " processes";
+  return text;
+}
+
+std::vector<Setting> grid_settings(int cores, int smt_ways) {
+  std::vector<Setting> settings;
+  const auto add = [&](Setting setting) {
+    if (std::find(settings.begin(), settings.end(), setting) == settings.end()) settings.push_back(setting);
+  };
+  add({cores, false, 1});
+  const auto counts = probe::core_counts_to_measure(cores);
+  for (const int count : counts) add({count, false, 1});
+  if (smt_ways > 1)
+    for (const int count : counts) add({count * smt_ways, true, 1});
+  for (const int processes : counts) {
+    if (processes < 2) continue;
+    add({1, false, processes});
+    add({cores / processes, false, processes});
+    if (smt_ways > 1) add({cores / processes * smt_ways, true, processes});
+  }
+  return settings;
+}
+
+std::string layer_class(const LayerSpec& spec) {
+  switch (spec.kind) {
+    case LayerKind::convolution: {
+      if (spec.groups > 1) return "conv_grouped";
+      const bool strided = spec.stride_h > 1 || spec.stride_w > 1;
+      const std::string suffix = strided ? "_strided" : "";
+      if (spec.kernel_h == 1 && spec.kernel_w == 1) return "conv1x1" + suffix;
+      if (spec.kernel_h == 3 && spec.kernel_w == 3) return "conv3x3" + suffix;
+      return "conv_other";
+    }
+    case LayerKind::eltwise:
+      return spec.eltwise == workloads::EltwiseAlgorithm::relu ? "relu" : "relu6";
+    case LayerKind::pooling:
+      return spec.pool == workloads::PoolAlgorithm::max ? "maxpool" : "avgpool";
+    case LayerKind::inner_product:
+      return "linear";
+    case LayerKind::softmax_cross_entropy:
+      return "softmax_loss";
+    default:
+      return workloads::kind_name(spec.kind);
+  }
+}
+
+probe::TimingOptions layer_timing(int operand_sets) {
+  probe::TimingOptions options;
+  // A run allocates its outputs before the set's previous ones are freed: operand_sets + 1 of
+  // them circulate, and each is first touched (page faults) in the first operand_sets + 1 runs.
+  options.warmup_runs = std::max(1, operand_sets) + 1;
+  options.min_repetitions = 3;
+  options.max_repetitions = 20;
+  options.min_total_seconds = 0.05;
+  return options;
+}
+
+probe::TimingOptions network_timing() {
+  probe::TimingOptions options;
+  options.warmup_runs = 1;
+  options.min_repetitions = 3;
+  options.max_repetitions = 3;
+  options.min_total_seconds = 0;
+  return options;
+}
+
+double estimate_seconds(const PlannedMeasurement& measurement, const SpeedModel& speed,
+                        const std::vector<workloads::Network>& networks) {
+  workloads::PassCost cost;
+  double setup = speed.setup_seconds;
+  if (measurement.whole_network) {
+    const auto* network = find_network(networks, measurement.network);
+    if (network) {
+      const auto totals = workloads::network_cost(*network, measurement.batch);
+      if (totals) cost = totals->training();
+      setup = speed.network_setup_seconds;
+    }
+  } else {
+    cost = workloads::layer_cost(measurement.spec, measurement.batch).pass(measurement.pass);
+  }
+  const Setting& setting = measurement.setting;
+  const double cores = std::max(1, setting.cores_per_process(speed.smt_ways));
+  const double compute = static_cast<double>(cost.flops) / (speed.peak_gflops_per_core * 1e9 * speed.efficiency * cores);
+  const double memory = static_cast<double>(cost.bytes) * setting.processes / (speed.bandwidth_gbs * 1e9);
+  const double run = std::max(compute, memory) + speed.run_overhead_seconds;
+  // The operand sets depend on the last-level cache, not known here: one assumed.
+  const probe::TimingOptions timing = measurement.whole_network ? network_timing() : layer_timing(1);
+  const double repetitions = std::clamp(std::ceil(timing.min_total_seconds / run),
+                                        static_cast<double>(timing.min_repetitions),
+                                        static_cast<double>(timing.max_repetitions));
+  return setup + (timing.warmup_runs + repetitions) * run;
+}
+
+std::vector<PlannedMeasurement> select_within_budget(std::vector<PlannedMeasurement> candidates, double budget_seconds,
+                                                     const std::function<double(const PlannedMeasurement&)>& seconds) {
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const auto& left, const auto& right) { return left.priority < right.priority; });
+  std::vector<PlannedMeasurement> kept;
+  double total = 0;
+  for (auto& candidate : candidates) {
+    const double cost = seconds(candidate);
+    if (total + cost > budget_seconds) continue;
+    total += cost;
+    kept.push_back(std::move(candidate));
+  }
+  return kept;
+}
+
+void order_for_running(std::vector<PlannedMeasurement>& measurements, const std::vector<Setting>& settings) {
+  const auto group = [&](const PlannedMeasurement& measurement) {
+    const std::size_t setting = setting_index(settings, measurement.setting);
+    // Base-setting layers, then whole-network runs, then the other settings.
+    const int phase = measurement.whole_network ? 1 : setting == 0 ? 0 : 2;
+    return std::tuple(phase, measurement.backend, setting, measurement.batch);
+  };
+  std::stable_sort(measurements.begin(), measurements.end(), [&](const auto& left, const auto& right) {
+    return std::tuple(group(left), left.priority) < std::tuple(group(right), right.priority);
+  });
+}
+
+Plan make_plan(const PlanRequest& request, const SpeedModel& speed) {
+  const auto layers = distinct_layers_of(request.networks, request.extra_layers);
+  std::vector<PlannedMeasurement> grid;
+  for (const auto& backend : request.backends)
+    for (const std::int64_t batch : request.batches) {
+      for (std::size_t setting = 0; setting < request.settings.size(); ++setting)
+        for (const auto& layer : layers)
+          for (const Pass pass : request.passes) {
+            if (!has_pass(layer.spec, pass) || (pass != Pass::forward && !layer.backward_used) ||
+                (pass == Pass::backward_data && !layer.backward_data_used))
+              continue;
+            PlannedMeasurement measurement;
+            measurement.backend = backend;
+            measurement.descriptor = layer.descriptor;
+            measurement.spec = layer.spec;
+            measurement.pass = pass;
+            measurement.batch = batch;
+            measurement.setting = request.settings[setting];
+            const int rank = layer.spread_rank;
+            measurement.priority = setting == 0 ? rank : other_settings_priority + (rank < 2 ? rank : rank + 1);
+            grid.push_back(std::move(measurement));
+          }
+      if (!request.whole_network_runs || request.settings.empty()) continue;
+      for (const auto& network : request.networks) {
+        PlannedMeasurement measurement;
+        measurement.backend = backend;
+        measurement.whole_network = true;
+        measurement.network = network.name;
+        measurement.batch = batch;
+        measurement.setting = request.settings.front();
+        measurement.priority = whole_network_priority;
+        grid.push_back(std::move(measurement));
+      }
+    }
+  Plan plan;
+  plan.distinct_layers = static_cast<int>(layers.size());
+  plan.grid_size = grid.size();
+  for (auto& measurement : grid) {
+    measurement.estimated_seconds = estimate_seconds(measurement, speed, request.networks);
+    plan.grid_estimated_seconds += measurement.estimated_seconds;
+  }
+  plan.measurements = select_within_budget(std::move(grid), request.budget_seconds,
+                                           [](const PlannedMeasurement& measurement) { return measurement.estimated_seconds; });
+  plan.sampled = plan.measurements.size() < plan.grid_size;
+  order_for_running(plan.measurements, request.settings);
+  for (const auto& measurement : plan.measurements) plan.estimated_seconds += measurement.estimated_seconds;
+  return plan;
+}
+
+std::string describe_plan(const Plan& plan, const PlanRequest& request) {
+  std::ostringstream out;
+  const auto join = [](const auto& items, const auto& text) {
+    std::string joined;
+    for (const auto& item : items) joined += (joined.empty() ? "" : ", ") + text(item);
+    return joined;
+  };
+  out << "Plan\n";
+  if (!request.networks.empty())
+    out << "  networks: " << join(request.networks, [](const auto& network) {
+      const auto layers = workloads::distinct_layers(network);
+      const auto timed = std::count_if(layers.begin(), layers.end(),
+                                       [](const auto& layer) { return has_pass(layer.spec, Pass::forward); });
+      return network.name + " (" + std::to_string(timed) + " distinct layers)";
+    }) << "\n";
+  if (!request.extra_layers.empty())
+    out << "  layers given: " << join(request.extra_layers, [](const auto& spec) { return workloads::to_descriptor(spec); })
+        << "\n";
+  out << "  distinct layers over all networks: " << plan.distinct_layers << " (a layer shared by networks is measured once)\n";
+  std::map<std::string, std::set<std::string>> classes;
+  for (const auto& measurement : plan.measurements)
+    if (!measurement.whole_network) classes[layer_class(measurement.spec)].insert(measurement.descriptor);
+  if (!classes.empty())
+    out << "  layer classes (distinct layers planned): " << join(classes, [](const auto& entry) {
+      return entry.first + " " + std::to_string(entry.second.size());
+    }) << "\n";
+  out << "  backends: " << join(request.backends, [](const auto& name) { return name; })
+      << "; batch per process: " << join(request.batches, [](auto batch) { return std::to_string(batch); }) << "\n";
+  out << "  settings: " << join(request.settings, [](const auto& setting) { return to_string(setting); })
+      << " (the first is the base)\n";
+  char line[200];
+  std::snprintf(line, sizeof line, "  grid: %zu measurements, about %.0f s; budget %.0f s\n", plan.grid_size,
+                plan.grid_estimated_seconds, request.budget_seconds);
+  out << line;
+  // What each setting keeps: layer passes, classes covered; whole-network runs.
+  for (const Setting& setting : request.settings) {
+    std::size_t passes = 0;
+    std::set<std::string> classes, descriptors;
+    for (const auto& measurement : plan.measurements)
+      if (!measurement.whole_network && measurement.setting == setting) {
+        ++passes;
+        classes.insert(layer_class(measurement.spec));
+        descriptors.insert(measurement.descriptor);
+      }
+    std::snprintf(line, sizeof line, "    %-28s %5zu layer passes of %4zu layers, %2zu classes\n", to_string(setting).c_str(),
+                  passes, descriptors.size(), classes.size());
+    out << line;
+  }
+  const auto networks = std::count_if(plan.measurements.begin(), plan.measurements.end(),
+                                      [](const auto& measurement) { return measurement.whole_network; });
+  std::snprintf(line, sizeof line, "    %-28s %5ld\n", "whole-network runs", static_cast<long>(networks));
+  out << line;
+  std::snprintf(line, sizeof line, "  to measure: %zu measurements, about %.0f s%s\n", plan.measurements.size(),
+                plan.estimated_seconds,
+                plan.sampled ? " (sampled to fit the budget: every layer at the base setting first, other "
+                                 "settings on the largest and smallest layer of each class, then spread by size)"
+                               : " (the whole grid)");
+  out << line;
+  return out.str();
+}
+
+}  // namespace dnntune::calibrate

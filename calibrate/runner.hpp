@@ -1,0 +1,110 @@
+// calibrate/runner.hpp — `dnntune calibrate` as a library: from a request (networks,
+// backends, batches, budget, directory) to records in DIR/layers.jsonl, in two steps so the
+// plan can be shown before anything is measured.
+//
+// DIR holds machine.json (the probe's profile of this machine, measured once and reused: the
+// plan's estimates and the report's peak come from it) and layers.jsonl (Measurement records,
+// records/measurement.hpp, appended and flushed one by one). Layer records have network "" (a
+// layer shared by several networks is measured once; its descriptor says what it is) and pass
+// forward / backward_data / backward_weights; whole-network records have kind network, the
+// network's name and pass "forward_backward". threads, smt and processes give the setting;
+// cpu_sets the CPUs each co-running process reported having; the timing pools the repetitions of
+// all co-running processes (each one's own median is within the spread). A measurement the
+// budget left out is recorded as skipped; --resume measures it (and whatever an interrupted run
+// did not reach) and nothing that already has an ok, unimplemented or failed record.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/expected.hpp"
+#include "calibrate/plan.hpp"
+#include "records/machine_profile.hpp"
+#include "records/measurement.hpp"
+
+namespace dnntune::calibrate {
+
+constexpr const char* default_calibration_directory = "dnntune-calibration";
+constexpr const char* whole_network_pass = "forward_backward";
+
+struct CalibrationRequest {
+  std::vector<std::string> models;          // built-in names or network files
+  std::vector<std::string> layers;          // descriptors to measure besides the models' layers
+  std::vector<std::string> backends;        // names, or "all" for every available backend
+  std::vector<std::int64_t> batches;        // per process
+  std::vector<std::string> passes;          // restricts passes (forward_backward: whole networks); empty: all
+  std::vector<int> threads;                 // restrict the settings (see settings_for); empty: the grid
+  std::vector<int> processes;
+  std::optional<bool> smt;
+  double budget_seconds = 120;             // for the measurements; the probe is not counted
+  double budget_cap_seconds = 0;           // > budget: extend the budget up to this for the whole grid
+  std::string directory = default_calibration_directory;
+  bool dry_run = false;                     // plan only: nothing is created, probed or measured
+  int anchor_warmup = 2;                    // the anchors' untimed and timed steps (run_anchors)
+  int anchor_iterations = 3;
+  bool resume = false;
+  std::string executable;                   // the dnntune binary workers run (`calibrate --worker`)
+};
+
+// Everything decided before measuring.
+struct Calibration {
+  CalibrationRequest request;
+  records::MachineProfile machine;
+  std::string fingerprint;
+  std::vector<std::vector<int>> usable_cores;  // each usable core's allowed OS CPUs
+  std::int64_t last_level_cache_bytes = 0;
+  PlanRequest plan_request;
+  Plan plan;                                   // what is left to measure (resumed work removed)
+  std::size_t already_recorded = 0;            // planned measurements DIR already has
+  double started_at = 0;                       // probe::now_seconds() after the probe: the budget's start
+};
+
+// Checks the request (unknown network, backend or pass, batch < 1, a setting this machine
+// cannot run, DIR of another machine, DIR already holding records without --resume: bad_input),
+// creates DIR, probes the machine into DIR/machine.json unless it is there, and plans. A dry run
+// creates and probes nothing: it plans with DIR/machine.json's speeds if there is one, else with
+// default speeds.
+// `progress` gets a line per step that takes time.
+Expected<Calibration> prepare_calibration(const CalibrationRequest& request,
+                                          const std::function<void(const std::string&)>& progress);
+
+struct RunHooks {
+  std::function<void(const std::string&)> progress;          // a line per measurement, with an ETA
+  std::function<void(const std::vector<pid_t>&)> workers_started;  // each new set of workers
+};
+
+struct CalibrationSummary {
+  int ok = 0, unimplemented = 0, failed = 0, skipped = 0;
+  std::size_t already_recorded = 0;
+  double seconds = 0;                      // since preparing began
+  std::vector<std::string> check_lines;    // the numerical check, a line per backend
+  std::vector<std::string> skipped_lines;  // what the budget left out, a line per backend and setting
+  std::string records_path;
+};
+
+// Runs the numerical check of each backend, then the plan, appending a record per measurement.
+// A measurement that fails (an exception, a crashed or killed worker) is recorded and the run
+// goes on. Fails only when DIR cannot be written.
+Expected<CalibrationSummary> run_calibration(const Calibration& calibration, const RunHooks& hooks);
+
+// The anchors (train/anchor.hpp): trains every network of the request at every batch for
+// real for a few steps in the plan's base setting, its records appended to DIR/network.jsonl,
+// except what that file already has for this machine. Returns how many it trained; fails when a
+// training job fails.
+Expected<int> run_anchors(const Calibration& calibration, const std::function<void(const std::string&)>& progress);
+
+// The cores this process may use on the profiled machine, each as its allowed OS CPUs.
+std::vector<std::vector<int>> usable_cores(const records::MachineProfile& profile);
+
+// The record a planned measurement will have, before it is made (for resume keys and commands).
+records::Measurement planned_record(const PlannedMeasurement& measurement, const std::string& fingerprint);
+
+// A dnntune command line that measures just this record again.
+std::string reproducing_command(const PlannedMeasurement& measurement);
+
+}  // namespace dnntune::calibrate

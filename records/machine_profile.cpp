@@ -1,0 +1,322 @@
+// records/machine_profile.cpp — MachineProfile to and from JSON, and its fingerprint.
+// Plain nlohmann conversions per struct; enums are written as words and an unknown word is an
+// error (never silently the first value). Optional members are simply absent when unset.
+#include "records/machine_profile.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "common/json_file.hpp"
+
+namespace dnntune::records {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::pair<Provenance, const char*> provenance_words[] = {
+    {Provenance::measured, "measured"}, {Provenance::spec, "spec"}};
+constexpr std::pair<ProfileOrigin, const char*> origin_words[] = {
+    {ProfileOrigin::probe, "probe"}, {ProfileOrigin::topology_file, "topology-file"}, {ProfileOrigin::spec, "spec"}};
+constexpr std::pair<MachineKind, const char*> kind_words[] = {
+    {MachineKind::cpu_node, "cpu-node"}, {MachineKind::gpu, "gpu"}};
+
+template <class T>
+void put_optional(json& object, const char* key, const std::optional<T>& value) {
+  if (value) object[key] = *value;
+}
+template <class T>
+void get_optional(const json& object, const char* key, std::optional<T>& value) {
+  if (object.contains(key)) value = object.at(key).get<T>();
+}
+template <class T>
+void get_or_keep(const json& object, const char* key, T& value) {
+  if (object.contains(key)) value = object.at(key).get<T>();
+}
+
+}  // namespace
+
+std::string to_string(Provenance provenance) { return enum_word(provenance, provenance_words); }
+std::string to_string(ProfileOrigin origin) { return enum_word(origin, origin_words); }
+std::string to_string(MachineKind kind) { return enum_word(kind, kind_words); }
+
+// --- per-struct conversions (found by nlohmann through argument-dependent lookup) ---
+
+void to_json(json& out, const Figure& figure) {
+  out = {{"value", figure.value}, {"provenance", to_string(figure.provenance)}};
+  if (figure.provenance == Provenance::measured) {
+    out["coefficient_of_variation"] = figure.coefficient_of_variation;
+    out["repetitions"] = figure.repetitions;
+  }
+  if (!figure.note.empty()) out["note"] = figure.note;
+}
+void from_json(const json& in, Figure& figure) {
+  figure.value = in.at("value").get<double>();
+  figure.provenance = enum_from_word(in.at("provenance"), provenance_words);
+  get_or_keep(in, "coefficient_of_variation", figure.coefficient_of_variation);
+  get_or_keep(in, "repetitions", figure.repetitions);
+  get_or_keep(in, "note", figure.note);
+}
+
+void to_json(json& out, const ScalingPoint& point) {
+  out = {{"cores", point.cores}, {"threads", point.threads}, {"smt", point.smt},
+         {"median", point.median}, {"coefficient_of_variation", point.coefficient_of_variation},
+         {"repetitions", point.repetitions}};
+}
+void from_json(const json& in, ScalingPoint& point) {
+  point.cores = in.at("cores").get<int>();
+  point.threads = in.at("threads").get<int>();
+  point.smt = in.at("smt").get<bool>();
+  point.median = in.at("median").get<double>();
+  point.coefficient_of_variation = in.at("coefficient_of_variation").get<double>();
+  point.repetitions = in.at("repetitions").get<int>();
+}
+
+void to_json(json& out, const Core& core) {
+  out = {{"package", core.package}, {"numa_node", core.numa_node}, {"pus", core.pus}};
+}
+void from_json(const json& in, Core& core) {
+  core.package = in.at("package").get<int>();
+  core.numa_node = in.at("numa_node").get<int>();
+  core.pus = in.at("pus").get<std::vector<int>>();
+}
+
+void to_json(json& out, const NumaNode& node) {
+  out = {{"os_index", node.os_index}, {"package", node.package},
+         {"memory_bytes", node.memory_bytes}, {"cores", node.cores}};
+  if (!node.kind.empty()) out["kind"] = node.kind;
+}
+void from_json(const json& in, NumaNode& node) {
+  node.os_index = in.at("os_index").get<int>();
+  node.package = in.at("package").get<int>();
+  node.memory_bytes = in.at("memory_bytes").get<std::uint64_t>();
+  node.cores = in.at("cores").get<int>();
+  get_or_keep(in, "kind", node.kind);
+}
+
+void to_json(json& out, const CacheLevel& cache) {
+  out = {{"level", cache.level}, {"type", cache.type}, {"size_bytes", cache.size_bytes},
+         {"instances", cache.instances}, {"pus_sharing", cache.pus_sharing}};
+}
+void from_json(const json& in, CacheLevel& cache) {
+  cache.level = in.at("level").get<int>();
+  cache.type = in.at("type").get<std::string>();
+  cache.size_bytes = in.at("size_bytes").get<std::uint64_t>();
+  cache.instances = in.at("instances").get<int>();
+  cache.pus_sharing = in.at("pus_sharing").get<int>();
+}
+
+void to_json(json& out, const Topology& topology) {
+  out = {{"packages", topology.packages}, {"numa_nodes", topology.numa_nodes},
+         {"cores", topology.cores}, {"pus", topology.pus},
+         {"cores_per_package", topology.cores_per_package}, {"pus_per_core", topology.pus_per_core},
+         {"offline_pus", topology.offline_pus}, {"memory_bytes", topology.memory_bytes},
+         {"core_list", topology.core_list}, {"numa_list", topology.numa_list},
+         {"caches", topology.caches}};
+}
+void from_json(const json& in, Topology& topology) {
+  topology.packages = in.at("packages").get<int>();
+  topology.numa_nodes = in.at("numa_nodes").get<int>();
+  topology.cores = in.at("cores").get<int>();
+  topology.pus = in.at("pus").get<int>();
+  topology.cores_per_package = in.at("cores_per_package").get<int>();
+  topology.pus_per_core = in.at("pus_per_core").get<int>();
+  get_or_keep(in, "offline_pus", topology.offline_pus);
+  topology.memory_bytes = in.at("memory_bytes").get<std::uint64_t>();
+  get_or_keep(in, "core_list", topology.core_list);
+  get_or_keep(in, "numa_list", topology.numa_list);
+  get_or_keep(in, "caches", topology.caches);
+}
+
+void to_json(json& out, const Binding& binding) {
+  out = {{"allowed_pus", binding.allowed_pus}, {"allowed_cores", binding.allowed_cores},
+         {"openmp_threads", binding.openmp_threads},
+         {"omp_num_threads_env", binding.omp_num_threads_env}, {"launcher", binding.launcher},
+         {"warnings", binding.warnings}};
+}
+void from_json(const json& in, Binding& binding) {
+  binding.allowed_pus = in.at("allowed_pus").get<std::vector<int>>();
+  binding.allowed_cores = in.at("allowed_cores").get<int>();
+  binding.openmp_threads = in.at("openmp_threads").get<int>();
+  get_or_keep(in, "omp_num_threads_env", binding.omp_num_threads_env);
+  get_or_keep(in, "launcher", binding.launcher);
+  get_or_keep(in, "warnings", binding.warnings);
+}
+
+void to_json(json& out, const Cpu& cpu) {
+  out = {{"model", cpu.model}, {"isa", cpu.isa}, {"onednn_isa", cpu.onednn_isa},
+         {"fp32_flops_per_cycle_per_core", cpu.fp32_flops_per_cycle_per_core}};
+  put_optional(out, "base_ghz", cpu.base_ghz);
+  put_optional(out, "max_ghz", cpu.max_ghz);
+}
+void from_json(const json& in, Cpu& cpu) {
+  cpu.model = in.at("model").get<std::string>();
+  get_or_keep(in, "isa", cpu.isa);
+  get_or_keep(in, "onednn_isa", cpu.onednn_isa);
+  get_or_keep(in, "fp32_flops_per_cycle_per_core", cpu.fp32_flops_per_cycle_per_core);
+  get_optional(in, "base_ghz", cpu.base_ghz);
+  get_optional(in, "max_ghz", cpu.max_ghz);
+}
+
+void to_json(json& out, const Performance& performance) {
+  out = json::object();
+  put_optional(out, "peak_fp32_gflops_per_core", performance.peak_fp32_gflops_per_core);
+  put_optional(out, "memory_bandwidth_gbs_per_package", performance.memory_bandwidth_gbs_per_package);
+  put_optional(out, "gemm_gflops_one_core", performance.gemm_gflops_one_core);
+  put_optional(out, "first_touch_ns_per_page", performance.first_touch_ns_per_page);
+  put_optional(out, "first_touch_ns_per_page_all_cores", performance.first_touch_ns_per_page_all_cores);
+  put_optional(out, "first_touch_ns_per_page_huge", performance.first_touch_ns_per_page_huge);
+  if (!performance.fma_vector_isa.empty()) out["fma_vector_isa"] = performance.fma_vector_isa;
+  if (!performance.fma_scaling.empty()) out["fma_scaling"] = performance.fma_scaling;
+  if (!performance.triad_scaling.empty()) out["triad_scaling"] = performance.triad_scaling;
+}
+void from_json(const json& in, Performance& performance) {
+  get_optional(in, "peak_fp32_gflops_per_core", performance.peak_fp32_gflops_per_core);
+  get_optional(in, "memory_bandwidth_gbs_per_package", performance.memory_bandwidth_gbs_per_package);
+  get_optional(in, "gemm_gflops_one_core", performance.gemm_gflops_one_core);
+  get_optional(in, "first_touch_ns_per_page", performance.first_touch_ns_per_page);
+  get_optional(in, "first_touch_ns_per_page_all_cores", performance.first_touch_ns_per_page_all_cores);
+  get_optional(in, "first_touch_ns_per_page_huge", performance.first_touch_ns_per_page_huge);
+  get_or_keep(in, "fma_vector_isa", performance.fma_vector_isa);
+  get_or_keep(in, "fma_scaling", performance.fma_scaling);
+  get_or_keep(in, "triad_scaling", performance.triad_scaling);
+}
+
+void to_json(json& out, const Gpu& gpu) {
+  out = {{"model", gpu.model}, {"fp32_tflops", gpu.fp32_tflops},
+         {"memory_bandwidth_gbs", gpu.memory_bandwidth_gbs}, {"memory_bytes", gpu.memory_bytes}};
+}
+void from_json(const json& in, Gpu& gpu) {
+  gpu.model = in.at("model").get<std::string>();
+  gpu.fp32_tflops = in.at("fp32_tflops").get<Figure>();
+  gpu.memory_bandwidth_gbs = in.at("memory_bandwidth_gbs").get<Figure>();
+  gpu.memory_bytes = in.at("memory_bytes").get<std::uint64_t>();
+}
+
+// --- fingerprint ---
+
+std::string fingerprint(const MachineProfile& profile) {
+  // Only what identifies the hardware, serialised canonically, then FNV-1a 64.
+  json identity = {{"kind", to_string(profile.kind)}, {"cpu_model", profile.cpu.model}};
+  const Topology& topology = profile.topology;
+  // Memory size is left out: a virtual machine's reported memory changes while it runs (seen
+  // here: 8.7 then 20.4 GB), and it does not change what a kernel costs.
+  identity["topology"] = {{"packages", topology.packages}, {"numa_nodes", topology.numa_nodes},
+                          {"cores", topology.cores}, {"pus", topology.pus},
+                          {"core_list", topology.core_list}, {"caches", topology.caches}};
+  if (profile.gpu) identity["gpu"] = {{"model", profile.gpu->model}, {"memory_bytes", profile.gpu->memory_bytes}};
+  std::uint64_t hash = 14695981039346656037ull;
+  for (unsigned char byte : identity.dump()) {
+    hash ^= byte;
+    hash *= 1099511628211ull;
+  }
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
+// --- whole profile ---
+
+std::string to_json_text(const MachineProfile& profile) {
+  json out = {{"schema", machine_profile_schema},
+              {"schema_version", machine_profile_schema_version},
+              {"name", profile.name},
+              {"description", profile.description},
+              {"kind", to_string(profile.kind)},
+              {"origin", to_string(profile.origin)},
+              {"fingerprint", fingerprint(profile)},
+              {"sources", profile.sources}};
+  if (profile.kind == MachineKind::cpu_node) {
+    out["cpu"] = profile.cpu;
+    out["topology"] = profile.topology;
+  }
+  put_optional(out, "binding", profile.binding);
+  out["performance"] = profile.performance;
+  put_optional(out, "gpu", profile.gpu);
+  return out.dump(2) + "\n";
+}
+
+namespace {
+
+// Every figure the model divides by or scales with is finite and > 0 when present; the topology
+// stays within what a node can hold. Names the member that is not.
+Expected<void> check_figures(const MachineProfile& profile, const std::string& origin) {
+  const auto positive = [](double value) { return std::isfinite(value) && value > 0; };
+  const std::pair<const char*, const std::optional<Figure>*> figures[] = {
+      {"/performance/peak_fp32_gflops_per_core", &profile.performance.peak_fp32_gflops_per_core},
+      {"/performance/memory_bandwidth_gbs_per_package", &profile.performance.memory_bandwidth_gbs_per_package},
+      {"/performance/gemm_gflops_one_core", &profile.performance.gemm_gflops_one_core},
+      {"/cpu/base_ghz", &profile.cpu.base_ghz},
+      {"/cpu/max_ghz", &profile.cpu.max_ghz}};
+  for (const auto& [member, figure] : figures)
+    if (*figure && !positive((*figure)->value))
+      return bad_input(origin + ": (" + member + "/value) must be a finite number > 0");
+  const std::pair<const char*, const std::vector<ScalingPoint>*> curves[] = {
+      {"/performance/fma_scaling", &profile.performance.fma_scaling},
+      {"/performance/triad_scaling", &profile.performance.triad_scaling}};
+  for (const auto& [member, points] : curves)
+    for (const ScalingPoint& point : *points)
+      if (!positive(point.median) || point.cores < 1 || point.threads < 1)
+        return bad_input(origin + ": (" + member + ") every point needs cores and threads >= 1 and a median > 0");
+  if (profile.gpu && (!positive(profile.gpu->fp32_tflops.value) || !positive(profile.gpu->memory_bandwidth_gbs.value)))
+    return bad_input(origin + ": (/gpu) fp32_tflops and memory_bandwidth_gbs must be finite numbers > 0");
+  constexpr int most_cpus = 1 << 20;
+  const Topology& topology = profile.topology;
+  if (topology.packages > topology.cores || topology.cores > most_cpus || topology.pus > most_cpus ||
+      topology.cores_per_package < 0 || topology.cores_per_package > topology.cores || topology.pus_per_core < 0 ||
+      topology.pus_per_core > topology.pus || topology.numa_nodes < 0 || topology.numa_nodes > topology.pus)
+    return bad_input(origin + ": (/topology) needs packages <= cores <= pus <= " + std::to_string(most_cpus) +
+                     ", cores_per_package <= cores, pus_per_core <= pus and numa_nodes <= pus");
+  return {};
+}
+
+Expected<MachineProfile> machine_profile_from_document(const json& document,
+                                                       const std::string& origin_name) {
+  if (auto valid = check_schema(document, machine_profile_schema, machine_profile_schema_version,
+                                origin_name); !valid)
+    return valid.error();
+  MachineProfile profile;
+  try {
+    const json& in = document;
+    profile.name = in.at("name").get<std::string>();
+    get_or_keep(in, "description", profile.description);
+    profile.kind = enum_from_word(in.at("kind"), kind_words);
+    profile.origin = enum_from_word(in.at("origin"), origin_words);
+    get_or_keep(in, "sources", profile.sources);
+    if (profile.kind == MachineKind::cpu_node) {
+      profile.cpu = in.at("cpu").get<Cpu>();
+      profile.topology = in.at("topology").get<Topology>();
+    }
+    get_optional(in, "binding", profile.binding);
+    get_or_keep(in, "performance", profile.performance);
+    get_optional(in, "gpu", profile.gpu);
+  } catch (const json::exception& error) {
+    return json_conversion_error(error, origin_name);
+  }
+  if (profile.kind == MachineKind::gpu && !profile.gpu)
+    return bad_input(origin_name + ": a \"gpu\" profile needs a \"gpu\" member");
+  if (profile.kind == MachineKind::cpu_node &&
+      (profile.topology.packages <= 0 || profile.topology.cores <= 0 || profile.topology.pus < profile.topology.cores))
+    return bad_input(origin_name + ": topology needs packages > 0, cores > 0 and pus >= cores");
+  if (auto valid = check_figures(profile, origin_name); !valid) return valid.error();
+  return profile;
+}
+
+}  // namespace
+
+Expected<MachineProfile> machine_profile_from_json_text(const std::string& text,
+                                                        const std::string& origin_name) {
+  auto document = parse_json(text, origin_name);
+  if (!document) return document.error();
+  return machine_profile_from_document(*document, origin_name);
+}
+
+Expected<MachineProfile> read_machine_profile(const std::string& path) {
+  auto document = read_json_file(path);
+  if (!document) return document.error();
+  return machine_profile_from_document(*document, path);
+}
+
+}  // namespace dnntune::records

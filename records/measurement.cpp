@@ -1,0 +1,178 @@
+// records/measurement.cpp — see measurement.hpp.
+#include "records/measurement.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "common/files.hpp"
+#include "common/json_file.hpp"
+
+namespace dnntune::records {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::pair<MeasurementKind, const char*> kind_words[] = {
+    {MeasurementKind::layer, "layer"}, {MeasurementKind::network, "network"},
+    {MeasurementKind::communication, "communication"}};
+constexpr std::pair<MeasurementStatus, const char*> status_words[] = {
+    {MeasurementStatus::ok, "ok"}, {MeasurementStatus::skipped, "skipped"},
+    {MeasurementStatus::unimplemented, "unimplemented"}, {MeasurementStatus::failed, "failed"}};
+
+}  // namespace
+
+std::string to_string(MeasurementKind kind) { return enum_word(kind, kind_words); }
+std::string to_string(MeasurementStatus status) { return enum_word(status, status_words); }
+
+std::string measurement_key(const Measurement& m) {
+  return to_string(m.kind) + "|" + m.backend + "|" + m.machine_fingerprint + "|" + m.network + "|" +
+         m.descriptor + "|" + m.pass + "|mb" + std::to_string(m.batch) + "|bytes" + std::to_string(m.message_bytes) +
+         "|t" + std::to_string(m.threads) + (m.smt ? "|smt" : "|nosmt") + "|p" + std::to_string(m.processes) + "|n" +
+         std::to_string(m.nodes);
+}
+
+std::string to_json_line(const Measurement& m) {
+  json out = {{"schema", measurement_schema},
+              {"schema_version", measurement_schema_version},
+              {"kind", to_string(m.kind)},
+              {"backend", m.backend},
+              {"backend_version", m.backend_version},
+              {"machine_fingerprint", m.machine_fingerprint},
+              {"network", m.network},
+              {"descriptor", m.descriptor},
+              {"pass", m.pass},
+              {"batch", m.batch},
+              {"message_bytes", m.message_bytes},
+              {"threads", m.threads},
+              {"smt", m.smt},
+              {"processes", m.processes},
+              {"nodes", m.nodes},
+              {"cpu_sets", m.cpu_sets},
+              {"status", to_string(m.status)},
+              {"reason", m.reason},
+              {"median_seconds", m.median_seconds},
+              {"coefficient_of_variation", m.coefficient_of_variation},
+              {"min_seconds", m.min_seconds},
+              {"max_seconds", m.max_seconds},
+              {"repetitions", m.repetitions},
+              {"command", m.command},
+              {"timestamp", m.timestamp}};
+  return out.dump();
+}
+
+Expected<Measurement> measurement_from_json_line(const std::string& line, const std::string& origin) {
+  auto document = parse_json(line, origin);
+  if (!document) return document.error();
+  if (auto valid = check_schema(*document, measurement_schema, measurement_schema_version, origin); !valid)
+    return valid.error();
+  Measurement m;
+  try {
+    const json& in = *document;
+    m.kind = enum_from_word(in.at("kind"), kind_words);
+    m.backend = in.at("backend").get<std::string>();
+    m.backend_version = in.at("backend_version").get<std::string>();
+    m.machine_fingerprint = in.at("machine_fingerprint").get<std::string>();
+    m.network = in.at("network").get<std::string>();
+    m.descriptor = in.at("descriptor").get<std::string>();
+    m.pass = in.at("pass").get<std::string>();
+    m.batch = in.at("batch").get<std::int64_t>();
+    m.message_bytes = in.at("message_bytes").get<std::int64_t>();
+    m.threads = in.at("threads").get<int>();
+    m.smt = in.at("smt").get<bool>();
+    m.processes = in.at("processes").get<int>();
+    m.nodes = in.at("nodes").get<int>();
+    m.cpu_sets = in.at("cpu_sets").get<std::vector<std::vector<int>>>();
+    m.status = enum_from_word(in.at("status"), status_words);
+    m.reason = in.at("reason").get<std::string>();
+    m.median_seconds = in.at("median_seconds").get<double>();
+    m.coefficient_of_variation = in.at("coefficient_of_variation").get<double>();
+    m.min_seconds = in.at("min_seconds").get<double>();
+    m.max_seconds = in.at("max_seconds").get<double>();
+    m.repetitions = in.at("repetitions").get<int>();
+    m.command = in.at("command").get<std::string>();
+    m.timestamp = in.at("timestamp").get<std::string>();
+  } catch (const json::exception& error) {
+    return json_conversion_error(error, origin);
+  }
+  if (m.status == MeasurementStatus::ok && !(m.median_seconds > 0))
+    return bad_input(origin + ": an ok record needs median_seconds > 0");
+  if (m.threads < 1 || m.processes < 1 || m.nodes < 1)
+    return bad_input(origin + ": threads, processes and nodes must be at least 1");
+  return m;
+}
+
+Expected<void> append_measurement(const std::string& path, const Measurement& measurement) {
+  const std::string line = to_json_line(measurement) + "\n";
+  // O_APPEND with one write() per record: records from co-running writers never interleave, and
+  // fsync makes a record durable before the next measurement starts.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (fd < 0) return failure(path + ": cannot append (" + std::strerror(errno) + ")");
+  const off_t size_before = ::lseek(fd, 0, SEEK_END);
+  errno = 0;
+  const ssize_t written = ::write(fd, line.data(), line.size());
+  int saved_errno = errno;
+  if (written == static_cast<ssize_t>(line.size()) && ::fsync(fd) != 0) saved_errno = errno;
+  const bool complete = written == static_cast<ssize_t>(line.size()) && saved_errno == 0;
+  if (!complete && size_before >= 0) (void)::ftruncate(fd, size_before);  // no half record left behind
+  ::close(fd);
+  if (!complete) return failure(path + ": write failed (" + write_error_reason(saved_errno) + ")");
+  return {};
+}
+
+Expected<void> drop_unterminated_last_line(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (content.empty() || content.back() == '\n') return {};
+  const std::size_t keep = content.rfind('\n') == std::string::npos ? 0 : content.rfind('\n') + 1;
+  if (truncate(path.c_str(), static_cast<off_t>(keep)) != 0) return failure(path + ": cannot drop its cut-short last line");
+  return {};
+}
+
+Expected<MeasurementFile> read_measurements(const std::string& path) {
+  auto text = read_input_file(path);
+  if (!text) return text.error();
+  const std::string& content = *text;
+  MeasurementFile file;
+  std::size_t start = 0;
+  int line_number = 0;
+  while (start < content.size()) {
+    std::size_t end = content.find('\n', start);
+    const bool last_without_newline = end == std::string::npos;
+    if (last_without_newline) end = content.size();
+    ++line_number;
+    const std::string line = content.substr(start, end - start);
+    start = end + 1;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    auto record = measurement_from_json_line(line, path + ":" + std::to_string(line_number));
+    if (!record) {
+      // Only an unterminated last line can be a write cut short by a kill; anything else is corrupt.
+      if (last_without_newline) {
+        ++file.truncated_lines;
+        break;
+      }
+      return record.error();
+    }
+    file.records.push_back(std::move(*record));
+  }
+  return file;
+}
+
+std::string utc_timestamp_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+}  // namespace dnntune::records

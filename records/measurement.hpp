@@ -1,0 +1,97 @@
+// records/measurement.hpp — Measurement: one record of something dnntune timed for real — a layer
+// pass (calibrate micro-runs), a whole training iteration (train), or a communication pattern
+// (calibrate --comm) — in the form the model is fitted from. A light header (no hwloc, oneDNN,
+// libtorch or MPI), like machine_profile.hpp.
+//
+// Files are JSON Lines: one self-describing record per line ("schema": "dnntune.measurement",
+// "schema_version": 1), appended and flushed as each measurement is made, so an interrupted run
+// loses nothing but the line being written. A record carries everything needed to reproduce it
+// (benchdnn-style): the backend and its version, the machine fingerprint, the problem, the
+// setting (threads, SMT, co-running processes and the CPU set each really had), the result with
+// its spread, a status, and the command line.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/expected.hpp"
+
+namespace dnntune::records {
+
+constexpr const char* measurement_schema = "dnntune.measurement";
+constexpr int measurement_schema_version = 1;
+
+enum class MeasurementKind {
+  layer,          // one pass of one layer (descriptor + pass)
+  network,        // one whole training iteration, or a part of it (pass = "forward", "backward", ...)
+  communication,  // an MPI collective or point-to-point exchange of message_bytes
+};
+
+// benchdnn's result statuses: ok (timed), skipped (not attempted, e.g. over the budget),
+// unimplemented (the backend has no kernel for it), failed (it ran and broke: reason says how).
+enum class MeasurementStatus { ok, skipped, unimplemented, failed };
+
+struct Measurement {
+  MeasurementKind kind = MeasurementKind::layer;
+  std::string backend;          // "onednn", "torch", "torch-cuda", "mpi"
+  std::string backend_version;  // e.g. "oneDNN 2.6.3", "libtorch 1.13.1", "Open MPI 4.1.4"
+  std::string machine_fingerprint;
+
+  // The problem.
+  std::string network;     // network records; also the network a layer was taken from ("" if none)
+  std::string descriptor;  // layer: the canonical descriptor; communication: the operation ("allreduce", "sendrecv")
+  std::string pass;        // layer: "forward", "backward_data", "backward_weights"; network: "iteration", ...
+  std::int64_t batch = 0;  // per process
+  std::int64_t message_bytes = 0;  // communication
+
+  // The setting.
+  int threads = 1;         // per process
+  bool smt = false;        // threads placed on SMT siblings too
+  int processes = 1;       // co-running processes (layer), ranks (network, communication)
+  int nodes = 1;
+  std::vector<std::vector<int>> cpu_sets;  // the OS CPUs each process really had, by rank
+
+  // The result (seconds, per repetition; for a layer: one pass over the whole batch).
+  MeasurementStatus status = MeasurementStatus::ok;
+  std::string reason;      // why it failed / was skipped
+  double median_seconds = 0;
+  double coefficient_of_variation = 0;
+  double min_seconds = 0;
+  double max_seconds = 0;
+  int repetitions = 0;
+
+  std::string command;     // a dnntune command line that reproduces this record
+  std::string timestamp;   // UTC, ISO 8601
+};
+
+std::string to_string(MeasurementKind kind);
+std::string to_string(MeasurementStatus status);
+
+// What identifies a measurement's problem and setting (not its result): two records with the
+// same key measured the same thing. `--resume` skips work whose key is already recorded.
+std::string measurement_key(const Measurement& measurement);
+
+// One JSON line (no trailing newline) and back; `origin` names the source in errors.
+std::string to_json_line(const Measurement& measurement);
+Expected<Measurement> measurement_from_json_line(const std::string& line, const std::string& origin);
+
+// Appends one record and flushes it to the file before returning.
+Expected<void> append_measurement(const std::string& path, const Measurement& measurement);
+
+// Reads every record of a JSON Lines file. A last line cut short (a run killed mid-write) is
+// dropped and counted in `truncated_lines`; any other bad line is an error naming file:line.
+struct MeasurementFile {
+  std::vector<Measurement> records;
+  int truncated_lines = 0;
+};
+Expected<MeasurementFile> read_measurements(const std::string& path);
+
+// Drops a last line cut short by a kill, so that records appended after it stay whole lines.
+// For the moment a resumed run starts, while nothing else appends (a missing file is fine).
+Expected<void> drop_unterminated_last_line(const std::string& path);
+
+// "2026-11-29T22:54:28Z"
+std::string utc_timestamp_now();
+
+}  // namespace dnntune::records

@@ -1,0 +1,178 @@
+// tests/calibrate_plan_test.cpp — the calibration grid, its budget sampling and the records a plan
+// turns into (pure: nothing is measured).
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <set>
+
+#include "calibrate/layer_operands.hpp"
+#include "calibrate/plan.hpp"
+#include "calibrate/runner.hpp"
+#include "workloads/zoo.hpp"
+
+using namespace dnntune;
+using namespace dnntune::calibrate;
+
+namespace {
+
+PlanRequest request_for(const std::vector<std::string>& networks, double budget) {
+  PlanRequest request;
+  for (const auto& name : networks) request.networks.push_back(*workloads::load_network(name));
+  request.backends = {"onednn", "torch"};
+  request.batches = {8, 16};
+  request.settings = grid_settings(2, 1);
+  request.budget_seconds = budget;
+  return request;
+}
+
+double total(const std::vector<PlannedMeasurement>& measurements) {
+  double seconds = 0;
+  for (const auto& measurement : measurements) seconds += measurement.estimated_seconds;
+  return seconds;
+}
+
+}  // namespace
+
+TEST_CASE("the grid's settings: base first, threads, SMT, co-running processes", "[layers][plan]") {
+  const auto two_cores = grid_settings(2, 1);
+  REQUIRE(two_cores.size() == 3);
+  CHECK(two_cores[0] == Setting{2, false, 1});
+  CHECK(two_cores[1] == Setting{1, false, 1});
+  CHECK(two_cores[2] == Setting{1, false, 2});
+
+  const auto smt_node = grid_settings(4, 2);
+  CHECK(smt_node.front() == Setting{4, false, 1});
+  const auto has = [&](Setting setting) {
+    return std::find(smt_node.begin(), smt_node.end(), setting) != smt_node.end();
+  };
+  CHECK(has({3, false, 1}));
+  CHECK(has({8, true, 1}));   // all 4 cores, both siblings
+  CHECK(has({2, true, 1}));   // one core, both siblings
+  CHECK(has({1, false, 4}));  // 4 single-thread processes
+  CHECK(has({2, false, 2}));  // 2 processes of 2 cores
+  CHECK(has({4, true, 2}));
+  for (const auto& setting : smt_node) CHECK(setting.cores_per_process(2) * setting.processes <= 4);
+}
+
+TEST_CASE("layer classes separate the kernels that differ", "[layers][plan]") {
+  const auto class_of = [](const std::string& descriptor) { return layer_class(*workloads::parse_descriptor(descriptor)); };
+  CHECK(class_of("conv:ic64ih56iw56oc256kh1kw1sh1ph0") == "conv1x1");
+  CHECK(class_of("conv:ic256ih56iw56oc512kh1kw1sh2ph0") == "conv1x1_strided");
+  CHECK(class_of("conv:ic64ih56iw56oc64kh3kw3sh1ph1") == "conv3x3");
+  CHECK(class_of("conv:ic3ih224iw224oc64kh7kw7sh2ph3") == "conv_other");
+  CHECK(class_of("conv:g32ic32ih112iw112oc32kh3kw3sh1ph1") == "conv_grouped");
+  CHECK(class_of("maxpool:ic64ih112iw112kh3kw3sh2ph1") == "maxpool");
+  CHECK(class_of("softmaxloss:ic1000") == "softmax_loss");
+}
+
+TEST_CASE("a plan that fits keeps the whole grid; passes follow what networks run", "[layers][plan]") {
+  const auto request = request_for({"resnet18"}, 1e6);
+  const Plan plan = make_plan(request, SpeedModel{});
+  CHECK_FALSE(plan.sampled);
+  CHECK(plan.measurements.size() == plan.grid_size);
+  CHECK(plan.estimated_seconds == Approx(plan.grid_estimated_seconds));
+  int network_runs = 0;
+  for (const auto& measurement : plan.measurements) {
+    if (measurement.whole_network) {
+      ++network_runs;
+      continue;
+    }
+    // The first convolution reads the image, which needs no gradient.
+    CHECK_FALSE((measurement.descriptor == "conv:ic3ih224iw224oc64kh7kw7sh2ph3" &&
+                 measurement.pass == workloads::Pass::backward_data));
+    CHECK(has_pass(measurement.spec, measurement.pass));
+  }
+  CHECK(network_runs == 4);  // 1 network x 2 backends x 2 batches
+  // Base-setting layers run first, whole-network runs next.
+  CHECK(plan.measurements.front().setting == request.settings.front());
+}
+
+TEST_CASE("the plan respects the budget and samples what the model needs first", "[layers][plan]") {
+  const auto full = make_plan(request_for({"resnet50", "inception_v3"}, 1e6), SpeedModel{});
+  for (const double share : {0.02, 0.2, 0.5}) {
+    const double budget = share * full.grid_estimated_seconds;
+    const auto request = request_for({"resnet50", "inception_v3"}, budget);
+    const Plan plan = make_plan(request, SpeedModel{});
+    INFO("budget " << budget << " s of " << full.grid_estimated_seconds);
+    CHECK(plan.sampled);
+    CHECK(plan.estimated_seconds <= budget);
+    CHECK(total(plan.measurements) == Approx(plan.estimated_seconds));
+
+    std::set<std::string> base_layers, other_layers, other_classes, base_classes;
+    for (const auto& measurement : plan.measurements) {
+      if (measurement.whole_network) continue;
+      const bool base = measurement.setting == request.settings.front();
+      (base ? base_layers : other_layers).insert(measurement.descriptor);
+      (base ? base_classes : other_classes).insert(layer_class(measurement.spec));
+    }
+    // Only once every layer is measured at the base setting do other settings get any time.
+    if (!other_layers.empty()) CHECK(base_layers.size() == static_cast<std::size_t>(plan.distinct_layers));
+    // Even a tight budget covers every class at the base setting before adding layers.
+    CHECK(base_classes.size() >= std::min<std::size_t>(base_layers.size(), 10));
+    if (share >= 0.5) CHECK(other_classes == base_classes);
+  }
+}
+
+TEST_CASE("selection keeps low priorities and skips what overflows", "[layers][plan]") {
+  std::vector<PlannedMeasurement> candidates(4);
+  const double seconds[] = {5, 50, 4, 1};
+  for (int index = 0; index < 4; ++index) {
+    candidates[index].priority = index;
+    candidates[index].estimated_seconds = seconds[index];
+  }
+  const auto kept = select_within_budget(candidates, 10, [](const auto& m) { return m.estimated_seconds; });
+  REQUIRE(kept.size() == 3);  // 5 + 4 + 1; the 50 s one does not fit
+  CHECK(kept[0].priority == 0);
+  CHECK(kept[1].priority == 2);
+  CHECK(kept[2].priority == 3);
+}
+
+TEST_CASE("records of a plan round-trip and name their reproducing command", "[layers][plan]") {
+  const auto request = request_for({"resnet18"}, 1e6);
+  const Plan plan = make_plan(request, SpeedModel{});
+  std::set<std::string> keys;
+  for (const auto& measurement : plan.measurements) {
+    records::Measurement record = planned_record(measurement, "0123456789abcdef");
+    record.status = records::MeasurementStatus::ok;
+    record.median_seconds = 0.004;
+    record.cpu_sets = {{0}, {1}};
+    record.timestamp = records::utc_timestamp_now();
+    const auto parsed = records::measurement_from_json_line(records::to_json_line(record), "test");
+    REQUIRE(parsed);
+    CHECK(records::to_json_line(*parsed) == records::to_json_line(record));
+    CHECK(keys.insert(records::measurement_key(*parsed)).second);  // one key per planned measurement
+    CHECK(parsed->command.rfind("dnntune calibrate ", 0) == 0);
+    if (measurement.whole_network) {
+      CHECK(parsed->kind == records::MeasurementKind::network);
+      CHECK(parsed->network == "resnet18");
+      CHECK(parsed->pass == "forward_backward");
+    } else {
+      CHECK(parsed->network.empty());
+      CHECK(parsed->command.find("--layer " + measurement.descriptor) != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("operand sets rotate small layers out of the cache", "[layers][plan]") {
+  const auto small = pass_operands(*workloads::parse_descriptor("relu:ic64ih14iw14"), 8, workloads::Pass::forward);
+  const auto large = pass_operands(*workloads::parse_descriptor("relu:ic64ih112iw112"), 64, workloads::Pass::forward);
+  CHECK(operand_sets_for_cold_cache(small, workloads::Pass::forward, 32 << 20) == 8);
+  CHECK(operand_sets_for_cold_cache(large, workloads::Pass::forward, 32 << 20) == 1);
+}
+
+TEST_CASE("micro-runs rotate weights and kept results but not what training has just written", "[layers][plan]") {
+  using workloads::Pass;
+  CHECK(operand_just_written("src", Pass::forward));
+  CHECK(operand_just_written("src1", Pass::forward));
+  CHECK_FALSE(operand_just_written("weights", Pass::forward));
+  CHECK_FALSE(operand_just_written("dst", Pass::forward));
+  CHECK(operand_just_written("diff_dst", Pass::backward_data));
+  CHECK(operand_just_written("diff_dst", Pass::backward_weights));
+  CHECK_FALSE(operand_just_written("src", Pass::backward_weights));  // kept by the forward long ago
+  CHECK_FALSE(operand_just_written("weights", Pass::backward_data));
+
+  // A ReLU at batch 16 on 64 x 56 x 56: 12.8 MB in, 12.8 MB out. Only the output rotates, so
+  // it takes 6 sets to span a 32 MiB cache twice (3 if the input counted).
+  const auto relu = *workloads::parse_descriptor("relu:ic64ih56iw56");
+  CHECK(operand_sets_for_cold_cache(pass_operands(relu, 16, Pass::forward), Pass::forward, 32 << 20) == 6);
+}

@@ -1,0 +1,32 @@
+// train/anchor.cpp — see anchor.hpp.
+#include "train/anchor.hpp"
+
+#include <vector>
+
+#include "train/launch.hpp"
+
+namespace dnntune::train {
+
+Expected<void> run_anchor(const AnchorRequest& request) {
+  if (request.batch < 1 || request.threads < 1 || request.processes < 1 || request.iterations < 1 || request.warmup < 0)
+    return bad_input("an anchor needs a batch, threads, processes and timed steps of at least 1");
+  // One process needs no launcher (nor Open MPI's mpirun installed): it runs on the CPUs this one
+  // may use, as the calibration's base setting does.
+  std::vector<std::string> argv = {request.executable, "train"};
+  if (request.processes > 1) argv.insert(argv.end(), {"--launch", "--ppn", std::to_string(request.processes)});
+  argv.insert(argv.end(), {"--threads", std::to_string(request.threads),
+                           "--model", request.model,
+                           "--batch", std::to_string(request.batch),
+                           "--iters", std::to_string(request.iterations),
+                           "--warmup", std::to_string(request.warmup),
+                           "--record", request.directory + "/" + anchor_records_file,
+                           "--json", "--output", "/dev/null"});
+  auto code = run_and_wait(argv);
+  if (!code) return code.error();
+  if (*code != 0)
+    return failure("the anchor run (training " + request.model + " for real) failed with exit code " +
+                   std::to_string(*code));
+  return {};
+}
+
+}  // namespace dnntune::train

@@ -1,0 +1,416 @@
+// train/trainer.cpp — the training step loop and its timing (see trainer.hpp). Each rank
+// trains, then sends rank 0 its samples, binding and weights checksum as one JSON text; rank 0
+// assembles the report.
+//
+// Phases of a step, each ended by a device synchronisation on a GPU: forward (the loss), backward
+// (gradient hooks copy into the all-reduce buckets as they run), exposed communication (what is
+// left of the all-reduce, or the push and pull of parameter servers), optimizer update.
+#include "train/trainer.hpp"
+
+#include <omp.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "train/comm/mpi_session.hpp"
+#include "probe/topology.hpp"
+#include "train/gradient_allreduce.hpp"
+#include "train/parameter_server.hpp"
+#include "train/torch_network.hpp"
+#include "workloads/zoo.hpp"
+
+namespace dnntune::train {
+
+using nlohmann::json;
+
+namespace {
+
+std::string cpu_list_text(const std::vector<int>& cpus) {
+  std::string text;
+  for (const int cpu : cpus) text += (text.empty() ? "" : ",") + std::to_string(cpu);
+  return text;
+}
+
+// Where this process runs and how many threads it may use, or why it may not.
+struct RankSetting {
+  records::MachineProfile machine;
+  int threads = 1;
+  std::optional<Error> problem;
+  std::vector<std::string> warnings;
+};
+
+RankSetting examine_this_rank(const TrainOptions& options, int rank, int ranks) {
+  RankSetting setting;
+  auto machine = probe::describe_this_machine();
+  if (!machine) {
+    setting.problem = machine.error();
+    return setting;
+  }
+  setting.machine = std::move(*machine);
+  const records::Binding& binding = *setting.machine.binding;
+  const int allowed_cpus = static_cast<int>(binding.allowed_pus.size());
+  setting.threads = options.threads > 0 ? options.threads : std::max(1, binding.allowed_cores);
+  const std::string who = ranks > 1 ? "rank " + std::to_string(rank) + ": " : "";
+  if (setting.threads > allowed_cpus) {
+    std::string message = who + "--threads " + std::to_string(setting.threads) + " but this process may run on only " +
+                          std::to_string(allowed_cpus) + (allowed_cpus == 1 ? " CPU (" : " CPUs (") +
+                          cpu_list_text(binding.allowed_pus) + ")";
+    if (binding.launcher == "openmpi")
+      message += ": Open MPI binds each rank to one core by default; give each rank its cores with "
+                 "`mpirun --map-by ppr:N:socket:PE=" + std::to_string(setting.threads) +
+                 " --bind-to core`, or let `dnntune train --launch --ppn N` compose the line";
+    else if (binding.launcher == "slurm")
+      message += ": ask for them with `srun --cpus-per-task=" + std::to_string(setting.threads) + "`";
+    setting.problem = bad_input(message);
+  } else if (setting.threads > binding.allowed_cores) {
+    setting.warnings.push_back(who + std::to_string(setting.threads) + " threads on " +
+                               std::to_string(binding.allowed_cores) + " core" +
+                               (binding.allowed_cores == 1 ? "" : "s") + " (CPUs " + cpu_list_text(binding.allowed_pus) +
+                               "): threads share cores through SMT siblings");
+  }
+  if (!setting.problem && options.parameter_servers >= ranks)
+    setting.problem = bad_input("--ps-servers " + std::to_string(options.parameter_servers) +
+                                " needs more ranks than servers, and the job has " + std::to_string(ranks) +
+                                " (launch it with more processes, e.g. `mpirun -np " +
+                                std::to_string(options.parameter_servers + 2) + " dnntune train ...`)");
+  if (!setting.problem && options.device == "cuda" && !torch::cuda::is_available())
+    setting.problem = bad_input("--device cuda, but this libtorch sees no CUDA GPU");
+  return setting;
+}
+
+std::string checksum_of(const std::vector<torch::Tensor>& parameters) {
+  std::uint64_t hash = 14695981039346656037ull;  // FNV-1a, 64 bits
+  for (const auto& parameter : parameters) {
+    const torch::Tensor values = parameter.detach().to(torch::kCPU).contiguous();
+    const auto* bytes = static_cast<const unsigned char*>(values.data_ptr());
+    for (std::size_t i = 0; i < static_cast<std::size_t>(values.nbytes()); ++i) {
+      hash ^= bytes[i];
+      hash *= 1099511628211ull;
+    }
+  }
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
+// All parameters as one flat float vector on the CPU, and back.
+std::vector<float> flatten(const std::vector<torch::Tensor>& tensors) {
+  std::vector<float> flat;
+  for (const auto& tensor : tensors) {
+    const torch::Tensor values = tensor.detach().to(torch::kCPU).contiguous();
+    flat.insert(flat.end(), values.data_ptr<float>(), values.data_ptr<float>() + values.numel());
+  }
+  return flat;
+}
+
+void unflatten_into(std::vector<torch::Tensor>& tensors, const float* flat) {
+  torch::NoGradGuard no_grad;
+  for (auto& tensor : tensors) {
+    tensor.copy_(torch::from_blob(const_cast<float*>(flat), tensor.sizes(), torch::kFloat));
+    flat += tensor.numel();
+  }
+}
+
+struct StepSamples {
+  std::vector<double> iteration, forward, backward, exposed_communication, optimizer, communication, losses;
+};
+
+// Trains this rank for warmup + iterations steps. `allreduce` is null for one process and for
+// parameter-server workers; `server` is null unless parameter servers are used.
+StepSamples run_steps(const TrainOptions& options, TorchNetwork& network, const torch::Device& device,
+                      GradientAllreduce* allreduce, ParameterServer* server, std::uint64_t data_seed) {
+  std::vector<torch::Tensor> parameters = network.parameters();
+  const workloads::Shape image = network.network().input_shape();
+  torch::manual_seed(data_seed);
+  const torch::Tensor images =
+      torch::randn({options.batch, image.channels, image.height, image.width}).to(device);
+  const torch::Tensor labels = torch::randint(0, network.classes(), {options.batch}, torch::kLong).to(device);
+
+  std::optional<torch::optim::SGD> optimizer;
+  if (!server)
+    optimizer.emplace(parameters, torch::optim::SGDOptions(options.learning_rate).momentum(options.momentum));
+  if (allreduce) {
+    // Gradient i of the all-reduce is parameter n-1-i: backward produces them in reverse order.
+    for (std::size_t i = 0; i < parameters.size(); ++i)
+      parameters[parameters.size() - 1 - i].register_hook([allreduce, i](torch::Tensor gradient) {
+        torch::from_blob(allreduce->gradient_slot(i), gradient.sizes(), torch::kFloat).copy_(gradient);
+        allreduce->gradient_ready(i);
+      });
+  }
+  const bool on_gpu = device.is_cuda();
+  const auto synchronized_now = [on_gpu] {
+    if (on_gpu) torch::cuda::synchronize();
+    return probe::now_seconds();
+  };
+  std::vector<float> flat_gradients, flat_weights;
+
+  StepSamples samples;
+  for (int step = 0; step < options.warmup + options.iterations; ++step) {
+    const double start = synchronized_now();
+    // Gradients are not accumulated across steps: each step's backward makes them anew.
+    for (auto& parameter : parameters) parameter.mutable_grad() = torch::Tensor();
+    const torch::Tensor loss = network.forward(images, labels);
+    const double forward_done = synchronized_now();
+    loss.backward();
+    const double backward_done = synchronized_now();
+    double communication = 0;
+    if (allreduce) {
+      allreduce->wait_until_reduced();
+      for (std::size_t i = 0; i < parameters.size(); ++i) {
+        torch::Tensor& parameter = parameters[parameters.size() - 1 - i];
+        parameter.mutable_grad() =
+            torch::from_blob(allreduce->gradient_slot(i), parameter.sizes(), torch::kFloat).to(device);
+      }
+      communication = allreduce->last_step_communication_seconds();
+    } else if (server) {
+      std::vector<torch::Tensor> gradients;
+      for (const auto& parameter : parameters) gradients.push_back(parameter.grad());
+      flat_gradients = flatten(gradients);
+      flat_weights.resize(flat_gradients.size());
+      server->push_and_pull(flat_gradients.data(), flat_weights.data());
+    }
+    const double communication_done = synchronized_now();
+    if (server) {
+      unflatten_into(parameters, flat_weights.data());
+      communication = communication_done - backward_done;
+    } else {
+      optimizer->step();
+    }
+    const double done = synchronized_now();
+    samples.losses.push_back(loss.item<double>());
+    if (step < options.warmup) continue;
+    samples.iteration.push_back(done - start);
+    samples.forward.push_back(forward_done - start);
+    samples.backward.push_back(backward_done - forward_done);
+    samples.exposed_communication.push_back(communication_done - backward_done);
+    samples.optimizer.push_back(done - communication_done);
+    samples.communication.push_back(communication);
+  }
+  return samples;
+}
+
+json samples_json(const StepSamples& samples) {
+  return {{"iteration", samples.iteration}, {"forward", samples.forward}, {"backward", samples.backward},
+          {"exposed_communication", samples.exposed_communication}, {"optimizer", samples.optimizer},
+          {"communication", samples.communication}};
+}
+
+std::vector<double> pooled(const std::vector<json>& ranks, const char* phase) {
+  std::vector<double> all;
+  for (const json& rank : ranks)
+    if (rank.contains("samples"))
+      for (const double value : rank["samples"][phase]) all.push_back(value);
+  return all;
+}
+
+// Rank 0: the job's report from every rank's JSON.
+TrainingReport assemble_report(const std::vector<json>& ranks, TrainingReport report, bool asynchronous) {
+  std::vector<double> job_steps;  // per step, the slowest worker
+  double asynchronous_images_per_second = 0;
+  for (const json& rank : ranks) {
+    RankReport entry;
+    entry.rank = rank["rank"];
+    entry.node = rank["node"];
+    entry.role = rank["role"];
+    entry.cpus = rank["cpus"].get<std::vector<int>>();
+    entry.allowed_cores = rank["allowed_cores"];
+    entry.openmp_threads = rank["openmp_threads"];
+    entry.torch_threads = rank["torch_threads"];
+    entry.weights_checksum = rank["weights_checksum"];
+    entry.warnings = rank["warnings"].get<std::vector<std::string>>();
+    report.smt = report.smt || report.threads > entry.allowed_cores;
+    report.ranks.push_back(entry);
+    if (rank.contains("staleness_counts")) {
+      const auto counts = rank["staleness_counts"].get<std::vector<std::int64_t>>();
+      if (report.staleness_counts.size() < counts.size()) report.staleness_counts.resize(counts.size(), 0);
+      for (std::size_t k = 0; k < counts.size(); ++k) report.staleness_counts[k] += counts[k];
+    }
+    if (!rank.contains("samples")) continue;
+    const auto steps = rank["samples"]["iteration"].get<std::vector<double>>();
+    if (job_steps.size() < steps.size()) job_steps.resize(steps.size(), 0);
+    for (std::size_t s = 0; s < steps.size(); ++s) job_steps[s] = std::max(job_steps[s], steps[s]);
+    asynchronous_images_per_second += static_cast<double>(report.batch) / probe::summarize(steps).median_seconds;
+  }
+  // Asynchronous workers never wait for each other: each trains at its own pace.
+  report.iteration = probe::summarize(asynchronous ? pooled(ranks, "iteration") : job_steps);
+  report.forward = probe::summarize(pooled(ranks, "forward"));
+  report.backward = probe::summarize(pooled(ranks, "backward"));
+  report.exposed_communication = probe::summarize(pooled(ranks, "exposed_communication"));
+  report.optimizer = probe::summarize(pooled(ranks, "optimizer"));
+  report.communication = probe::summarize(pooled(ranks, "communication"));
+  report.images_per_second = asynchronous ? asynchronous_images_per_second
+                                          : static_cast<double>(report.workers * report.batch) /
+                                                report.iteration.median_seconds;
+  report.losses = ranks.front()["losses"].get<std::vector<double>>();
+  return report;
+}
+
+// The first step (from 1, warm-up included) whose loss on some rank is not finite; JSON writes NaN
+// and infinity as null, so those are the losses that are not numbers.
+std::optional<std::size_t> first_diverged_step(const std::vector<json>& ranks) {
+  std::optional<std::size_t> first;
+  for (const json& rank : ranks) {
+    if (!rank.contains("losses")) continue;
+    const json& losses = rank["losses"];
+    for (std::size_t step = 0; step < losses.size(); ++step)
+      if (!losses[step].is_number()) {
+        if (!first || step + 1 < *first) first = step + 1;
+        break;
+      }
+  }
+  return first;
+}
+
+}  // namespace
+
+Expected<void> check_train_options(const TrainOptions& options) {
+  if (options.batch < 1) return bad_input("--batch must be at least 1, not " + std::to_string(options.batch));
+  if (options.batch > workloads::max_batch)
+    return bad_input("--batch must be at most " + std::to_string(workloads::max_batch) + ", not " +
+                     std::to_string(options.batch));
+  if (options.iterations < 1) return bad_input("--iters must be at least 1");
+  if (options.warmup < 0) return bad_input("--warmup cannot be negative");
+  if (options.threads < 0) return bad_input("--threads cannot be negative (0: one per allowed core)");
+  if (!(options.learning_rate > 0)) return bad_input("--lr must be positive");
+  if (!(options.momentum >= 0 && options.momentum < 1)) return bad_input("--momentum must be in [0, 1)");
+  if (!(options.bucket_megabytes > 0)) return bad_input("--bucket-mb must be positive");
+  if (options.parameter_servers < 0) return bad_input("--ps-servers cannot be negative");
+  if (options.asynchronous && options.parameter_servers == 0)
+    return bad_input("--async trains through parameter servers: give --ps-servers S too");
+  if (options.device != "auto" && options.device != "cpu" && options.device != "cuda")
+    return bad_input("--device must be auto, cpu or cuda, not '" + options.device + "'");
+  return {};
+}
+
+Expected<TrainingOutcome> train(const TrainOptions& options) {
+  if (auto valid = check_train_options(options); !valid) return valid.error();
+  auto workload = workloads::load_network(options.model);
+  if (!workload) return workload.error();
+
+  std::unique_ptr<comm::MpiSession> session;
+  if (comm::started_by_mpi_launcher()) {
+    auto started = comm::MpiSession::start();
+    if (!started) return started.error();
+    session = std::move(*started);
+  }
+  const int rank = session ? session->rank() : 0;
+  const int ranks = session ? session->size() : 1;
+  const auto first_problem = [&](const std::optional<Error>& mine) {
+    return session ? session->first_error_of_any_rank(mine) : mine;
+  };
+
+  RankSetting setting = examine_this_rank(options, rank, ranks);
+  if (auto problem = first_problem(setting.problem)) return *problem;
+  at::set_num_threads(setting.threads);
+  at::set_num_interop_threads(1);
+
+  const bool use_cuda = options.device == "cuda" || (options.device == "auto" && torch::cuda::is_available());
+  const torch::Device device =
+      use_cuda ? torch::Device(torch::kCUDA, static_cast<torch::DeviceIndex>(
+                                                 (session ? session->local_rank() : 0) % torch::cuda::device_count()))
+               : torch::Device(torch::kCPU);
+
+  torch::manual_seed(options.seed);
+  auto built = TorchNetwork::build(*workload);
+  if (auto problem = first_problem(built ? std::nullopt : std::optional<Error>(built.error()))) return *problem;
+  TorchNetwork& network = *built;
+  std::vector<torch::Tensor> parameters = network.parameters();
+  std::vector<float> initial_weights = flatten(parameters);
+  if (session) {
+    session->broadcast_from_rank0(initial_weights.data(), initial_weights.size());
+    unflatten_into(parameters, initial_weights.data());
+  }
+
+  const int servers = options.parameter_servers;
+  const int workers = ranks - servers;
+  const bool is_server = servers > 0 && rank >= workers;
+  json mine = {{"rank", rank},
+               {"node", session ? session->node_index() : 0},
+               {"role", is_server ? "server" : "worker"},
+               {"cpus", setting.machine.binding->allowed_pus},
+               {"allowed_cores", setting.machine.binding->allowed_cores},
+               {"openmp_threads", omp_get_max_threads()},
+               {"torch_threads", at::get_num_threads()},
+               {"warnings", setting.warnings}};
+
+  TrainingReport report;
+  try {
+    network.module().to(device);
+    std::unique_ptr<ParameterServer> parameter_server;
+    std::unique_ptr<GradientAllreduce> allreduce;
+    if (servers > 0) {
+      parameter_server = std::make_unique<ParameterServer>(
+          ParameterServerLayout{workers, servers, initial_weights.size()}, options.asynchronous,
+          SgdSettings{options.learning_rate, options.momentum});
+    } else if (ranks > 1) {
+      std::vector<std::size_t> elements;
+      for (auto it = parameters.rbegin(); it != parameters.rend(); ++it)
+        elements.push_back(static_cast<std::size_t>(it->numel()));
+      allreduce = std::make_unique<GradientAllreduce>(
+          elements, static_cast<std::size_t>(options.bucket_megabytes * 1024 * 1024));
+      report.buckets = allreduce->bucket_count();
+      report.largest_bucket_bytes = static_cast<std::int64_t>(allreduce->largest_bucket_bytes());
+    }
+    if (!is_server) std::vector<float>().swap(initial_weights);  // only servers start from it
+    if (is_server) {
+      const ServerStatistics statistics = parameter_server->serve(
+          rank - workers, initial_weights.data(), options.warmup + options.iterations);
+      mine["staleness_counts"] = statistics.staleness_counts;
+      mine["weights_checksum"] = "";
+    } else {
+      const StepSamples samples = run_steps(options, network, device, allreduce.get(), parameter_server.get(),
+                                            options.seed + 1000003ull * static_cast<std::uint64_t>(rank + 1));
+      mine["samples"] = samples_json(samples);
+      mine["losses"] = samples.losses;
+      mine["weights_checksum"] = checksum_of(parameters);
+    }
+  } catch (const c10::Error& error) {
+    const Error problem = failure((ranks > 1 ? "rank " + std::to_string(rank) + ": " : std::string()) +
+                                  "training failed: " + error.what_without_backtrace());
+    if (!session || ranks == 1) return problem;
+    // The other ranks wait in a collective that this one will never join: end the whole job.
+    std::cerr << "dnntune: error: " << problem.message << std::endl;
+    session->abort_job(1);
+  }
+
+  const std::vector<std::string> texts =
+      session ? session->gather_to_rank0(mine.dump()) : std::vector<std::string>{mine.dump()};
+  TrainingOutcome outcome;
+  outcome.is_rank0 = rank == 0;
+  if (rank != 0) return outcome;
+
+  report.network = workload->name;
+  report.parameters = network.parameter_count();
+  report.batch = options.batch;
+  report.processes = ranks;
+  report.workers = workers;
+  report.servers = servers;
+  report.nodes = session ? session->node_count() : 1;
+  report.threads = setting.threads;
+  report.strategy = strategy_name(ranks, servers, options.asynchronous);
+  report.device = use_cuda ? "cuda" : "cpu";
+  report.backend = use_cuda ? "torch-cuda" : "torch";
+  report.backend_version = std::string("libtorch ") + TORCH_VERSION;
+  report.mpi_version = session ? session->library_version() : "";
+  report.machine_fingerprint = records::fingerprint(setting.machine);
+  report.iterations = options.iterations;
+  report.warmup = options.warmup;
+  std::vector<json> parsed;
+  for (const std::string& text : texts) parsed.push_back(json::parse(text));
+  if (auto step = first_diverged_step(parsed)) {
+    std::ostringstream rate;
+    rate << options.learning_rate;
+    return bad_input("the loss became NaN (or infinite) at step " + std::to_string(*step) + " with --lr " + rate.str() +
+                     ": lower --lr");
+  }
+  outcome.report = assemble_report(parsed, std::move(report), options.asynchronous);
+  return outcome;
+}
+
+}  // namespace dnntune::train

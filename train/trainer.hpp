@@ -1,0 +1,99 @@
+// train/trainer.hpp — real data-parallel training of a workload, the ground truth the model
+// is checked against: SGD with momentum on synthetic ImageNet-shaped data (one fixed random batch
+// per rank, as the Horovod and tf_cnn_benchmarks synthetic benchmarks do) with a real
+// cross-entropy loss, timed per iteration and per phase.
+//
+// One process (no MPI), or one rank of an MPI job (mpirun, srun): all-reduce of bucketed
+// gradients overlapped with the backward pass, or parameter servers, synchronous or not. Every
+// rank reports its effective CPU set and thread counts; a rank given more threads than CPUs it
+// may run on is refused (the default one-core-per-rank binding of Open MPI is the usual cause).
+// A light header: the report types are plain data (training_report.hpp prints them).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/expected.hpp"
+#include "probe/timing.hpp"
+
+namespace dnntune::train {
+
+struct TrainOptions {
+  std::string model;              // a built-in network or a network JSON file (workloads::load_network)
+  std::int64_t batch = 32;        // images per process and step
+  int iterations = 10;            // measured steps
+  int warmup = 2;                 // steps before them, not measured
+  int threads = 0;                // per process; 0: one per core this process may use
+  float learning_rate = 0.01f;
+  float momentum = 0.9f;
+  double bucket_megabytes = 25;   // gradient fusion threshold (PyTorch DDP's default bucket size)
+  int parameter_servers = 0;      // 0: all-reduce; S: the last S ranks are parameter servers
+  bool asynchronous = false;      // parameter servers without a barrier
+  std::string device = "auto";    // "cpu", "cuda", or "auto" (CUDA when libtorch has a GPU)
+  std::uint64_t seed = 1;         // weights (rank 0's, broadcast) and each rank's synthetic batch
+};
+
+// The report's (and the records' descriptor) name of how a job of `ranks` ranks, `servers` of
+// them parameter servers, trains: "single", "allreduce", "ps-sync" or "ps-async".
+inline std::string strategy_name(int ranks, int servers, bool asynchronous) {
+  if (servers > 0) return asynchronous ? "ps-async" : "ps-sync";
+  return ranks > 1 ? "allreduce" : "single";
+}
+
+// Checks what can be checked before any process starts (the same on every rank).
+Expected<void> check_train_options(const TrainOptions& options);
+
+// One rank as it really ran.
+struct RankReport {
+  int rank = 0;
+  int node = 0;
+  std::string role;              // "worker" or "server"
+  std::vector<int> cpus;         // the OS CPUs it may run on
+  int allowed_cores = 0;
+  int openmp_threads = 0;        // omp_get_max_threads() after the trainer set its threads
+  int torch_threads = 0;         // at::get_num_threads()
+  std::string weights_checksum;  // FNV-1a of its final parameters' bytes (equal = identical weights)
+  std::vector<std::string> warnings;
+};
+
+struct TrainingReport {
+  std::string network;
+  std::int64_t parameters = 0;
+  std::int64_t batch = 0;        // per process
+  int processes = 1;             // ranks in the job
+  int workers = 1;               // ranks that train
+  int servers = 0;
+  int nodes = 1;
+  int threads = 1;               // per process
+  bool smt = false;              // some rank runs more threads than it has cores (on SMT siblings)
+  std::string strategy;          // "single", "allreduce", "ps-sync", "ps-async"
+  std::string device;            // "cpu" or "cuda"
+  std::string backend;           // "torch" or "torch-cuda"
+  std::string backend_version;   // "libtorch 1.13.0"
+  std::string mpi_version;       // "" without MPI
+  std::string machine_fingerprint;
+  int buckets = 0;               // all-reduce only
+  std::int64_t largest_bucket_bytes = 0;
+  int iterations = 0, warmup = 0;
+
+  double images_per_second = 0;  // the whole job, at the median iteration time
+  probe::TimingSummary iteration;       // the job's step: per step, the slowest worker
+  // Pooled over workers: forward, backward, what was left of communication after backward,
+  // the optimizer update (copying the pulled weights, for parameter servers).
+  probe::TimingSummary forward, backward, exposed_communication, optimizer;
+  probe::TimingSummary communication;   // all-reduce time per step, overlapped and exposed together
+  std::vector<double> losses;    // rank 0's loss at every step, warm-up included
+  std::vector<std::int64_t> staleness_counts;  // parameter servers: [k] = updates k versions late
+  std::vector<RankReport> ranks;
+};
+
+// Trains as `options` say, on this process (and its MPI job when a launcher started it). Every
+// rank returns; only rank 0's report is filled in (is_rank0 says which one this is).
+struct TrainingOutcome {
+  bool is_rank0 = true;
+  TrainingReport report;
+};
+Expected<TrainingOutcome> train(const TrainOptions& options);
+
+}  // namespace dnntune::train
