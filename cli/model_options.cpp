@@ -39,7 +39,7 @@ void add_model_source_options(CLI::App& command, ModelSourceOptions& options) {
 namespace {
 
 // `machine` with the built-in reference calibration's efficiencies carried over.
-Expected<model::Predictor> spec_predictor(const probe::MachineProfile& machine, const std::string& backend) {
+Expected<model::Predictor> spec_predictor(const records::MachineProfile& machine, const std::string& backend) {
   const char* reference = data::builtin_reference_calibration(backend);
   if (!reference)
     return bad_input("no built-in " + backend + " reference calibration: give --calibration FILE, the " + backend +
@@ -72,7 +72,7 @@ Expected<model::Predictor> load_predictor(const ModelSourceOptions& options,
     if (cached->calibration_path.empty()) {
       // Nothing could be measured: the model alone, on this machine's probed profile.
       std::cerr << "dnntune: note: " << cached->note << std::endl;
-      auto machine = probe::read_machine_profile(cached->machine_path);
+      auto machine = records::read_machine_profile(cached->machine_path);
       if (!machine) return machine.error();
       return spec_predictor(*machine, options.backend);
     }
@@ -86,7 +86,7 @@ Expected<model::Predictor> load_predictor(const ModelSourceOptions& options,
   if (!options.topology_path.empty()) {
     auto node = probe::describe_topology_file(options.topology_path);
     if (!node) return node.error();
-    if (probe::fingerprint(*node) == probe::fingerprint(calibration->machine))
+    if (records::fingerprint(*node) == records::fingerprint(calibration->machine))
       return model::Predictor::from_calibration(std::move(*calibration));
     node->performance = calibration->machine.performance;
     node->cpu = calibration->machine.cpu;
@@ -95,7 +95,7 @@ Expected<model::Predictor> load_predictor(const ModelSourceOptions& options,
   if (options.machine.empty()) return model::Predictor::from_calibration(std::move(*calibration));
   auto machine = data::load_machine(options.machine);
   if (!machine) return machine.error();
-  if (probe::fingerprint(*machine) == probe::fingerprint(calibration->machine))
+  if (records::fingerprint(*machine) == records::fingerprint(calibration->machine))
     return model::Predictor::from_calibration(std::move(*calibration));
   return model::Predictor::from_spec(*machine, *calibration);
 }
@@ -138,26 +138,28 @@ Expected<model::TrainingConfiguration> configuration_from(const ConfigurationOpt
 void add_fabric_options(CLI::App& command, FabricOptions& options) {
   std::string fabrics;
   for (const auto& name : model::fabric_names()) fabrics += (fabrics.empty() ? "" : ", ") + name;
-  auto* network = command.add_option("--network", options.network, "Inter-node network: " + fabrics)
+  // --fabric is the inter-node fabric ("network" elsewhere means the DNN); --network is its
+  // older name, kept so existing scripts keep working.
+  auto* preset = command.add_option("--fabric,--network", options.preset, "Inter-node fabric preset: " + fabrics)
                       ->capture_default_str()
                       ->check(CLI::Validator(
                           [fabrics](std::string& name) {
                             return model::fabric_preset(name) ? std::string()
-                                                              : "\"" + name + "\" is not a network preset (" + fabrics + ")";
+                                                              : "\"" + name + "\" is not a network preset (" + fabrics + "): give --fabric one of them, or --link-gbps";
                           },
                           "one of " + fabrics));
   auto* gbits = command.add_option("--link-gbps", options.link_gbits,
-                                   "Inter-node link line rate in Gb/s (instead of --network; 90% of it is usable)")
+                                   "Inter-node link line rate in Gb/s (instead of --fabric; 90% of it is usable)")
                     ->option_text("GBITS");
   auto* latency = command.add_option("--link-latency-us", options.link_latency_us,
                                      "Inter-node MPI latency in microseconds (with --link-gbps)")
                       ->option_text("MICROSECONDS");
-  gbits->excludes(network);
-  latency->excludes(network);
+  gbits->excludes(preset);
+  latency->excludes(preset);
 }
 
 Expected<std::string> fabric_from(const FabricOptions& options) {
-  if (options.link_gbits.empty() && options.link_latency_us.empty()) return options.network;
+  if (options.link_gbits.empty() && options.link_latency_us.empty()) return options.preset;
   if (options.link_gbits.empty() || options.link_latency_us.empty())
     return bad_input("--link-gbps and --link-latency-us go together (or name a --network)");
   const auto number = [](const std::string& text, const char* option) -> Expected<double> {

@@ -31,10 +31,10 @@ void add_model_source_options(CLI::App& command, ModelSourceOptions& options);
 Expected<model::Predictor> load_predictor(const ModelSourceOptions& options,
                                           const DefaultCalibrationRequest& when_uncalibrated);
 
-// The inter-node fabric: --network NAME (a preset), or --link-gbps X --link-latency-us Y (numbers,
+// The inter-node fabric: --fabric NAME (a preset; --network is its older name), or --link-gbps X --link-latency-us Y (numbers,
 // e.g. those of an emulated cluster's shaped links; they replace a calibration's measured link).
 struct FabricOptions {
-  std::string network = "edr";
+  std::string preset = "edr";  // --fabric NAME
   std::string link_gbits;       // as typed: parsed and checked by fabric_from
   std::string link_latency_us;
 };

@@ -80,7 +80,8 @@ OverlapResult simulate_allreduce_overlap(const std::vector<std::pair<double, dou
   }
   if (bucket_bytes > 0) launch(clock);
   result.exposed = std::max(0.0, engine_free - clock);
-  result.overlapped = result.communication - result.exposed;
+  // A difference of sums: rounding can leave -1e-20 when nothing overlapped.
+  result.overlapped = std::max(0.0, result.communication - result.exposed);
   return result;
 }
 
@@ -96,7 +97,7 @@ Expected<Predictor> Predictor::from_calibration(Calibration calibration) {
   return predictor;
 }
 
-Expected<Predictor> Predictor::from_spec(const probe::MachineProfile& machine, const Calibration& reference) {
+Expected<Predictor> Predictor::from_spec(const records::MachineProfile& machine, const Calibration& reference) {
   auto rates = machine_rates(machine);
   if (!rates) return rates.error();
   Predictor predictor;
