@@ -1,5 +1,5 @@
 // tests/workloads_kernel_class_test.cpp — the one kernel taxonomy (workloads/kernel_class.hpp),
-// and the backend registry (workloads/backends.hpp).
+// the backend registry (workloads/backends.hpp) and the typed network-at-batch key.
 #include <catch2/catch.hpp>
 
 #include <set>
@@ -7,6 +7,7 @@
 
 #include "workloads/backends.hpp"
 #include "workloads/kernel_class.hpp"
+#include "workloads/network_at_batch.hpp"
 #include "workloads/zoo.hpp"
 
 using namespace dnntune::workloads;
@@ -91,4 +92,14 @@ TEST_CASE("every backend classifies every zoo layer into a class it lists") {
             CHECK(backend.kernel_classes.test(static_cast<std::size_t>(kernel_class)));
           }
   }
+}
+
+TEST_CASE("a network at a batch reads back from its covered.json text") {
+  CHECK(NetworkAtBatch{"resnet152", 32}.to_text() == "resnet152@32");
+  CHECK(NetworkAtBatch::from_text("resnet152@32") == NetworkAtBatch{"resnet152", 32});
+  // A network file's path may hold '@': the batch follows the last one.
+  CHECK(NetworkAtBatch::from_text("/tmp/a@b/net.json@8") == NetworkAtBatch{"/tmp/a@b/net.json", 8});
+  for (const char* bad : {"resnet152", "@32", "resnet152@", "resnet152@0", "resnet152@-1", "resnet152@abc",
+                          "resnet152@65537", "resnet152@3 "})
+    CHECK_FALSE(NetworkAtBatch::from_text(bad));
 }
