@@ -14,6 +14,7 @@
 #include "cli/version.hpp"
 #include "common/file_lock.hpp"
 #include "common/json_file.hpp"
+#include "common/self_executable.hpp"
 #include "model/calibration.hpp"
 #include "model/fit.hpp"
 #include "probe/layers/layer_backend.hpp"
@@ -123,9 +124,9 @@ Expected<void> measure(const Entry& entry, const DefaultCalibrationRequest& requ
   calibrate.anchor_iterations = 2;
   calibrate.directory = entry.measurements;
   calibrate.resume = fs::exists(entry.measurements + "/layers.jsonl");
-  std::error_code error;
-  calibrate.executable = fs::read_symlink("/proc/self/exe", error).string();
-  if (error) return failure("cannot find this program's path (/proc/self/exe): " + error.message());
+  auto executable = self_executable_path();
+  if (!executable) return executable.error();
+  calibrate.executable = *executable;
   auto prepared = probe::layers::prepare_calibration(calibrate, progress);
   if (!prepared && calibrate.resume) {
     // The request was checked: what failed is the directory (corrupt, or another machine's).
