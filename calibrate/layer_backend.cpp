@@ -1,24 +1,39 @@
-// calibrate/layer_backend.cpp — which backends this build has, and making one by name.
-// "torch-cuda" exists only when CMake found a libtorch built with CUDA (DNNTUNE_TORCH_CUDA);
-// Debian's libtorch is CPU-only.
+// calibrate/layer_backend.cpp — which backends of the registry (workloads/backends.hpp) this
+// build can run here, and making one by name. "torch-cuda" can run only when CMake found a
+// libtorch built with CUDA (DNNTUNE_TORCH_CUDA) and it sees a GPU; Debian's libtorch is CPU-only.
 #include "calibrate/layer_backend.hpp"
 
 namespace dnntune::calibrate {
 
-std::vector<std::string> available_backends() {
-  std::vector<std::string> names{"onednn", "torch"};
+namespace {
+
+bool can_run_here(const workloads::BackendTraits& backend) {
+  if (backend.device == workloads::Device::cpu) return true;
 #ifdef DNNTUNE_TORCH_CUDA
-  if (torch_cuda_available()) names.push_back("torch-cuda");
+  return backend.library == workloads::KernelLibrary::libtorch && torch_cuda_available();
+#else
+  return false;
 #endif
+}
+
+}  // namespace
+
+std::vector<std::string> available_backends() {
+  std::vector<std::string> names;
+  for (const auto& backend : workloads::backend_registry())
+    if (can_run_here(backend)) names.emplace_back(backend.name);
   return names;
 }
 
 Expected<std::unique_ptr<LayerBackend>> make_backend(const std::string& name) {
-  if (name == "onednn") return make_onednn_backend();
-  if (name == "torch") return make_torch_backend(false);
-#ifdef DNNTUNE_TORCH_CUDA
-  if (name == "torch-cuda" && torch_cuda_available()) return make_torch_backend(true);
-#endif
+  const auto* backend = workloads::find_backend(name);
+  if (backend && can_run_here(*backend)) {
+    const bool cuda = backend->device == workloads::Device::cuda;
+    switch (backend->library) {
+      case workloads::KernelLibrary::onednn: return make_onednn_backend();
+      case workloads::KernelLibrary::libtorch: return make_torch_backend(cuda);
+    }
+  }
   std::string known;
   for (const auto& available : available_backends()) known += (known.empty() ? "" : ", ") + available;
   return bad_input("unknown or unavailable backend '" + name + "' (available here: " + known + ")");

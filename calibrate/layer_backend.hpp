@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/expected.hpp"
+#include "workloads/backends.hpp"
 #include "workloads/costs.hpp"
 #include "workloads/graph.hpp"
 #include "workloads/layer.hpp"
@@ -58,8 +59,8 @@ class LayerBackend {
                                                                  std::int64_t batch) = 0;
 };
 
-// The backends this build can run here: "onednn", "torch", and "torch-cuda" when libtorch was
-// built with CUDA and a GPU is visible.
+// The backends of the registry (workloads/backends.hpp) this build can run here: "onednn",
+// "torch", and "torch-cuda" when libtorch was built with CUDA and a GPU is visible.
 std::vector<std::string> available_backends();
 
 // A backend by name; an unknown or unavailable one is bad_input naming the available ones.

@@ -104,197 +104,269 @@ std::vector<float> read_plain(dnnl::stream& stream, const memory& source) {
   return values;
 }
 
+// Creates the primitives of one layer kind into a Layer (its friend): Layer::create works out
+// what every kind reads once, then calls the member for the layer's kind (builder_of).
+struct PrimitiveBuilder {
+  Layer& layer;
+  const LayerSpec& spec;
+  std::int64_t batch;
+  const std::vector<memory::desc>& inputs;
+  memory::desc src;          // the first input
+  workloads::Shape output;   // per image
+  memory::dims strides, kernel, padding;
+  bool wants_backward_data, wants_backward_weights;
+  const dnnl::engine& engine;
+
+  Expected<void> build_convolution();  // convolution: forward, backward-data and backward-weights primitives (bias optional).
+  Expected<void> build_inner_product();  // inner product: the same three passes on a flattened input.
+  Expected<void> build_batch_norm();  // batch norm in training mode: batch statistics, scale and shift.
+  Expected<void> build_eltwise();  // ReLU, or clip to [0, 6] for ReLU6.
+  Expected<void> build_pooling();  // max and average pooling, and adaptive average pooling when its bins are even.
+  Expected<void> build_add();  // the element-wise sum of the inputs.
+  Expected<void> build_concat();  // concatenation along channels.
+  Expected<void> build_dropout();  // dropout: a binary multiply by the mask.
+  Expected<void> build_loss();  // the loss: log-softmax (the negative log-likelihood is summed in C++).
+};
+
+Expected<void> PrimitiveBuilder::build_convolution() {
+  using namespace dnnl;
+  const memory::dims weights_dims =
+      spec.groups == 1 ? memory::dims{spec.output_channels, spec.input.channels, spec.kernel_h, spec.kernel_w}
+                       : memory::dims{spec.groups, spec.output_channels / spec.groups,
+                                      spec.input.channels / spec.groups, spec.kernel_h, spec.kernel_w};
+  const memory::dims dilation{spec.dilation_h - 1, spec.dilation_w - 1};  // oneDNN counts the gaps
+  const auto bias = spec.bias ? any_desc({spec.output_channels}) : memory::desc();
+  const auto dst = any_desc(activation_dims(batch, output));
+  const auto pad_right = right_padding(spec, output);
+  const auto forward_desc =
+      spec.bias ? convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct,
+                                            any_desc(src.dims()), any_desc(weights_dims), bias, dst, strides,
+                                            dilation, padding, pad_right)
+                : convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct,
+                                            any_desc(src.dims()), any_desc(weights_dims), dst, strides,
+                                            dilation, padding, pad_right);
+  const convolution_forward::primitive_desc forward_pd(forward_desc, engine);
+  layer.src_descs_ = {forward_pd.src_desc()};
+  layer.dst_desc_ = forward_pd.dst_desc();
+  layer.weights_desc_ = forward_pd.weights_desc();
+  layer.bias_desc_ = forward_pd.bias_desc();
+  layer.forward_ = convolution_forward(forward_pd);
+  // Backward-data kernels want the weights blocked another way than the forward ones
+  // (given the forward's layout, oneDNN falls back to a slow reference kernel).
+  if (wants_backward_data) {
+    const convolution_backward_data::primitive_desc pd(
+        convolution_backward_data::desc(algorithm::convolution_direct, forward_pd.src_desc(),
+                                        any_desc(weights_dims), forward_pd.dst_desc(), strides, dilation,
+                                        padding, pad_right),
+        engine, forward_pd);
+    layer.weights_backward_desc_ = pd.weights_desc();
+    layer.backward_data_ = convolution_backward_data(pd);
+  }
+  if (wants_backward_weights) {
+    const auto weights_desc = spec.bias
+        ? convolution_backward_weights::desc(algorithm::convolution_direct, forward_pd.src_desc(),
+                                             any_desc(weights_dims), bias, forward_pd.dst_desc(), strides,
+                                             dilation, padding, pad_right)
+        : convolution_backward_weights::desc(algorithm::convolution_direct, forward_pd.src_desc(),
+                                             any_desc(weights_dims), forward_pd.dst_desc(), strides, dilation,
+                                             padding, pad_right);
+    const convolution_backward_weights::primitive_desc pd(weights_desc, engine, forward_pd);
+    layer.diff_weights_desc_ = pd.diff_weights_desc();
+    layer.diff_bias_desc_ = pd.diff_bias_desc();
+    layer.backward_weights_ = convolution_backward_weights(pd);
+  }
+  return {};
+}
+
+Expected<void> PrimitiveBuilder::build_inner_product() {
+  using namespace dnnl;
+  const memory::dims weights_dims{spec.output_channels, spec.input.channels};
+  const auto bias = spec.bias ? any_desc({spec.output_channels}) : memory::desc();
+  const auto dst = any_desc({batch, spec.output_channels});
+  const auto forward_desc =
+      spec.bias ? inner_product_forward::desc(prop_kind::forward_training, src, any_desc(weights_dims), bias, dst)
+                : inner_product_forward::desc(prop_kind::forward_training, src, any_desc(weights_dims), dst);
+  const inner_product_forward::primitive_desc forward_pd(forward_desc, engine);
+  layer.dst_desc_ = forward_pd.dst_desc();
+  layer.weights_desc_ = forward_pd.weights_desc();
+  layer.bias_desc_ = forward_pd.bias_desc();
+  layer.forward_ = inner_product_forward(forward_pd);
+  if (wants_backward_data) {
+    const inner_product_backward_data::primitive_desc pd(
+        inner_product_backward_data::desc(src, any_desc(weights_dims), forward_pd.dst_desc()), engine, forward_pd);
+    layer.weights_backward_desc_ = pd.weights_desc();
+    layer.backward_data_ = inner_product_backward_data(pd);
+  }
+  if (wants_backward_weights) {
+    const auto weights_desc =
+        spec.bias ? inner_product_backward_weights::desc(src, any_desc(weights_dims), bias, forward_pd.dst_desc())
+                  : inner_product_backward_weights::desc(src, any_desc(weights_dims), forward_pd.dst_desc());
+    const inner_product_backward_weights::primitive_desc pd(weights_desc, engine, forward_pd);
+    layer.diff_weights_desc_ = pd.diff_weights_desc();
+    layer.diff_bias_desc_ = pd.diff_bias_desc();
+    layer.backward_weights_ = inner_product_backward_weights(pd);
+  }
+  return {};
+}
+
+Expected<void> PrimitiveBuilder::build_batch_norm() {
+  using namespace dnnl;
+  const auto flags = normalization_flags::use_scale | normalization_flags::use_shift;
+  const auto epsilon = static_cast<float>(spec.batch_norm_epsilon);
+  const batch_normalization_forward::primitive_desc forward_pd(
+      batch_normalization_forward::desc(prop_kind::forward_training, src, epsilon, flags), engine);
+  layer.dst_desc_ = forward_pd.dst_desc();
+  layer.weights_desc_ = layer.bias_desc_ = plain_desc({spec.input.channels});
+  layer.mean_desc_ = forward_pd.mean_desc();
+  layer.variance_desc_ = forward_pd.variance_desc();
+  layer.forward_ = batch_normalization_forward(forward_pd);
+  // One primitive computes the data and the scale/shift gradients together, as frameworks
+  // run it; it is timed as backward_data (see has_backward_weights_).
+  if (wants_backward_data) {
+    const batch_normalization_backward::primitive_desc pd(
+        batch_normalization_backward::desc(prop_kind::backward, src, src, epsilon, flags), engine, forward_pd);
+    layer.diff_weights_desc_ = layer.diff_bias_desc_ = plain_desc({spec.input.channels});
+    layer.backward_data_ = batch_normalization_backward(pd);
+  }
+  return {};
+}
+
+Expected<void> PrimitiveBuilder::build_eltwise() {
+  using namespace dnnl;
+  const bool relu = spec.eltwise == EltwiseAlgorithm::relu;
+  const auto kind = relu ? algorithm::eltwise_relu : algorithm::eltwise_clip_v2;
+  const float alpha = 0, beta = relu ? 0.0f : 6.0f;
+  const eltwise_forward::primitive_desc forward_pd(
+      eltwise_forward::desc(prop_kind::forward_training, kind, src, alpha, beta), engine);
+  layer.dst_desc_ = forward_pd.dst_desc();
+  layer.forward_ = eltwise_forward(forward_pd);
+  if (wants_backward_data)
+    layer.backward_data_ = eltwise_backward(eltwise_backward::primitive_desc(
+        eltwise_backward::desc(kind, src, src, alpha, beta), engine, forward_pd));
+  return {};
+}
+
+Expected<void> PrimitiveBuilder::build_pooling() {
+  using namespace dnnl;
+  memory::dims window = kernel, step = strides, left = padding, right;
+  algorithm kind = algorithm::pooling_max;
+  if (spec.kind == LayerKind::adaptive_avg_pool) {
+    // Even bins are an ordinary average pooling; uneven ones have no oneDNN primitive.
+    if (spec.input.height % spec.output_h != 0 || spec.input.width % spec.output_w != 0)
+      return bad_input("oneDNN has no adaptive pooling with uneven bins (" + workloads::to_string(spec.input) +
+                       " to " + std::to_string(spec.output_h) + "x" + std::to_string(spec.output_w) + ")");
+    window = step = {spec.input.height / spec.output_h, spec.input.width / spec.output_w};
+    left = right = {0, 0};
+    kind = algorithm::pooling_avg_exclude_padding;
+  } else {
+    right = right_padding(spec, output);
+    if (spec.pool == PoolAlgorithm::avg)
+      kind = spec.count_include_pad ? algorithm::pooling_avg_include_padding
+                                    : algorithm::pooling_avg_exclude_padding;
+  }
+  const auto dst = any_desc(activation_dims(batch, output));
+  const pooling_forward::primitive_desc forward_pd(
+      pooling_forward::desc(prop_kind::forward_training, kind, src, dst, step, window, left, right), engine);
+  layer.dst_desc_ = forward_pd.dst_desc();
+  layer.workspace_desc_ = forward_pd.workspace_desc();
+  layer.forward_ = pooling_forward(forward_pd);
+  if (wants_backward_data)
+    layer.backward_data_ = pooling_backward(pooling_backward::primitive_desc(
+        pooling_backward::desc(kind, src, forward_pd.dst_desc(), step, window, left, right), engine, forward_pd));
+  return {};
+}
+
+Expected<void> PrimitiveBuilder::build_add() {
+  using namespace dnnl;
+  const sum::primitive_desc pd(std::vector<float>(inputs.size(), 1.0f), inputs, engine);
+  layer.dst_desc_ = pd.dst_desc();
+  layer.forward_ = sum(pd);
+  return {};
+}
+
+Expected<void> PrimitiveBuilder::build_concat() {
+  using namespace dnnl;
+  const concat::primitive_desc pd(1, inputs, engine);
+  layer.dst_desc_ = pd.dst_desc();
+  layer.forward_ = concat(pd);
+  return {};
+}
+
+Expected<void> PrimitiveBuilder::build_dropout() {
+  using namespace dnnl;
+  const binary::primitive_desc pd(binary::desc(algorithm::binary_mul, src, src, src), engine);
+  layer.dst_desc_ = pd.dst_desc();
+  layer.forward_ = binary(pd);
+  if (wants_backward_data) layer.backward_data_ = binary(pd);  // the gradient times the same mask
+  return {};
+}
+
+Expected<void> PrimitiveBuilder::build_loss() {
+  using namespace dnnl;
+  const logsoftmax_forward::primitive_desc forward_pd(
+      logsoftmax_forward::desc(prop_kind::forward_training, src, 1), engine);
+  layer.dst_desc_ = forward_pd.dst_desc();
+  layer.forward_ = logsoftmax_forward(forward_pd);
+  if (wants_backward_data)
+    layer.backward_data_ = logsoftmax_backward(logsoftmax_backward::primitive_desc(
+        logsoftmax_backward::desc(forward_pd.dst_desc(), forward_pd.dst_desc(), 1), engine, forward_pd));
+  return {};
+}
+
+namespace {
+
+using BuildKind = Expected<void> (PrimitiveBuilder::*)();
+
+// The builder of each kind; none for the kinds that compute nothing.
+BuildKind builder_of(LayerKind kind) {
+  switch (kind) {
+    case LayerKind::convolution: return &PrimitiveBuilder::build_convolution;
+    case LayerKind::inner_product: return &PrimitiveBuilder::build_inner_product;
+    case LayerKind::batch_norm: return &PrimitiveBuilder::build_batch_norm;
+    case LayerKind::eltwise: return &PrimitiveBuilder::build_eltwise;
+    case LayerKind::pooling: return &PrimitiveBuilder::build_pooling;
+    case LayerKind::adaptive_avg_pool: return &PrimitiveBuilder::build_pooling;
+    case LayerKind::add: return &PrimitiveBuilder::build_add;
+    case LayerKind::concat: return &PrimitiveBuilder::build_concat;
+    case LayerKind::dropout: return &PrimitiveBuilder::build_dropout;
+    case LayerKind::softmax_cross_entropy: return &PrimitiveBuilder::build_loss;
+    case LayerKind::input:
+    case LayerKind::flatten: return nullptr;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 Expected<std::shared_ptr<Layer>> Layer::create(const LayerSpec& spec, std::int64_t batch,
                                                const std::vector<memory::desc>& inputs, bool backward,
                                                const dnnl::engine& engine) {
-  using namespace dnnl;
   const auto output = workloads::infer_output_shape(spec);
   if (!output) return output.error();
+  const BuildKind build = builder_of(spec.kind);
+  if (!build) return bad_input(workloads::kind_name(spec.kind) + " computes nothing");
   auto layer = std::make_shared<Layer>();
   layer->spec_ = spec;
   layer->batch_ = batch;
   layer->engine_ = engine;
   layer->src_descs_ = inputs;
-  const memory::desc src = inputs.front();
-  const memory::dims strides{spec.stride_h, spec.stride_w}, kernel{spec.kernel_h, spec.kernel_w};
-  const memory::dims padding{spec.pad_h, spec.pad_w};
   const bool wants_backward_data = backward && has_pass(spec, Pass::backward_data);
   const bool wants_backward_weights =
       backward && has_pass(spec, Pass::backward_weights) && spec.kind != LayerKind::batch_norm;
+  PrimitiveBuilder builder{*layer,
+                           spec,
+                           batch,
+                           inputs,
+                           inputs.front(),
+                           *output,
+                           {spec.stride_h, spec.stride_w},
+                           {spec.kernel_h, spec.kernel_w},
+                           {spec.pad_h, spec.pad_w},
+                           wants_backward_data,
+                           wants_backward_weights,
+                           engine};
   try {
-    switch (spec.kind) {
-      case LayerKind::convolution: {
-        const memory::dims weights_dims =
-            spec.groups == 1 ? memory::dims{spec.output_channels, spec.input.channels, spec.kernel_h, spec.kernel_w}
-                             : memory::dims{spec.groups, spec.output_channels / spec.groups,
-                                            spec.input.channels / spec.groups, spec.kernel_h, spec.kernel_w};
-        const memory::dims dilation{spec.dilation_h - 1, spec.dilation_w - 1};  // oneDNN counts the gaps
-        const auto bias = spec.bias ? any_desc({spec.output_channels}) : memory::desc();
-        const auto dst = any_desc(activation_dims(batch, *output));
-        const auto pad_right = right_padding(spec, *output);
-        const auto forward_desc =
-            spec.bias ? convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct,
-                                                  any_desc(src.dims()), any_desc(weights_dims), bias, dst, strides,
-                                                  dilation, padding, pad_right)
-                      : convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct,
-                                                  any_desc(src.dims()), any_desc(weights_dims), dst, strides,
-                                                  dilation, padding, pad_right);
-        const convolution_forward::primitive_desc forward_pd(forward_desc, engine);
-        layer->src_descs_ = {forward_pd.src_desc()};
-        layer->dst_desc_ = forward_pd.dst_desc();
-        layer->weights_desc_ = forward_pd.weights_desc();
-        layer->bias_desc_ = forward_pd.bias_desc();
-        layer->forward_ = convolution_forward(forward_pd);
-        // Backward-data kernels want the weights blocked another way than the forward ones
-        // (given the forward's layout, oneDNN falls back to a slow reference kernel).
-        if (wants_backward_data) {
-          const convolution_backward_data::primitive_desc pd(
-              convolution_backward_data::desc(algorithm::convolution_direct, forward_pd.src_desc(),
-                                              any_desc(weights_dims), forward_pd.dst_desc(), strides, dilation,
-                                              padding, pad_right),
-              engine, forward_pd);
-          layer->weights_backward_desc_ = pd.weights_desc();
-          layer->backward_data_ = convolution_backward_data(pd);
-        }
-        if (wants_backward_weights) {
-          const auto weights_desc = spec.bias
-              ? convolution_backward_weights::desc(algorithm::convolution_direct, forward_pd.src_desc(),
-                                                   any_desc(weights_dims), bias, forward_pd.dst_desc(), strides,
-                                                   dilation, padding, pad_right)
-              : convolution_backward_weights::desc(algorithm::convolution_direct, forward_pd.src_desc(),
-                                                   any_desc(weights_dims), forward_pd.dst_desc(), strides, dilation,
-                                                   padding, pad_right);
-          const convolution_backward_weights::primitive_desc pd(weights_desc, engine, forward_pd);
-          layer->diff_weights_desc_ = pd.diff_weights_desc();
-          layer->diff_bias_desc_ = pd.diff_bias_desc();
-          layer->backward_weights_ = convolution_backward_weights(pd);
-        }
-        break;
-      }
-      case LayerKind::inner_product: {
-        const memory::dims weights_dims{spec.output_channels, spec.input.channels};
-        const auto bias = spec.bias ? any_desc({spec.output_channels}) : memory::desc();
-        const auto dst = any_desc({batch, spec.output_channels});
-        const auto forward_desc =
-            spec.bias ? inner_product_forward::desc(prop_kind::forward_training, src, any_desc(weights_dims), bias, dst)
-                      : inner_product_forward::desc(prop_kind::forward_training, src, any_desc(weights_dims), dst);
-        const inner_product_forward::primitive_desc forward_pd(forward_desc, engine);
-        layer->dst_desc_ = forward_pd.dst_desc();
-        layer->weights_desc_ = forward_pd.weights_desc();
-        layer->bias_desc_ = forward_pd.bias_desc();
-        layer->forward_ = inner_product_forward(forward_pd);
-        if (wants_backward_data) {
-          const inner_product_backward_data::primitive_desc pd(
-              inner_product_backward_data::desc(src, any_desc(weights_dims), forward_pd.dst_desc()), engine, forward_pd);
-          layer->weights_backward_desc_ = pd.weights_desc();
-          layer->backward_data_ = inner_product_backward_data(pd);
-        }
-        if (wants_backward_weights) {
-          const auto weights_desc =
-              spec.bias ? inner_product_backward_weights::desc(src, any_desc(weights_dims), bias, forward_pd.dst_desc())
-                        : inner_product_backward_weights::desc(src, any_desc(weights_dims), forward_pd.dst_desc());
-          const inner_product_backward_weights::primitive_desc pd(weights_desc, engine, forward_pd);
-          layer->diff_weights_desc_ = pd.diff_weights_desc();
-          layer->diff_bias_desc_ = pd.diff_bias_desc();
-          layer->backward_weights_ = inner_product_backward_weights(pd);
-        }
-        break;
-      }
-      case LayerKind::batch_norm: {
-        const auto flags = normalization_flags::use_scale | normalization_flags::use_shift;
-        const auto epsilon = static_cast<float>(spec.batch_norm_epsilon);
-        const batch_normalization_forward::primitive_desc forward_pd(
-            batch_normalization_forward::desc(prop_kind::forward_training, src, epsilon, flags), engine);
-        layer->dst_desc_ = forward_pd.dst_desc();
-        layer->weights_desc_ = layer->bias_desc_ = plain_desc({spec.input.channels});
-        layer->mean_desc_ = forward_pd.mean_desc();
-        layer->variance_desc_ = forward_pd.variance_desc();
-        layer->forward_ = batch_normalization_forward(forward_pd);
-        // One primitive computes the data and the scale/shift gradients together, as frameworks
-        // run it; it is timed as backward_data (see has_backward_weights_).
-        if (wants_backward_data) {
-          const batch_normalization_backward::primitive_desc pd(
-              batch_normalization_backward::desc(prop_kind::backward, src, src, epsilon, flags), engine, forward_pd);
-          layer->diff_weights_desc_ = layer->diff_bias_desc_ = plain_desc({spec.input.channels});
-          layer->backward_data_ = batch_normalization_backward(pd);
-        }
-        break;
-      }
-      case LayerKind::eltwise: {
-        const bool relu = spec.eltwise == EltwiseAlgorithm::relu;
-        const auto kind = relu ? algorithm::eltwise_relu : algorithm::eltwise_clip_v2;
-        const float alpha = 0, beta = relu ? 0.0f : 6.0f;
-        const eltwise_forward::primitive_desc forward_pd(
-            eltwise_forward::desc(prop_kind::forward_training, kind, src, alpha, beta), engine);
-        layer->dst_desc_ = forward_pd.dst_desc();
-        layer->forward_ = eltwise_forward(forward_pd);
-        if (wants_backward_data)
-          layer->backward_data_ = eltwise_backward(eltwise_backward::primitive_desc(
-              eltwise_backward::desc(kind, src, src, alpha, beta), engine, forward_pd));
-        break;
-      }
-      case LayerKind::pooling:
-      case LayerKind::adaptive_avg_pool: {
-        memory::dims window = kernel, step = strides, left = padding, right;
-        algorithm kind = algorithm::pooling_max;
-        if (spec.kind == LayerKind::adaptive_avg_pool) {
-          // Even bins are an ordinary average pooling; uneven ones have no oneDNN primitive.
-          if (spec.input.height % spec.output_h != 0 || spec.input.width % spec.output_w != 0)
-            return bad_input("oneDNN has no adaptive pooling with uneven bins (" + workloads::to_string(spec.input) +
-                             " to " + std::to_string(spec.output_h) + "x" + std::to_string(spec.output_w) + ")");
-          window = step = {spec.input.height / spec.output_h, spec.input.width / spec.output_w};
-          left = right = {0, 0};
-          kind = algorithm::pooling_avg_exclude_padding;
-        } else {
-          right = right_padding(spec, *output);
-          if (spec.pool == PoolAlgorithm::avg)
-            kind = spec.count_include_pad ? algorithm::pooling_avg_include_padding
-                                          : algorithm::pooling_avg_exclude_padding;
-        }
-        const auto dst = any_desc(activation_dims(batch, *output));
-        const pooling_forward::primitive_desc forward_pd(
-            pooling_forward::desc(prop_kind::forward_training, kind, src, dst, step, window, left, right), engine);
-        layer->dst_desc_ = forward_pd.dst_desc();
-        layer->workspace_desc_ = forward_pd.workspace_desc();
-        layer->forward_ = pooling_forward(forward_pd);
-        if (wants_backward_data)
-          layer->backward_data_ = pooling_backward(pooling_backward::primitive_desc(
-              pooling_backward::desc(kind, src, forward_pd.dst_desc(), step, window, left, right), engine, forward_pd));
-        break;
-      }
-      case LayerKind::add: {
-        const sum::primitive_desc pd(std::vector<float>(inputs.size(), 1.0f), inputs, engine);
-        layer->dst_desc_ = pd.dst_desc();
-        layer->forward_ = sum(pd);
-        break;
-      }
-      case LayerKind::concat: {
-        const concat::primitive_desc pd(1, inputs, engine);
-        layer->dst_desc_ = pd.dst_desc();
-        layer->forward_ = concat(pd);
-        break;
-      }
-      case LayerKind::dropout: {
-        const binary::primitive_desc pd(binary::desc(algorithm::binary_mul, src, src, src), engine);
-        layer->dst_desc_ = pd.dst_desc();
-        layer->forward_ = binary(pd);
-        if (wants_backward_data) layer->backward_data_ = binary(pd);  // the gradient times the same mask
-        break;
-      }
-      case LayerKind::softmax_cross_entropy: {
-        const logsoftmax_forward::primitive_desc forward_pd(
-            logsoftmax_forward::desc(prop_kind::forward_training, src, 1), engine);
-        layer->dst_desc_ = forward_pd.dst_desc();
-        layer->forward_ = logsoftmax_forward(forward_pd);
-        if (wants_backward_data)
-          layer->backward_data_ = logsoftmax_backward(logsoftmax_backward::primitive_desc(
-              logsoftmax_backward::desc(forward_pd.dst_desc(), forward_pd.dst_desc(), 1), engine, forward_pd));
-        break;
-      }
-      case LayerKind::input:
-      case LayerKind::flatten:
-        return bad_input(workloads::kind_name(spec.kind) + " computes nothing");
-    }
+    if (auto built = (builder.*build)(); !built) return built.error();
   } catch (const dnnl::error& error) {
     if (error.status == dnnl_unimplemented) return bad_input(std::string("oneDNN: ") + error.what());
     return failure(std::string("oneDNN: ") + error.what());

@@ -69,6 +69,7 @@ class Layer {
   const dnnl::memory::desc& dst_desc() const { return dst_desc_; }
 
  private:
+  friend struct PrimitiveBuilder;  // onednn_layer.cpp: one member per layer kind creates its primitives
   workloads::LayerSpec spec_;
   std::int64_t batch_ = 0;
   dnnl::engine engine_;

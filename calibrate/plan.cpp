@@ -10,10 +10,10 @@
 
 #include "calibrate/layer_operands.hpp"
 #include "probe/peak_kernels.hpp"
+#include "workloads/kernel_class.hpp"
 
 namespace dnntune::calibrate {
 
-using workloads::LayerKind;
 using workloads::LayerSpec;
 using workloads::Pass;
 
@@ -128,28 +128,7 @@ std::vector<Setting> grid_settings(int cores, int smt_ways) {
   return settings;
 }
 
-std::string layer_class(const LayerSpec& spec) {
-  switch (spec.kind) {
-    case LayerKind::convolution: {
-      if (spec.groups > 1) return "conv_grouped";
-      const bool strided = spec.stride_h > 1 || spec.stride_w > 1;
-      const std::string suffix = strided ? "_strided" : "";
-      if (spec.kernel_h == 1 && spec.kernel_w == 1) return "conv1x1" + suffix;
-      if (spec.kernel_h == 3 && spec.kernel_w == 3) return "conv3x3" + suffix;
-      return "conv_other";
-    }
-    case LayerKind::eltwise:
-      return spec.eltwise == workloads::EltwiseAlgorithm::relu ? "relu" : "relu6";
-    case LayerKind::pooling:
-      return spec.pool == workloads::PoolAlgorithm::max ? "maxpool" : "avgpool";
-    case LayerKind::inner_product:
-      return "linear";
-    case LayerKind::softmax_cross_entropy:
-      return "softmax_loss";
-    default:
-      return workloads::kind_name(spec.kind);
-  }
-}
+std::string layer_class(const LayerSpec& spec) { return std::string(workloads::shape_name(workloads::kernel_shape(spec))); }
 
 probe::TimingOptions layer_timing(int operand_sets) {
   probe::TimingOptions options;

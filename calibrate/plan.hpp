@@ -17,8 +17,8 @@
 //   3. the whole-network runs;
 //   4. the other settings for further layers of each class, in spread order (the median, then
 //      the quartiles, ...), round-robin over classes, as long as they fit.
-// A layer class is the layer kind refined where kernels differ (1x1 / 3x3 / other / grouped
-// convolutions, strided or not; max / average pooling ...). The runner re-applies the same
+// A layer class is the layer's kernel shape (workloads/kernel_class.hpp: the kind refined where
+// kernels differ, 1x1 / 3x3 / other / grouped convolutions, strided or not; max / average pooling ...). The runner re-applies the same
 // selection at run time with estimates corrected by what it has measured.
 #pragma once
 
@@ -56,9 +56,8 @@ std::string to_string(const Setting& setting);
 // co-running processes sharing the node (one thread each, and all cores split between them).
 std::vector<Setting> grid_settings(int cores, int smt_ways);
 
-// "conv1x1", "conv1x1_strided", "conv3x3", "conv3x3_strided", "conv_other", "conv_grouped",
-// "batch_norm", "relu", "relu6", "maxpool", "avgpool", "adaptive_avg_pool", "linear", "add",
-// "concat", "dropout", "softmax_loss".
+// The name of the kernel shape the layer picks (workloads/kernel_class.hpp): "conv1x1",
+// "conv3x3_strided", "relu6", "linear", "softmax_loss", ... The plan samples by it.
 std::string layer_class(const workloads::LayerSpec& spec);
 
 struct PlannedMeasurement {

@@ -6,7 +6,7 @@
 // only (backward_data) or of the parameter gradients only (backward_weights).
 //
 // The whole-network run is the trainer's TorchNetwork under real autograd. The one file of
-// probe/layers that includes libtorch, through <ATen/ATen.h> and the few API headers it needs
+// calibrate/ that includes libtorch, through <ATen/ATen.h> and the few API headers it needs
 // rather than <torch/torch.h>, to keep it fast to compile.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>

@@ -9,6 +9,7 @@
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
 #include "cli/number_rules.hpp"
+#include "common/self_executable.hpp"
 #include "calibrate/calibration_report.hpp"
 #include "calibrate/runner.hpp"
 #include "calibrate/worker.hpp"
@@ -69,9 +70,7 @@ void run_calibrate(CalibrateOptions& options) {
   }
   if (options.smt || options.no_smt) request.smt = options.smt;
   request.dry_run = options.dry_run;
-  std::error_code error;
-  request.executable = std::filesystem::read_symlink("/proc/self/exe", error).string();
-  if (error) fail(failure("cannot find this program's path (/proc/self/exe): " + error.message()));
+  request.executable = value_or_fail(self_executable_path());
   const auto progress = [](const std::string& line) { std::cerr << "dnntune calibrate: " << line << std::endl; };
   const auto calibration = value_or_fail(calibrate::prepare_calibration(request, progress));
   std::cout << calibrate::describe_plan(calibration.plan, calibration.plan_request);

@@ -14,12 +14,13 @@
 #include "cli/version.hpp"
 #include "common/file_lock.hpp"
 #include "common/json_file.hpp"
-#include "common/parse_number.hpp"
+#include "common/self_executable.hpp"
 #include "model/calibration.hpp"
 #include "model/fit.hpp"
 #include "calibrate/layer_backend.hpp"
 #include "calibrate/runner.hpp"
 #include "probe/topology.hpp"
+#include "workloads/network_at_batch.hpp"
 #include "workloads/zoo.hpp"
 
 namespace dnntune::cli {
@@ -27,7 +28,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using Coverage = std::vector<std::pair<std::string, std::int64_t>>;  // (network, batch) pairs
+using Coverage = std::vector<workloads::NetworkAtBatch>;
 
 void progress(const std::string& line) { std::cerr << "dnntune: " << line << std::endl; }
 
@@ -55,26 +56,21 @@ Coverage read_coverage(const std::string& path) {
     return coverage;
   for (const auto& item : document->at("covered")) {
     if (!item.is_string()) continue;
-    const std::string text = item.get<std::string>();
-    const auto at = text.rfind('@');
-    if (at == std::string::npos || at == 0) continue;
-    const auto batch = parse_int64(std::string_view(text).substr(at + 1));
-    if (!batch || *batch < 1 || *batch > workloads::max_batch) continue;
-    coverage.emplace_back(text.substr(0, at), *batch);
+    if (auto covered = workloads::NetworkAtBatch::from_text(item.get<std::string>())) coverage.push_back(*covered);
   }
   return coverage;
 }
 
 Expected<void> write_coverage(const std::string& path, const Coverage& coverage) {
   std::vector<std::string> items;
-  for (const auto& [model, batch] : coverage) items.push_back(model + "@" + std::to_string(batch));
+  for (const auto& covered : coverage) items.push_back(covered.to_text());
   return write_json_file(path, {{"covered", items}});
 }
 
 Coverage wanted_by(const DefaultCalibrationRequest& request) {
   Coverage wanted;
   for (const auto& model : request.models)
-    for (const std::int64_t batch : request.batches) wanted.emplace_back(model, batch);
+    for (const std::int64_t batch : request.batches) wanted.push_back({model, batch});
   return wanted;
 }
 
@@ -128,9 +124,9 @@ Expected<void> measure(const Entry& entry, const DefaultCalibrationRequest& requ
   calibrate.anchor_iterations = 2;
   calibrate.directory = entry.measurements;
   calibrate.resume = fs::exists(entry.measurements + "/layers.jsonl");
-  std::error_code error;
-  calibrate.executable = fs::read_symlink("/proc/self/exe", error).string();
-  if (error) return failure("cannot find this program's path (/proc/self/exe): " + error.message());
+  auto executable = self_executable_path();
+  if (!executable) return executable.error();
+  calibrate.executable = *executable;
   auto prepared = calibrate::prepare_calibration(calibrate, progress);
   if (!prepared && calibrate.resume) {
     // The request was checked: what failed is the directory (corrupt, or another machine's).

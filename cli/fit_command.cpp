@@ -12,6 +12,7 @@
 #include "records/measurement.hpp"
 #include "probe/peak_kernels.hpp"
 #include "probe/topology.hpp"
+#include "workloads/backends.hpp"
 
 namespace dnntune::cli {
 namespace {
@@ -70,7 +71,7 @@ void add_fit_command(CLI::App& root) {
                       "The machine profile the measurements were taken on (default: the directory's machine.json)")
       ->option_text("FILE.json|NAME");
   command->add_option("--backend", options.backend, "Fit the measurements of this backend")
-      ->check(CLI::IsMember({"torch", "onednn", "torch-cuda"}))
+      ->check(CLI::IsMember(workloads::backend_names()))
       ->capture_default_str();
   command->add_option("--bootstrap", options.bootstrap, "Bootstrap replicates behind the uncertainty bands")
       ->check(CLI::Range(0, 1000))

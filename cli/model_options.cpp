@@ -9,6 +9,7 @@
 #include "model/calibration.hpp"
 #include "model/communication.hpp"
 #include "probe/topology.hpp"
+#include "workloads/backends.hpp"
 
 namespace dnntune::cli {
 
@@ -22,7 +23,8 @@ void add_model_source_options(CLI::App& command, ModelSourceOptions& options) {
       ->option_text("NAME|FILE.json");
   command.add_option("--backend", options.backend,
                      "The framework you train with: torch (PyTorch) or onednn (TensorFlow/MXNet-style kernels)")
-      ->check(CLI::IsMember({"torch", "onednn"}))
+      // The node model places processes on CPU cores: the registry's CPU backends.
+      ->check(CLI::IsMember(workloads::backend_names(workloads::Device::cpu)))
       ->capture_default_str();
   command.add_option("--calibration-budget", options.calibration_budget_seconds,
                      "Seconds of layer micro-runs when this machine's calibration must be made first (default: 60, "

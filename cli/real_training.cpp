@@ -9,6 +9,7 @@
 #include "common/shell_words.hpp"
 #include "cli/command_support.hpp"
 #include "common/json_file.hpp"
+#include "common/self_executable.hpp"
 #include "train/launch.hpp"
 #include "train/trainer.hpp"
 
@@ -28,9 +29,7 @@ std::string option_value(const std::string& command, const std::string& option) 
 
 MeasuredTraining train_for_real(const std::string& model, const model::TrainingConfiguration& configuration,
                                 const RealTrainingOptions& options) {
-  std::error_code error;
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe", error).string();
-  if (error) fail(failure("cannot find this program's path (/proc/self/exe): " + error.message()));
+  const std::string self = value_or_fail(self_executable_path());
   std::string directory = "/tmp/dnntune-train-XXXXXX";
   if (!mkdtemp(directory.data())) fail(failure("cannot create a temporary directory under /tmp"));
   const std::string report_path = directory + "/train.json";
@@ -43,6 +42,7 @@ MeasuredTraining train_for_real(const std::string& model, const model::TrainingC
   if (!options.record_path.empty()) argv.insert(argv.end(), {"--record", options.record_path});
   const auto code = train::run_and_wait(argv);
   auto report = read_json_file(report_path);
+  std::error_code error;
   std::filesystem::remove_all(directory, error);
   if (!code) fail(code.error());
   if (*code != 0)

@@ -24,8 +24,8 @@ struct RecommendCommandOptions {
   std::string nodes = "1";
   std::string batches = "32";
   std::int64_t global_batch = 0;
-  std::string format = "text";
-  std::string objective = "throughput";
+  std::string format = "text";        // a name in output_formats()
+  std::string objective = "throughput";  // a name in tuner::objectives_by_name()
   double epochs = 90;
   std::int64_t dataset_images = 1281167;
   bool explain = false;
@@ -45,6 +45,46 @@ template <class Number>
 std::vector<Number> parse_list(const std::string& text, const NumberRule& rule, const char* option) {
   const auto values = value_or_fail(parse_checked_list(text, rule, option));
   return std::vector<Number>(values.begin(), values.end());
+}
+
+// What an output format renders from.
+struct RenderInputs {
+  const tuner::Recommendation& recommendation;
+  const model::MachineRates& rates;
+  const tuner::JobScriptOptions& job;
+  bool explain;
+};
+
+struct OutputFormat {
+  const char* name;
+  std::string (*render)(const RenderInputs& inputs);
+};
+
+// --format: each name with its view (tuner/report.hpp, tuner/job_script.hpp); the first is the default.
+const std::vector<OutputFormat>& output_formats() {
+  static const std::vector<OutputFormat> formats{
+      {"text",
+       [](const RenderInputs& in) {
+         return tuner::recommendation_text(in.recommendation, in.explain) + "  launch: " +
+                tuner::mpirun_command_line(in.recommendation.best.prediction.configuration, in.rates, in.job) + "\n";
+       }},
+      {"json",
+       [](const RenderInputs& in) { return tuner::recommendation_json(in.recommendation, in.explain).dump(2) + "\n"; }},
+      {"slurm",
+       [](const RenderInputs& in) { return tuner::slurm_script(in.recommendation.best.prediction, in.rates, in.job); }},
+      {"mpirun",
+       [](const RenderInputs& in) { return tuner::mpirun_text(in.recommendation.best.prediction, in.rates, in.job); }},
+      {"torchrun",
+       [](const RenderInputs& in) { return tuner::torchrun_text(in.recommendation.best.prediction, in.rates, in.job); }},
+  };
+  return formats;
+}
+
+template <class Table, class Name>
+std::vector<std::string> names_of(const Table& table, Name name) {
+  std::vector<std::string> names;
+  for (const auto& entry : table) names.push_back(name(entry));
+  return names;
 }
 
 // --verify K: the analytical answer checked empirically. Trains the recommended configuration
@@ -90,9 +130,8 @@ void run_recommend(const RecommendCommandOptions& options) {
   // Everything the user typed is checked before the first run's calibration starts.
   const auto predictor = value_or_fail(load_predictor(options.source, {{options.model}, batches, options.source.backend}));
   tuner::RecommendOptions recommend_options;
-  recommend_options.objective = options.objective == "time-to-train"     ? tuner::Objective::time_to_train
-                                : options.objective == "images-per-node" ? tuner::Objective::images_per_node
-                                                                         : tuner::Objective::throughput;
+  for (const auto& [name, objective] : tuner::objectives_by_name())  // CLI11 checked the name
+    if (name == options.objective) recommend_options.objective = objective;
   recommend_options.epochs = options.epochs;
   recommend_options.dataset_images = options.dataset_images;
   auto recommendation = value_or_fail(tuner::recommend(predictor, network, space, recommend_options));
@@ -102,15 +141,10 @@ void run_recommend(const RecommendCommandOptions& options) {
   auto job = value_or_fail(job_script_options(
       options.launch, network.name, options.epochs * static_cast<double>(options.dataset_images) / best.images_per_second));
   job.train_command = options.train_command;
-  std::string text;
-  if (options.format == "json") text = tuner::recommendation_json(recommendation, options.explain).dump(2) + "\n";
-  else if (options.format == "slurm") text = tuner::slurm_script(best, predictor.rates(), job);
-  else if (options.format == "mpirun") text = tuner::mpirun_text(best, predictor.rates(), job);
-  else if (options.format == "torchrun") text = tuner::torchrun_text(best, predictor.rates(), job);
-  else {
-    text = tuner::recommendation_text(recommendation, options.explain);
-    text += "  launch: " + tuner::mpirun_command_line(recommendation.best.prediction.configuration, predictor.rates(), job) + "\n";
-  }
+  const auto format = std::find_if(output_formats().begin(), output_formats().end(),
+                                   [&](const OutputFormat& entry) { return entry.name == options.format; });
+  const OutputFormat& chosen = format != output_formats().end() ? *format : output_formats().front();
+  const std::string text = chosen.render({recommendation, predictor.rates(), job, options.explain});
   write_output(text, options.output_path);
 }
 
@@ -133,7 +167,7 @@ void add_recommend_command(CLI::App& root) {
                       "Keep this global batch fixed, split evenly over all processes (instead of --batch)")
       ->check(checked(rules::global_batch));
   command->add_option("--objective", options.objective, "throughput, time-to-train or images-per-node")
-      ->check(CLI::IsMember({"throughput", "time-to-train", "images-per-node"}))
+      ->check(CLI::IsMember(names_of(tuner::objectives_by_name(), [](const auto& entry) { return entry.first; })))
       ->capture_default_str();
   command->add_option("--epochs", options.epochs, "time-to-train: epochs")->capture_default_str()
       ->check(checked(rules::epochs));
@@ -153,7 +187,7 @@ void add_recommend_command(CLI::App& root) {
       ->option_text("FILE.xml");
   command->add_option("--format", options.format,
                       "text, json, slurm (a batch script), mpirun or torchrun (launch lines)")
-      ->check(CLI::IsMember({"text", "json", "slurm", "mpirun", "torchrun"}))
+      ->check(CLI::IsMember(names_of(output_formats(), [](const OutputFormat& entry) { return std::string(entry.name); })))
       ->capture_default_str();
   // --json as on every other reporting command; --format json stays its alias.
   command->add_flag_callback("--json", [] { options.format = "json"; }, "JSON for scripts (the same as --format json)");

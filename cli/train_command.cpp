@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -15,6 +14,7 @@
 #include "cli/commands.hpp"
 #include "probe/allocators.hpp"
 #include "cli/number_rules.hpp"
+#include "common/self_executable.hpp"
 #include "records/measurement.hpp"
 #include "probe/topology.hpp"
 #include "train/launch.hpp"
@@ -63,9 +63,8 @@ std::vector<std::string> train_arguments(const TrainCommandOptions& options, int
 }
 
 std::string this_executable() {
-  char path[PATH_MAX] = {};
-  const ssize_t length = readlink("/proc/self/exe", path, sizeof path - 1);
-  return length > 0 ? std::string(path, static_cast<std::size_t>(length)) : std::string("dnntune");
+  auto path = self_executable_path();
+  return path ? *path : std::string("dnntune");
 }
 
 void launch_job(const TrainCommandOptions& options) {

@@ -7,13 +7,34 @@
 #include <nlohmann/json.hpp>
 
 #include "common/json_file.hpp"
+#include "common/parse_number.hpp"
 
 namespace dnntune::model {
 
 using nlohmann::json;
 
-std::string measured_layer_key(const std::string& descriptor, int pass, std::int64_t batch) {
+std::string MeasuredLayerKey::to_text() const {
   return descriptor + "|" + std::to_string(pass) + "|" + std::to_string(batch);
+}
+
+Expected<MeasuredLayerKey> MeasuredLayerKey::from_text(const std::string& text) {
+  const auto malformed = [&] {
+    return bad_input("\"" + text + "\" is not descriptor|pass|batch (a pass index 0-2, a batch of 1-" +
+                     std::to_string(workloads::max_batch) + ")");
+  };
+  // Descriptors never hold '|' (workloads/layer.hpp): the last two split off pass and batch.
+  const auto batch_bar = text.rfind('|');
+  if (batch_bar == std::string::npos || batch_bar == 0) return malformed();
+  const auto pass_bar = text.rfind('|', batch_bar - 1);
+  if (pass_bar == std::string::npos || pass_bar == 0) return malformed();
+  const auto pass = parse_int64(std::string_view(text).substr(pass_bar + 1, batch_bar - pass_bar - 1));
+  const auto batch = parse_int64(std::string_view(text).substr(batch_bar + 1));
+  if (!pass || *pass < 0 || *pass > 2 || !batch || *batch < 1 || *batch > workloads::max_batch) return malformed();
+  return MeasuredLayerKey{text.substr(0, pass_bar), static_cast<int>(*pass), *batch};
+}
+
+MeasuredLayerKey measured_layer_key(const std::string& descriptor, int pass, std::int64_t batch) {
+  return {descriptor, pass, batch};
 }
 
 std::string fused_pass_key(workloads::LayerKind kind, int pass) {
@@ -78,7 +99,7 @@ Expected<void> check_values(const Calibration& calibration, const std::string& o
     for (const auto& layer : layers)
       if (!(std::isfinite(layer.seconds) && layer.seconds > 0 && std::isfinite(layer.coefficient_of_variation) &&
             layer.coefficient_of_variation >= 0 && layer.threads >= 1 && layer.co_running >= 1 && layer.repetitions >= 0))
-        return bad_input(origin + ": (/measured_layers/" + key +
+        return bad_input(origin + ": (/measured_layers/" + key.to_text() +
                          ") needs threads and co-running >= 1, seconds > 0, a coefficient of variation >= 0");
   if (auto valid = check_link(calibration.links.intra_node, origin, "/links/intra_node"); !valid) return valid;
   // An unmeasured inter-node link is stored as (0, 0): predictions take the --network preset.
@@ -108,7 +129,7 @@ std::string to_json_text(const Calibration& calibration) {
     for (const auto& layer : layers)
       list.push_back({layer.threads, layer.smt, layer.co_running, layer.seconds, layer.coefficient_of_variation,
                       layer.repetitions});
-    measured[key] = list;
+    measured[key.to_text()] = list;
   }
   out["measured_layers"] = measured;
   out["fused_passes"] = calibration.fused_passes;
@@ -161,11 +182,14 @@ Expected<Calibration> calibration_from_json_text(const std::string& text, const 
       if (replicate.size() != parameter_table().size())
         return bad_input(origin + ": a bootstrap replicate has " + std::to_string(replicate.size()) +
                          " parameters, expected " + std::to_string(parameter_table().size()));
-    for (const auto& [key, list] : in.at("measured_layers").items())
+    for (const auto& [text, list] : in.at("measured_layers").items()) {
+      auto key = MeasuredLayerKey::from_text(text);
+      if (!key) return bad_input(origin + ": (/measured_layers) " + key.error().message);
       for (const auto& item : list)
-        calibration.measured_layers[key].push_back({item.at(0).get<int>(), item.at(1).get<bool>(), item.at(2).get<int>(),
+        calibration.measured_layers[*key].push_back({item.at(0).get<int>(), item.at(1).get<bool>(), item.at(2).get<int>(),
                                                     item.at(3).get<double>(), item.at(4).get<double>(),
                                                     item.at(5).get<int>()});
+    }
     if (in.contains("fused_passes"))  // absent in calibrations written before dnntune 0.2
       calibration.fused_passes = in.at("fused_passes").get<std::set<std::string>>();
     calibration.links.intra_node = link_from_json(in.at("links").at("intra_node"));

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/expected.hpp"
@@ -30,8 +31,25 @@ struct MeasuredLayer {
   int repetitions = 1;
 };
 
-// "descriptor|pass|batch": the measurements of one layer pass at one batch, in every setting.
-std::string measured_layer_key(const std::string& descriptor, int pass, std::int64_t batch);
+// One layer pass at one batch: the key of its measurements in every setting. Saved as the text
+// "descriptor|pass|batch" (pass an index, pass_index), the calibration file's format.
+struct MeasuredLayerKey {
+  std::string descriptor;
+  int pass = 0;
+  std::int64_t batch = 1;
+
+  std::string to_text() const;
+  // bad_input unless `text` is "descriptor|pass|batch" with a pass index 0..2 and a batch of
+  // 1..workloads::max_batch.
+  static Expected<MeasuredLayerKey> from_text(const std::string& text);
+  bool operator<(const MeasuredLayerKey& other) const {
+    return std::tie(descriptor, pass, batch) < std::tie(other.descriptor, other.pass, other.batch);
+  }
+  bool operator==(const MeasuredLayerKey& other) const {
+    return descriptor == other.descriptor && pass == other.pass && batch == other.batch;
+  }
+};
+MeasuredLayerKey measured_layer_key(const std::string& descriptor, int pass, std::int64_t batch);
 // "kind|pass": a pass of every layer of a kind (Calibration::fused_passes).
 std::string fused_pass_key(workloads::LayerKind kind, int pass);
 
@@ -84,7 +102,7 @@ struct Calibration {
   std::string backend_version;
   ModelParameters parameters;
   std::vector<std::vector<double>> bootstrap_parameters;  // flat (parameters.hpp), one per replicate
-  std::map<std::string, std::vector<MeasuredLayer>> measured_layers;
+  std::map<MeasuredLayerKey, std::vector<MeasuredLayer>> measured_layers;
   // "kind|pass" (layer kind name, pass index) of passes the backend runs no kernel of their own
   // for, in any layer of that kind: micro-runs record them `unimplemented` (oneDNN computes batch
   // norm's scale and shift gradients inside its backward-data primitive). Predictions give them

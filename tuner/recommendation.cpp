@@ -28,12 +28,17 @@ bool bands_overlap(const model::Prediction& a, const model::Prediction& b) {
 
 }  // namespace
 
+const std::vector<std::pair<std::string, Objective>>& objectives_by_name() {
+  static const std::vector<std::pair<std::string, Objective>> table{
+      {"throughput", Objective::throughput},
+      {"time-to-train", Objective::time_to_train},
+      {"images-per-node", Objective::images_per_node}};
+  return table;
+}
+
 std::string objective_name(Objective objective) {
-  switch (objective) {
-    case Objective::throughput: return "throughput";
-    case Objective::time_to_train: return "time-to-train";
-    case Objective::images_per_node: return "images-per-node";
-  }
+  for (const auto& [name, value] : objectives_by_name())
+    if (value == objective) return name;
   return "?";
 }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/expected.hpp"
@@ -71,7 +72,9 @@ const VerifiedPoint* find_verified(const Recommendation& recommendation,
 // `verified` must hold the recommended configuration.
 void choose_by_measurement(Recommendation& recommendation, std::vector<VerifiedPoint> verified);
 
-// "throughput", "time-to-train", "images-per-node"
+// Each objective with its name ("throughput", "time-to-train", "images-per-node"), as
+// --objective takes them and reports print them: the one table of the names.
+const std::vector<std::pair<std::string, Objective>>& objectives_by_name();
 std::string objective_name(Objective objective);
 
 }  // namespace dnntune::tuner
