@@ -2,8 +2,10 @@
 #include "tuner/recommendation.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include "common/text_format.hpp"
 
@@ -111,12 +113,23 @@ Expected<Recommendation> recommend(const model::Predictor& predictor, const work
   std::stable_sort(result.ranking.begin(), result.ranking.end(),
                    [](const RankedPoint& a, const RankedPoint& b) { return a.score > b.score; });
   // Each candidate's images/s under every bootstrap replicate, kept for the paired comparisons.
+  // A band is a prediction per replicate, so the candidates are spread over the cores
+  // (Predictor::predict is safe to call concurrently).
   std::vector<std::vector<double>> replicates(result.ranking.size());
+  std::vector<std::optional<Expected<model::Prediction>>> banded(result.ranking.size());
+  std::atomic<std::size_t> next{0};
+  const auto band_some = [&] {
+    for (std::size_t index = next++; index < result.ranking.size(); index = next++)
+      banded[index] = predictor.predict(network, result.ranking[index].prediction.configuration, true, &replicates[index]);
+  };
+  const unsigned workers = std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
+  std::vector<std::thread> threads;
+  for (unsigned worker = 1; worker < workers; ++worker) threads.emplace_back(band_some);
+  band_some();
+  for (auto& thread : threads) thread.join();
   for (std::size_t index = 0; index < result.ranking.size(); ++index) {
-    RankedPoint& point = result.ranking[index];
-    auto prediction = predictor.predict(network, point.prediction.configuration, true, &replicates[index]);
-    if (!prediction) return prediction.error();
-    point.prediction = *prediction;
+    if (!*banded[index]) return banded[index]->error();
+    result.ranking[index].prediction = **banded[index];
   }
   choose_among_ties(result, replicates);
 

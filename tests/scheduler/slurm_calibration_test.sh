@@ -41,7 +41,7 @@ expect_bad calibrate --slurm --partition no-such-partition --model "$network"
 # 1. The round trip, waiting with progress.
 timeout 900 "$dnntune" calibrate --slurm --partition test --model "$network" --batch 4 --budget 20 \
     >"$work/calibrate.out" 2>"$work/calibrate.log" || fail "calibrate --slurm"
-cat "$work/calibrate.out"
+cat "$work/calibrate.log" "$work/calibrate.out"
 grep -q "submitted job [0-9]*" "$work/calibrate.log" || fail "no submission reported"
 grep -q "job [0-9]*: RUNNING\|job [0-9]*: PENDING" "$work/calibrate.log" || fail "no job state reported while waiting"
 grep -q "one node: no fabric to sweep" "$work/calibrate.log" || fail "a one-node partition must not get a fabric job"
