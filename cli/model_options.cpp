@@ -8,12 +8,11 @@
 
 #include "cli/number_rules.hpp"
 #include "cli/slurm_calibration.hpp"
-#include "common/text_format.hpp"
 #include "data/builtin_machines.hpp"
 #include "model/calibration.hpp"
 #include "model/communication.hpp"
 #include "model/reference_choice.hpp"
-#include "model/spec_priors.hpp"
+#include "model/spec_model.hpp"
 #include "probe/topology.hpp"
 
 namespace dnntune::cli {
@@ -72,14 +71,8 @@ Expected<std::vector<model::ReferenceCandidate>> reference_candidates(const std:
   return candidates;
 }
 
-std::string describe_reference_machine(const probe::MachineProfile& machine) {
-  return machine.name + " (" + (machine.cpu.model.empty() ? "CPU unknown" : machine.cpu.model) + ", " +
-         std::to_string(machine.topology.cores) + " cores, " +
-         (machine.topology.pus_per_core > 1 ? "SMT" : "no SMT") + ")";
-}
-
 // `machine` from the closest reference (or `given`), with spec priors for what it could not
-// identify; the basis names all of it.
+// identify; the basis names all of it (model/spec_model.hpp).
 Expected<LoadedModel> spec_model(const probe::MachineProfile& machine, const std::string& backend,
                                  std::optional<model::ReferenceCandidate> given) {
   std::vector<model::ReferenceCandidate> candidates;
@@ -90,33 +83,9 @@ Expected<LoadedModel> spec_model(const probe::MachineProfile& machine, const std
     if (!known) return known.error();
     candidates = std::move(*known);
   }
-  auto choice = model::choose_reference(candidates, machine, backend);
-  if (!choice) return choice.error();
-  const model::ReferenceCandidate& reference = candidates[choice->index];
-  const model::SpecPriors priors = model::apply_spec_priors(reference.calibration, machine);
-  auto predictor = model::Predictor::from_spec(machine, priors.calibration);
-  if (!predictor) return predictor.error();
-  auto without = model::Predictor::from_spec(machine, priors.calibration_without_prior_spread);
-  if (!without) return without.error();
-  LoadedModel loaded{std::move(*predictor), {}, std::move(*without), false};
-  loaded.basis.push_back("reference calibration: " + reference.name + ", fitted on " +
-                         describe_reference_machine(reference.calibration.machine) +
-                         (candidates.size() > 1 ? "; the closest of " + std::to_string(candidates.size()) + ": " : ": ") +
-                         choice->why);
-  for (const auto& applied : priors.applied) {
-    std::string names;
-    for (const auto& name : applied.parameters) {
-      const auto dot = name.rfind('.' + applied.field);
-      names += (names.empty() ? "" : ", ") + (dot == std::string::npos || dot == 0 ? name : name.substr(0, dot));
-    }
-    const bool global = applied.parameters.size() == 1 && applied.parameters.front() == applied.field;
-    loaded.basis.push_back("not identified by the reference: " + applied.field + (global ? "" : " of " + names) + " (" +
-                           applied.why_unidentified + "): prior " + format_significant(applied.value, 3) + ", range " +
-                           format_significant(applied.low, 3) + " to " + format_significant(applied.high, 3) +
-                           "; source: " + applied.source);
-  }
-  if (priors.applied.empty()) loaded.basis.push_back("every parameter the answer uses was identified by the reference");
-  return loaded;
+  auto spec = model::make_spec_model(machine, candidates, backend);
+  if (!spec) return spec.error();
+  return LoadedModel{std::move(spec->predictor), std::move(spec->basis), std::move(spec->without_prior_spread), false};
 }
 
 }  // namespace
