@@ -80,7 +80,8 @@ OverlapResult simulate_allreduce_overlap(const std::vector<std::pair<double, dou
   }
   if (bucket_bytes > 0) launch(clock);
   result.exposed = std::max(0.0, engine_free - clock);
-  result.overlapped = result.communication - result.exposed;
+  // Never below 0: when nothing overlaps, the difference of two equal sums rounds to -1e-19.
+  result.overlapped = std::max(0.0, result.communication - result.exposed);
   return result;
 }
 
