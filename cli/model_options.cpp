@@ -85,7 +85,8 @@ Expected<LoadedModel> spec_model(const probe::MachineProfile& machine, const std
   }
   auto spec = model::make_spec_model(machine, candidates, backend);
   if (!spec) return spec.error();
-  return LoadedModel{std::move(spec->predictor), std::move(spec->basis), std::move(spec->without_prior_spread), false};
+  return LoadedModel{std::move(spec->predictor), std::move(spec->basis), std::move(spec->without_prior_spread), false,
+                     false};
 }
 
 }  // namespace
@@ -106,7 +107,7 @@ Expected<LoadedModel> load_model(const ModelSourceOptions& options, const Defaul
   const auto measured = [](Expected<model::Predictor> predictor, std::vector<std::string> basis,
                            bool here) -> Expected<LoadedModel> {
     if (!predictor) return predictor.error();
-    return LoadedModel{std::move(*predictor), std::move(basis), std::nullopt, here};
+    return LoadedModel{std::move(*predictor), std::move(basis), std::nullopt, here, false};
   };
   std::string calibration_path = options.calibration_path;
   if (calibration_path.empty() && !options.machine.empty()) {
@@ -122,8 +123,10 @@ Expected<LoadedModel> load_model(const ModelSourceOptions& options, const Defaul
     if (*found) {
       auto calibration = model::read_calibration((*found)->calibration_path);
       if (!calibration) return calibration.error();
-      return measured(model::Predictor::from_calibration(std::move(*calibration)),
-                      {"calibration of partition " + options.partition + ": " + (*found)->basis}, false);
+      auto loaded = measured(model::Predictor::from_calibration(std::move(*calibration)),
+                             {"calibration of partition " + options.partition + ": " + (*found)->basis}, false);
+      if (loaded) loaded->from_partition = true;
+      return loaded;
     }
     basis.push_back("no calibration of partition " + options.partition + " yet: this answer is for the machine it ran on; "
                     "dnntune calibrate --slurm --partition " + options.partition + " --model NAME measures a node of it");

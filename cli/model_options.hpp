@@ -47,6 +47,7 @@ struct LoadedModel {
   // of the identified parameters alone can be told from the whole band.
   std::optional<model::Predictor> without_prior_spread;
   bool measured_here = false;      // this machine's own calibration: --verify can settle a tie
+  bool from_partition = false;     // the calibration `calibrate --slurm` made of another node
 };
 Expected<LoadedModel> load_model(const ModelSourceOptions& options, const DefaultCalibrationRequest& when_uncalibrated);
 

@@ -118,6 +118,8 @@ std::string band_share_line(const LoadedModel& loaded, const workloads::Network&
 std::string how_to_settle(const LoadedModel& loaded, const RecommendCommandOptions& options) {
   const std::string model = " --model " + options.model;
   if (loaded.measured_here) return "dnntune recommend" + model + " --verify 4 trains the tied candidates on this node";
+  if (loaded.from_partition)
+    return "dnntune recommend" + model + " --verify 4 in a job on a node of " + options.launch.partition;
   const std::string partition = options.launch.partition.empty() ? "P" : options.launch.partition;
   if (!options.source.machine.empty() || !options.source.topology_path.empty())
     return "measure the node itself: dnntune calibrate --slurm --partition " + partition + model +
@@ -151,6 +153,9 @@ void run_recommend(const RecommendCommandOptions& options) {
   source.partition = options.launch.partition;  // the job's partition is also where the answer is for
   auto loaded = value_or_fail(load_model(source, {{options.model}, batches, options.source.backend}));
   const model::Predictor& predictor = loaded.predictor;
+  if (options.verify > 0 && loaded.from_partition)
+    fail(bad_input("--verify trains on this machine, but the answer is for partition " + options.launch.partition +
+                   "'s nodes: run recommend --verify in a job on one of them"));
   tuner::RecommendOptions recommend_options;
   recommend_options.objective = options.objective == "time-to-train"     ? tuner::Objective::time_to_train
                                 : options.objective == "images-per-node" ? tuner::Objective::images_per_node

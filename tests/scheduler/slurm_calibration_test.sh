@@ -64,6 +64,8 @@ grep -q "calibrating" "$work/recommend.log" && fail "recommend --partition calib
 "$dnntune" recommend --model "$network" --batch 4 --partition test --format slurm -- true >"$work/job.sbatch" \
     || fail "recommend --partition --format slurm"
 grep -q "^#SBATCH --partition=test$" "$work/job.sbatch" || fail "the job script lost its partition"
+# --verify would train the login node, not the partition's: refused.
+expect_bad recommend --model "$network" --batch 4 --partition test --verify 2
 
 # 3. --no-wait returns at once and says how to pick the result up; the job then refreshes the record.
 before=$(sed -n 's/.*"job": "\(.*\)".*/\1/p' "$record")
