@@ -9,6 +9,7 @@
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
 #include "cli/number_rules.hpp"
+#include "cli/slurm_calibration.hpp"
 #include "common/self_executable.hpp"
 #include "calibrate/calibration_report.hpp"
 #include "calibrate/runner.hpp"
@@ -29,7 +30,29 @@ struct CalibrateOptions {
   bool comm = false;
   bool anchor = false;
   CommCalibrationOptions comm_options;
+  // --slurm: calibrate a node of a partition through the scheduler (cli/slurm_calibration.hpp)
+  bool slurm = false, slurm_node_job = false, slurm_refit_fabric = false, no_wait = false;
+  SlurmCalibrationRequest slurm_request;
+  CLI::Option* budget = nullptr;
+  CLI::Option* batch = nullptr;
 };
+
+void run_slurm_modes(CalibrateOptions& options) {
+  SlurmCalibrationRequest& slurm = options.slurm_request;
+  const auto& request = options.request;
+  if (options.slurm_refit_fabric)
+    return ok_or_fail(refit_with_fabric(slurm.partition, request.backends.empty() ? "torch" : request.backends.front(),
+                                        request.directory));
+  slurm.models = request.models;
+  // The batch recommend scores by default, unless --batch names others.
+  slurm.batches = options.batch->count() > 0 ? request.batches : std::vector<std::int64_t>{32};
+  slurm.backend = request.backends.size() == 1 && request.backends.front() != "all" ? request.backends.front() : "torch";
+  if (options.budget->count() > 0) slurm.budget_seconds = request.budget_seconds;
+  slurm.wait = !options.no_wait;
+  if (const char* poll = std::getenv("DNNTUNE_SLURM_POLL_SECONDS"); poll && std::atof(poll) > 0)
+    slurm.poll_seconds = std::atof(poll);
+  ok_or_fail(options.slurm_node_job ? run_slurm_node_job(slurm) : calibrate_through_slurm(slurm));
+}
 
 void run_report(const CalibrateOptions& options) {
   const auto report = value_or_fail(calibrate::make_calibration_report(options.report_directory));
@@ -58,6 +81,8 @@ void run_calibrate(CalibrateOptions& options) {
     return;
   }
   if (!options.report_directory.empty()) return run_report(options);
+  if (options.slurm || options.slurm_node_job || options.slurm_refit_fabric) return run_slurm_modes(options);
+  if (!options.slurm_request.partition.empty()) fail(bad_input("--partition goes with --slurm"));
   auto& request = options.request;
   if (options.comm) {
     // Every rank runs this; the records go beside the layer records, where `dnntune fit DIR`
@@ -105,11 +130,11 @@ void add_calibrate_command(CLI::App& root) {
   command->add_option("--backend", request.backends, "onednn, torch, torch-cuda (with a CUDA libtorch) or all; repeatable")
       ->option_text("NAME")
       ->capture_default_str();
-  command->add_option("--batch", request.batches, "Batch per process; repeat for several (--batch 8 --batch 16)")
+  options.batch = command->add_option("--batch", request.batches, "Batch per process; repeat for several (--batch 8 --batch 16)")
       ->option_text("N")
       ->check(checked(rules::batch_per_process))
       ->capture_default_str();
-  command->add_option("--budget", request.budget_seconds,
+  options.budget = command->add_option("--budget", request.budget_seconds,
                       "Seconds the whole calibration may take; a grid that does not fit is sampled (see README)")
       ->option_text("SECONDS")
       ->check(checked(rules::calibration_budget))
@@ -147,6 +172,22 @@ void add_calibrate_command(CLI::App& root) {
                                      "thread scaling, contention, sum of layers against whole networks")
                      ->option_text("DIR");
   command->add_flag("--json", options.json, "With --report: JSON instead of text")->needs(report);
+  auto* slurm = command->add_flag("--slurm", options.slurm,
+                                  "Calibrate a compute node of --partition through SLURM: one exclusive node probes, "
+                                  "measures and fits (and two nodes sweep all-reduce when the partition has them); "
+                                  "results go to the cache (DNNTUNE_CACHE_DIR, on a shared file system), for "
+                                  "`recommend --partition P`");
+  command->add_option("--partition", options.slurm_request.partition, "--slurm: the partition whose nodes to calibrate")
+      ->option_text("NAME");
+  command->add_option("--account", options.slurm_request.account, "--slurm: the SLURM account to charge")
+      ->option_text("NAME")->needs(slurm);
+  command->add_option("--time", options.slurm_request.time_limit, "--slurm: the time limit of each job")
+      ->option_text("[D-]HH:MM:SS")->capture_default_str()->needs(slurm);
+  command->add_flag("--no-wait", options.no_wait, "--slurm: submit and return; the output says how to pick the result up")
+      ->needs(slurm);
+  // The modes the SLURM jobs run; not for users.
+  command->add_flag("--slurm-node-job", options.slurm_node_job, "")->group("");
+  command->add_flag("--slurm-refit-fabric", options.slurm_refit_fabric, "")->group("");
   // The worker process the calibration starts itself; not for users.
   command->add_flag("--worker", options.worker, "")->group("");
   command->add_flag("--keep-loading", options.keep_loading, "")->group("");

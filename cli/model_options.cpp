@@ -1,13 +1,18 @@
 // cli/model_options.cpp — see model_options.hpp.
 #include "cli/model_options.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "cli/number_rules.hpp"
+#include "cli/slurm_calibration.hpp"
 #include "data/builtin_machines.hpp"
 #include "model/calibration.hpp"
 #include "model/communication.hpp"
+#include "model/reference_choice.hpp"
+#include "model/spec_model.hpp"
 #include "probe/topology.hpp"
 #include "workloads/backends.hpp"
 
@@ -40,27 +45,93 @@ void add_model_source_options(CLI::App& command, ModelSourceOptions& options) {
 
 namespace {
 
-// `machine` with the built-in reference calibration's efficiencies carried over.
-Expected<model::Predictor> spec_predictor(const records::MachineProfile& machine, const std::string& backend) {
-  const char* reference = data::builtin_reference_calibration(backend);
-  if (!reference)
-    return bad_input("no built-in " + backend + " reference calibration: give --calibration FILE, the " + backend +
-                     " calibration of a machine whose efficiencies carry over");
-  auto calibration = model::calibration_from_json_text(reference, "<built-in " + backend + " reference>");
-  if (!calibration) return calibration.error();
-  return model::Predictor::from_spec(machine, *calibration);
+namespace fs = std::filesystem;
+
+// Every reference calibration of `backend` this dnntune knows: the built-in ones, then the
+// user's; a user's file that cannot be read is an error that names it, never skipped.
+Expected<std::vector<model::ReferenceCandidate>> reference_candidates(const std::string& backend) {
+  std::vector<model::ReferenceCandidate> candidates;
+  for (const auto& text : data::builtin_reference_calibration_texts()) {
+    auto calibration = model::calibration_from_json_text(text.json, std::string("<built-in reference ") + text.name + ">");
+    if (!calibration) return calibration.error();
+    if (calibration->backend == backend)
+      candidates.push_back({std::string("built-in reference \"") + text.name + "\"", std::move(*calibration)});
+  }
+  const std::string folder = reference_directory();
+  std::error_code error;
+  if (fs::is_directory(folder, error)) {
+    std::vector<std::string> files;
+    for (const auto& entry : fs::directory_iterator(folder, error))
+      if (entry.path().extension() == ".json") files.push_back(entry.path().string());
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+      auto calibration = model::read_calibration(file);
+      if (!calibration) return calibration.error();
+      if (calibration->backend == backend) candidates.push_back({file, std::move(*calibration)});
+    }
+  }
+  return candidates;
+}
+
+// `machine` from the closest reference (or `given`), with spec priors for what it could not
+// identify; the basis names all of it (model/spec_model.hpp).
+Expected<LoadedModel> spec_model(const records::MachineProfile& machine, const std::string& backend,
+                                 std::optional<model::ReferenceCandidate> given) {
+  std::vector<model::ReferenceCandidate> candidates;
+  if (given) {
+    candidates.push_back(std::move(*given));
+  } else {
+    auto known = reference_candidates(backend);
+    if (!known) return known.error();
+    candidates = std::move(*known);
+  }
+  auto spec = model::make_spec_model(machine, candidates, backend);
+  if (!spec) return spec.error();
+  return LoadedModel{std::move(spec->predictor), std::move(spec->basis), std::move(spec->without_prior_spread), false,
+                     false};
 }
 
 }  // namespace
 
+std::string reference_directory() {
+  if (const char* folder = std::getenv("DNNTUNE_REFERENCE_DIR"); folder && *folder) return folder;
+  return cache_directory() + "/references";
+}
+
 Expected<model::Predictor> load_predictor(const ModelSourceOptions& options,
                                           const DefaultCalibrationRequest& when_uncalibrated) {
+  auto loaded = load_model(options, when_uncalibrated);
+  if (!loaded) return loaded.error();
+  return std::move(loaded->predictor);
+}
+
+Expected<LoadedModel> load_model(const ModelSourceOptions& options, const DefaultCalibrationRequest& when_uncalibrated) {
+  const auto measured = [](Expected<model::Predictor> predictor, std::vector<std::string> basis,
+                           bool here) -> Expected<LoadedModel> {
+    if (!predictor) return predictor.error();
+    return LoadedModel{std::move(*predictor), std::move(basis), std::nullopt, here, false};
+  };
   std::string calibration_path = options.calibration_path;
   if (calibration_path.empty() && !options.machine.empty()) {
-    // A spec machine without --calibration: the built-in reference calibration's efficiencies.
+    // A spec machine without --calibration: the closest reference calibration, with priors.
     auto machine = data::load_machine(options.machine);
     if (!machine) return machine.error();
-    return spec_predictor(*machine, options.backend);
+    return spec_model(*machine, options.backend, std::nullopt);
+  }
+  std::vector<std::string> basis;
+  if (calibration_path.empty() && options.topology_path.empty() && !options.partition.empty()) {
+    auto found = find_partition_calibration(options.partition, options.backend);
+    if (!found) return found.error();
+    if (*found) {
+      auto calibration = model::read_calibration((*found)->calibration_path);
+      if (!calibration) return calibration.error();
+      auto loaded = measured(model::Predictor::from_calibration(std::move(*calibration)),
+                             {"calibration of partition " + options.partition + ": " + (*found)->basis}, false);
+      if (loaded) loaded->from_partition = true;
+      return loaded;
+    }
+    basis.push_back("no calibration of partition " + options.partition + " yet: this answer is for the machine it ran on; "
+                    "dnntune calibrate --slurm --partition " + options.partition + " --model NAME measures a node of it");
   }
   if (calibration_path.empty()) {
     if (!options.topology_path.empty())
@@ -76,9 +147,12 @@ Expected<model::Predictor> load_predictor(const ModelSourceOptions& options,
       std::cerr << "dnntune: note: " << cached->note << std::endl;
       auto machine = records::read_machine_profile(cached->machine_path);
       if (!machine) return machine.error();
-      return spec_predictor(*machine, options.backend);
+      auto loaded = spec_model(*machine, options.backend, std::nullopt);
+      if (loaded) loaded->basis.insert(loaded->basis.begin(), basis.begin(), basis.end());
+      return loaded;
     }
     calibration_path = cached->calibration_path;
+    basis.push_back("this machine's calibration: " + calibration_path);
   }
   auto calibration = model::read_calibration(calibration_path);
   if (!calibration) return calibration.error();
@@ -89,17 +163,17 @@ Expected<model::Predictor> load_predictor(const ModelSourceOptions& options,
     auto node = probe::describe_topology_file(options.topology_path);
     if (!node) return node.error();
     if (records::fingerprint(*node) == records::fingerprint(calibration->machine))
-      return model::Predictor::from_calibration(std::move(*calibration));
+      return measured(model::Predictor::from_calibration(std::move(*calibration)), basis, true);
     node->performance = calibration->machine.performance;
     node->cpu = calibration->machine.cpu;
-    return model::Predictor::from_spec(*node, *calibration);
+    return spec_model(*node, options.backend, model::ReferenceCandidate{calibration_path, std::move(*calibration)});
   }
-  if (options.machine.empty()) return model::Predictor::from_calibration(std::move(*calibration));
+  if (options.machine.empty()) return measured(model::Predictor::from_calibration(std::move(*calibration)), basis, true);
   auto machine = data::load_machine(options.machine);
   if (!machine) return machine.error();
   if (records::fingerprint(*machine) == records::fingerprint(calibration->machine))
-    return model::Predictor::from_calibration(std::move(*calibration));
-  return model::Predictor::from_spec(*machine, *calibration);
+    return measured(model::Predictor::from_calibration(std::move(*calibration)), basis, false);
+  return spec_model(*machine, options.backend, model::ReferenceCandidate{calibration_path, std::move(*calibration)});
 }
 
 void add_configuration_options(CLI::App& command, ConfigurationOptions& options, bool with_nodes) {

@@ -3,7 +3,9 @@
 // machine's calibration, or a spec machine with a calibration's efficiencies carried over).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -20,6 +22,7 @@ struct ModelSourceOptions {
   std::string topology_path;     // --topology FILE.xml (recommend: tune for another node's layout)
   std::string backend = "torch"; // --backend: the framework the user trains with
   double calibration_budget_seconds = 0;  // --calibration-budget: 0 is the default's 60 s, extended up to 150 s
+  std::string partition;         // recommend --partition: answer from that SLURM partition's calibration
 };
 void add_model_source_options(CLI::App& command, ModelSourceOptions& options);
 
@@ -30,6 +33,26 @@ void add_model_source_options(CLI::App& command, ModelSourceOptions& options);
 // calibration for `when_uncalibrated` (made on first use; default_calibration.hpp).
 Expected<model::Predictor> load_predictor(const ModelSourceOptions& options,
                                           const DefaultCalibrationRequest& when_uncalibrated);
+
+// The model and what it rests on, for the answers that say so (recommend). A spec machine's
+// model carries a reference calibration's efficiencies with spec priors for what that reference
+// could not identify (model/spec_priors.hpp); the reference is the closest of the built-in ones
+// and the user's ($DNNTUNE_REFERENCE_DIR, else CACHE/references: `dnntune fit -o` files).
+// With `partition` and no other source: the calibration `calibrate --slurm` made of a node of
+// it, when there is one (else this machine's, and the basis says so).
+struct LoadedModel {
+  model::Predictor predictor;
+  std::vector<std::string> basis;  // one line each
+  // A spec answer: the same model with the priors at their values, not drawn, so that the band
+  // of the identified parameters alone can be told from the whole band.
+  std::optional<model::Predictor> without_prior_spread;
+  bool measured_here = false;      // this machine's own calibration: --verify can settle a tie
+  bool from_partition = false;     // the calibration `calibrate --slurm` made of another node
+};
+Expected<LoadedModel> load_model(const ModelSourceOptions& options, const DefaultCalibrationRequest& when_uncalibrated);
+
+// Where users' reference calibrations are read from.
+std::string reference_directory();
 
 // The inter-node fabric: --fabric NAME (a preset; --network is its older name), or --link-gbps X --link-latency-us Y (numbers,
 // e.g. those of an emulated cluster's shaped links; they replace a calibration's measured link).

@@ -2,6 +2,7 @@
 // and batch for a network on this (or a described) node, with a ready SLURM script or mpirun
 // line.
 #include <algorithm>
+#include <cmath>
 #include <thread>
 
 #include "cli/command_support.hpp"
@@ -10,6 +11,7 @@
 #include "cli/model_options.hpp"
 #include "cli/number_rules.hpp"
 #include "cli/real_training.hpp"
+#include "common/text_format.hpp"
 #include "model/scaling.hpp"
 #include "tuner/job_script.hpp"
 #include "tuner/recommendation.hpp"
@@ -107,6 +109,65 @@ void verify_for_real(tuner::Recommendation& recommendation, const RecommendComma
   tuner::choose_by_measurement(recommendation, std::move(verified));
 }
 
+// Variance of log(a / b) over paired replicates (0 when there are none).
+double paired_log_variance(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() < 2 || a.size() != b.size()) return 0;
+  std::vector<double> differences;
+  for (std::size_t index = 0; index < a.size(); ++index) differences.push_back(std::log(a[index] / b[index]));
+  double mean = 0, variance = 0;
+  for (double value : differences) mean += value / differences.size();
+  for (double value : differences) variance += (value - mean) * (value - mean) / (differences.size() - 1);
+  return variance;
+}
+
+// How much of the answer's uncertainty the parameters the reference could not identify cause:
+// their share of the pick's band (log-variance), and of the paired spread between the top score
+// and its nearest rival, which is what decides a tie.
+std::string band_share_line(const LoadedModel& loaded, const workloads::Network& network,
+                            const tuner::Recommendation& recommendation) {
+  const model::Predictor& fixed = *loaded.without_prior_spread;
+  const model::Prediction& best = recommendation.best.prediction;
+  const auto narrower = fixed.predict(network, best.configuration, true);
+  if (!narrower) return "the share of the unidentified parameters could not be computed: " + narrower.error().message;
+  const double whole = std::log(best.images_per_second / best.images_per_second_low);
+  const double identified = std::log(narrower->images_per_second / narrower->images_per_second_low);
+  const auto share = [](double part, double all) { return all > 0 ? std::max(0.0, 1 - part / all) : 0.0; };
+  std::string line = "the unidentified parameters cause " + format_fixed(100 * share(identified * identified, whole * whole), 0) +
+                     "% of the pick's band (its log-variance: " + format_fixed(best.images_per_second_low, 1) + "-" +
+                     format_fixed(best.images_per_second_high, 1) + " images/s, " +
+                     format_fixed(narrower->images_per_second_low, 1) + "-" +
+                     format_fixed(narrower->images_per_second_high, 1) +
+                     " with them fixed at their priors; the rest is the spec transfer and the reference's own fit)";
+  // The top score against the pick, or against the runner-up when the pick is the top score.
+  const auto& top = recommendation.ranking.front().prediction.configuration;
+  const auto& rival = best.configuration != top ? best.configuration
+                      : recommendation.ranking.size() > 1 ? recommendation.ranking[1].prediction.configuration
+                                                          : top;
+  if (rival == top) return line;
+  const auto a = loaded.predictor.replicate_images_per_second(network, top);
+  const auto b = loaded.predictor.replicate_images_per_second(network, rival);
+  const auto a_fixed = fixed.replicate_images_per_second(network, top);
+  const auto b_fixed = fixed.replicate_images_per_second(network, rival);
+  if (!a || !b || !a_fixed || !b_fixed) return line;
+  return line + ", and " + format_fixed(100 * share(paired_log_variance(*a_fixed, *b_fixed), paired_log_variance(*a, *b)), 0) +
+         "% of the paired spread between " + model::describe(top) + " and " + model::describe(rival) +
+         " (what decides whether they tie)";
+}
+
+// What would settle a tie the model cannot break, for where the model came from.
+std::string how_to_settle(const LoadedModel& loaded, const RecommendCommandOptions& options) {
+  const std::string model = " --model " + options.model;
+  if (loaded.measured_here) return "dnntune recommend" + model + " --verify 4 trains the tied candidates on this node";
+  if (loaded.from_partition)
+    return "dnntune recommend" + model + " --verify 4 in a job on a node of " + options.launch.partition;
+  const std::string partition = options.launch.partition.empty() ? "P" : options.launch.partition;
+  if (!options.source.machine.empty() || !options.source.topology_path.empty())
+    return "measure the node itself: dnntune calibrate --slurm --partition " + partition + model +
+           ", then dnntune recommend --partition " + partition + model + " (or recommend" + model +
+           " --verify 4 run on such a node)";
+  return "dnntune recommend" + model + " --verify 4 in a job on a node of " + partition;
+}
+
 void run_recommend(const RecommendCommandOptions& options) {
   const auto network = value_or_fail(workloads::load_network(options.model));
   tuner::SearchSpaceOptions space;
@@ -128,13 +189,22 @@ void run_recommend(const RecommendCommandOptions& options) {
                    " does not split evenly over any number of processes of --nodes " + options.nodes +
                    " into batches of at most " + std::to_string(workloads::max_batch) + " per process"));
   // Everything the user typed is checked before the first run's calibration starts.
-  const auto predictor = value_or_fail(load_predictor(options.source, {{options.model}, batches, options.source.backend}));
+  ModelSourceOptions source = options.source;
+  source.partition = options.launch.partition;  // the job's partition is also where the answer is for
+  auto loaded = value_or_fail(load_model(source, {{options.model}, batches, options.source.backend}));
+  const model::Predictor& predictor = loaded.predictor;
+  if (options.verify > 0 && loaded.from_partition)
+    fail(bad_input("--verify trains on this machine, but the answer is for partition " + options.launch.partition +
+                   "'s nodes: run recommend --verify in a job on one of them"));
   tuner::RecommendOptions recommend_options;
   for (const auto& [name, objective] : tuner::objectives_by_name())  // CLI11 checked the name
     if (name == options.objective) recommend_options.objective = objective;
   recommend_options.epochs = options.epochs;
   recommend_options.dataset_images = options.dataset_images;
   auto recommendation = value_or_fail(tuner::recommend(predictor, network, space, recommend_options));
+  recommendation.basis = loaded.basis;
+  if (loaded.without_prior_spread) recommendation.basis.push_back(band_share_line(loaded, network, recommendation));
+  recommendation.how_to_settle = how_to_settle(loaded, options);
   if (options.verify > 0) verify_for_real(recommendation, options);
 
   const auto& best = recommendation.best.prediction;

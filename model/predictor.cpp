@@ -276,8 +276,18 @@ Predictor::IterationTotals Predictor::iterate(const workloads::Network& network,
   return totals;
 }
 
+Expected<std::vector<double>> Predictor::replicate_images_per_second(const workloads::Network& network,
+                                                                     const TrainingConfiguration& configuration) const {
+  auto placement = place(configuration, rates_);
+  if (!placement) return placement.error();
+  std::vector<double> values;
+  for (const auto& replicate : calibration_.bootstrap_parameters)
+    values.push_back(iterate(network, configuration, *placement, unflatten(replicate)).images_per_second);
+  return values;
+}
+
 Expected<Prediction> Predictor::predict(const workloads::Network& network, const TrainingConfiguration& configuration,
-                                        bool with_band) const {
+                                        bool with_band, std::vector<double>* replicate_images_per_second) const {
   if (configuration.batch_per_process < 1 || configuration.batch_per_process > workloads::max_batch)
     return bad_input("batch " + std::to_string(configuration.batch_per_process) + " per process is outside 1.." +
                      std::to_string(workloads::max_batch));
@@ -352,8 +362,11 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
   double log_variance = 0;
   if (with_band && !calibration_.bootstrap_parameters.empty()) {
     std::vector<double> logs;
-    for (const auto& replicate : calibration_.bootstrap_parameters)
-      logs.push_back(std::log(iterate(network, configuration, *placement, unflatten(replicate)).iteration_seconds));
+    for (const auto& replicate : calibration_.bootstrap_parameters) {
+      const IterationTotals drawn = iterate(network, configuration, *placement, unflatten(replicate));
+      logs.push_back(std::log(drawn.iteration_seconds));
+      if (replicate_images_per_second) replicate_images_per_second->push_back(drawn.images_per_second);
+    }
     double mean = 0;
     for (double value : logs) mean += value;
     mean /= logs.size();

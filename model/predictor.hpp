@@ -87,8 +87,16 @@ class Predictor {
 
   // with_band = false skips the bootstrap replicates and the scaling efficiency (which needs a
   // one-node prediction too): for ranking thousands of configurations.
+  // With the band, `replicate_images_per_second` (when given) receives the images/s of each
+  // bootstrap replicate, as replicate_images_per_second() below, at no extra cost.
   Expected<Prediction> predict(const workloads::Network& network, const TrainingConfiguration& configuration,
-                               bool with_band = true) const;
+                               bool with_band = true, std::vector<double>* replicate_images_per_second = nullptr) const;
+  // Images/s of `configuration` under each bootstrap replicate of the parameters, in the
+  // calibration's order (empty when it has none): two configurations' values are paired, one
+  // draw of every parameter for both, so what they share (a spec transfer, a prior) cancels
+  // in their ratio.
+  Expected<std::vector<double>> replicate_images_per_second(const workloads::Network& network,
+                                                            const TrainingConfiguration& configuration) const;
 
   const MachineRates& rates() const { return rates_; }
   const records::MachineProfile& machine() const { return calibration_.machine; }

@@ -12,6 +12,7 @@
 #include "common/json_file.hpp"
 #include "data/builtin_machines.hpp"
 #include "model/calibration.hpp"
+#include "model/spec_model.hpp"
 #include "model/predictor.hpp"
 #include "model/report.hpp"
 #include "model/scaling.hpp"
@@ -93,12 +94,16 @@ class Model {
       throw py::value_error("give calibration= (a `dnntune fit` file) or machine= (`dnntune machines`)");
     if (!machine) return value_or_raise(model::Predictor::from_calibration(value_or_raise(model::read_calibration(*calibration_path))));
     const auto profile = value_or_raise(data::load_machine(*machine));
-    if (calibration_path)
-      return value_or_raise(model::Predictor::from_spec(profile, value_or_raise(model::read_calibration(*calibration_path))));
-    const char* reference = data::builtin_reference_calibration(backend);
-    if (!reference) throw py::value_error("no built-in " + backend + " reference calibration: give calibration=");
-    return value_or_raise(model::Predictor::from_spec(
-        profile, value_or_raise(model::calibration_from_json_text(reference, "<built-in " + backend + " reference>"))));
+    // As the command: the closest reference (the given one, else the built-in ones) with spec priors.
+    std::vector<model::ReferenceCandidate> candidates;
+    if (calibration_path) {
+      candidates.push_back({*calibration_path, value_or_raise(model::read_calibration(*calibration_path))});
+    } else {
+      for (const auto& text : data::builtin_reference_calibration_texts())
+        candidates.push_back({std::string("built-in reference \"") + text.name + "\"",
+                              value_or_raise(model::calibration_from_json_text(text.json, text.name))});
+    }
+    return std::move(value_or_raise(model::make_spec_model(profile, candidates, backend)).predictor);
   }
 
   model::Predictor predictor_;

@@ -2,8 +2,10 @@
 #include "tuner/recommendation.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include "common/text_format.hpp"
 
@@ -26,6 +28,27 @@ bool bands_overlap(const model::Prediction& a, const model::Prediction& b) {
   return a.images_per_second_low <= b.images_per_second_high && b.images_per_second_low <= a.images_per_second_high;
 }
 
+// Whether `candidate` cannot be told apart from `top`: compared replicate by replicate (the same
+// draw of every parameter for both, so what they share cancels), the candidate is at least as
+// fast in 5% or more of the replicates. Without replicates, overlapping bands.
+bool tied_with(const RankedPoint& top, const std::vector<double>& top_replicates, const RankedPoint& candidate,
+               const std::vector<double>& candidate_replicates, Objective objective) {
+  if (!bands_overlap(candidate.prediction, top.prediction)) return false;
+  if (top_replicates.empty() || candidate_replicates.size() != top_replicates.size()) return true;
+  const auto per_node = [&](const RankedPoint& point) {
+    return objective == Objective::images_per_node ? 1.0 / point.prediction.configuration.nodes : 1.0;
+  };
+  std::size_t at_least_as_fast = 0;
+  for (std::size_t index = 0; index < top_replicates.size(); ++index)
+    if (candidate_replicates[index] * per_node(candidate) >= top_replicates[index] * per_node(top)) ++at_least_as_fast;
+  return at_least_as_fast >= 0.05 * static_cast<double>(top_replicates.size());
+}
+
+std::string layout_words(const model::TrainingConfiguration& configuration) {
+  return std::to_string(configuration.processes_per_node) + " process" +
+         (configuration.processes_per_node == 1 ? "" : "es") + ", SMT " + (configuration.smt ? "on" : "off");
+}
+
 }  // namespace
 
 const std::vector<std::pair<std::string, Objective>>& objectives_by_name() {
@@ -34,6 +57,38 @@ const std::vector<std::pair<std::string, Objective>>& objectives_by_name() {
       {"time-to-train", Objective::time_to_train},
       {"images-per-node", Objective::images_per_node}};
   return table;
+}
+
+void choose_among_ties(Recommendation& result, const std::vector<std::vector<double>>& replicates) {
+  const RankedPoint& top = result.ranking.front();
+  result.best = top;
+  result.tied_candidates = 1;
+  result.tied_within_band = false;
+  const std::vector<double> none;
+  const std::vector<double>& top_replicates = replicates.empty() ? none : replicates.front();
+  for (std::size_t index = 1; index < result.ranking.size(); ++index) {
+    const RankedPoint& candidate = result.ranking[index];
+    if (!tied_with(top, top_replicates, candidate, index < replicates.size() ? replicates[index] : none,
+                   result.objective))
+      continue;
+    ++result.tied_candidates;
+    result.tied_within_band = true;
+    if (complexity(candidate.prediction.configuration) < complexity(result.best.prediction.configuration))
+      result.best = candidate;
+  }
+  result.chosen_by_tie_break = result.best.prediction.configuration != top.prediction.configuration;
+  const std::string compared = top_replicates.empty()
+                                   ? "their bands overlap"
+                                   : "compared replicate by replicate over " + std::to_string(top_replicates.size()) +
+                                         " draws of the parameters";
+  if (result.chosen_by_tie_break)
+    result.choice_note = "the model cannot tell " + std::to_string(result.tied_candidates) +
+                         " candidates apart (" + compared + "), so the pick is the tie-break's: the simplest of them (" +
+                         layout_words(result.best.prediction.configuration) + "; the top score was " +
+                         model::describe(top.prediction.configuration) + ")";
+  else if (result.tied_within_band)
+    result.choice_note = "the model's top score is also the simplest of " + std::to_string(result.tied_candidates) +
+                         " candidates it cannot tell apart (" + compared + "): measure them with --verify";
 }
 
 std::string objective_name(Objective objective) {
@@ -53,7 +108,8 @@ Expected<Recommendation> recommend(const model::Predictor& predictor, const work
     std::string reason = space.excluded.empty() ? "the search space is empty" : space.excluded.front().reason;
     return bad_input("no configuration fits this node: " + reason);
   }
-  // Rank without bands (fast), then band the top few: only they are compared with each other.
+  // Rank without bands (fast), then band every candidate: any of them may be the pick or
+  // tie with it, and the answer shows each with its band.
   for (const auto& configuration : space.valid) {
     auto prediction = predictor.predict(network, configuration, false);
     if (!prediction) return prediction.error();
@@ -61,26 +117,26 @@ Expected<Recommendation> recommend(const model::Predictor& predictor, const work
   }
   std::stable_sort(result.ranking.begin(), result.ranking.end(),
                    [](const RankedPoint& a, const RankedPoint& b) { return a.score > b.score; });
-  const std::size_t banded = std::min<std::size_t>(result.ranking.size(), options.runners_up + 1);
-  for (std::size_t index = 0; index < banded; ++index) {
-    auto prediction = predictor.predict(network, result.ranking[index].prediction.configuration, true);
-    if (!prediction) return prediction.error();
-    result.ranking[index].prediction = *prediction;
+  // Each candidate's images/s under every bootstrap replicate, kept for the paired comparisons.
+  // A band is a prediction per replicate, so the candidates are spread over the cores
+  // (Predictor::predict is safe to call concurrently).
+  std::vector<std::vector<double>> replicates(result.ranking.size());
+  std::vector<std::optional<Expected<model::Prediction>>> banded(result.ranking.size());
+  std::atomic<std::size_t> next{0};
+  const auto band_some = [&] {
+    for (std::size_t index = next++; index < result.ranking.size(); index = next++)
+      banded[index] = predictor.predict(network, result.ranking[index].prediction.configuration, true, &replicates[index]);
+  };
+  const unsigned workers = std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
+  std::vector<std::thread> threads;
+  for (unsigned worker = 1; worker < workers; ++worker) threads.emplace_back(band_some);
+  band_some();
+  for (auto& thread : threads) thread.join();
+  for (std::size_t index = 0; index < result.ranking.size(); ++index) {
+    if (!*banded[index]) return banded[index]->error();
+    result.ranking[index].prediction = **banded[index];
   }
-
-  result.best = result.ranking.front();
-  for (std::size_t index = 1; index < banded; ++index) {
-    const RankedPoint& candidate = result.ranking[index];
-    if (!bands_overlap(candidate.prediction, result.ranking.front().prediction)) continue;
-    result.tied_within_band = true;
-    if (complexity(candidate.prediction.configuration) < complexity(result.best.prediction.configuration))
-      result.best = candidate;
-  }
-  if (result.tied_within_band)
-    result.choice_note = result.best.score == result.ranking.front().score
-                             ? "the runners-up are within the winner's uncertainty band: measure them with --verify"
-                             : "the top candidates are within each other's uncertainty band; the simplest of them "
-                               "is recommended (fewer processes, SMT off)";
+  choose_among_ties(result, replicates);
 
   const model::TrainingConfiguration& best = result.best.prediction.configuration;
   const model::MachineRates& rates = predictor.rates();

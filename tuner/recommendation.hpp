@@ -47,7 +47,14 @@ struct Recommendation {
   std::vector<RankedPoint> ranking;          // every valid point, best score first (best included)
   std::optional<model::Prediction> single_process;  // 1 process x all cores, the winner's batch
   std::optional<model::Prediction> rule_of_thumb;   // 4 processes per node (or as many as cores)
-  bool tied_within_band = false;             // the winner's band overlaps the top score's
+  bool tied_within_band = false;             // another candidate cannot be told apart from the top score
+  int tied_candidates = 1;                   // the top score and those tied with it
+  bool chosen_by_tie_break = false;          // the pick is the simplest of the tied, not the top score
+  // What the answer rests on, one line each (a spec answer: the reference, the parameters it
+  // could not identify and their priors with sources, their share of the band); filled by the
+  // caller that chose the model, printed by the reports.
+  std::vector<std::string> basis;
+  std::string how_to_settle;                 // a tie-break pick: what would settle it
   std::string choice_note;                   // why the winner, when it is not simply the top score
   std::size_t space_size = 0;                // points enumerated
   std::vector<ExcludedPoint> excluded;
@@ -57,6 +64,13 @@ struct Recommendation {
 
 Expected<Recommendation> recommend(const model::Predictor& predictor, const workloads::Network& network,
                                    const SearchSpaceOptions& space_options, const RecommendOptions& options);
+
+// The tie-break: every candidate the model cannot tell apart from the top score (bands that
+// overlap and, with bootstrap replicates, paired replicate by replicate) competes, and the
+// simplest of them is the pick (fewer processes, SMT off, all-reduce); the note says whether the
+// pick is the model's or the tie-break's. `result.ranking` must be sorted and banded;
+// `replicates[i]` holds ranking[i]'s images/s per bootstrap replicate (empty: bands alone).
+void choose_among_ties(Recommendation& result, const std::vector<std::vector<double>>& replicates);
 
 // The configurations --verify K trains: the recommended one first, then the best-ranked others.
 std::vector<model::TrainingConfiguration> verification_candidates(const Recommendation& recommendation, std::size_t k);

@@ -66,7 +66,11 @@ std::string recommendation_text(const Recommendation& r, bool explain) {
   if (r.single_process || r.rule_of_thumb) out << "\n";
   out << "  bottleneck: " << best.bottleneck << "\n";
   if (r.objective == Objective::time_to_train) out << "  time to train: " << duration_text(r.seconds_to_train) << "\n";
+  out << "  pick: " << (r.chosen_by_tie_break ? "the tie-break's" : "the model's") << " (" << r.tied_candidates
+      << " candidate" << (r.tied_candidates == 1 ? "" : "s") << " within reach of the top score)\n";
   if (!r.choice_note.empty()) out << "  note: " << r.choice_note << "\n";
+  if (!r.how_to_settle.empty() && r.tied_candidates > 1) out << "  to settle it: " << r.how_to_settle << "\n";
+  for (const std::string& line : r.basis) out << "  basis: " << line << "\n";
   if (!r.verified.empty()) {
     out << "  trained for real (images/s at the median step, slowest-fastest):\n";
     for (const VerifiedPoint& point : r.verified)
@@ -80,7 +84,9 @@ std::string recommendation_text(const Recommendation& r, bool explain) {
   for (const RankedPoint& point : r.ranking) {
     if (same_layout(point.prediction.configuration, best.configuration)) continue;
     out << (shown ? ", " : " ") << layout(point.prediction.configuration) << " b"
-        << point.prediction.configuration.batch_per_process << " (" << format_fixed(point.prediction.images_per_second, 1) << ")";
+        << point.prediction.configuration.batch_per_process << " (" << format_fixed(point.prediction.images_per_second, 1)
+        << ", band " << format_fixed(point.prediction.images_per_second_low, 1) << "-"
+        << format_fixed(point.prediction.images_per_second_high, 1) << ")";
     if (++shown == 4) break;
   }
   out << "\n  " << r.ranking.size() << " configurations scored, " << r.excluded.size()
@@ -88,16 +94,17 @@ std::string recommendation_text(const Recommendation& r, bool explain) {
   if (explain) {
     out << "\nRanking:\n";
     char line[200];
-    std::snprintf(line, sizeof line, "  %4s %-16s %6s %6s %12s %12s  %s\n", "rank", "ppn x threads", "batch", "nodes",
-                  "images/s", "iteration", "bottleneck");
+    std::snprintf(line, sizeof line, "  %4s %-16s %6s %6s %12s %17s %12s  %s\n", "rank", "ppn x threads", "batch",
+                  "nodes", "images/s", "90% band", "iteration", "bottleneck");
     out << line;
     int rank = 0;
     for (const RankedPoint& point : r.ranking) {
       const auto& p = point.prediction;
-      std::snprintf(line, sizeof line, "  %4d %-16s %6lld %6d %12.1f %12s  %s\n", ++rank,
+      const std::string band = format_fixed(p.images_per_second_low, 1) + "-" + format_fixed(p.images_per_second_high, 1);
+      std::snprintf(line, sizeof line, "  %4d %-16s %6lld %6d %12.1f %17s %12s  %s\n", ++rank,
                     layout(p.configuration).c_str(), static_cast<long long>(p.configuration.batch_per_process),
-                    p.configuration.nodes, p.images_per_second, model::format_seconds(p.iteration_seconds).c_str(),
-                    p.bottleneck.c_str());
+                    p.configuration.nodes, p.images_per_second, band.c_str(),
+                    model::format_seconds(p.iteration_seconds).c_str(), p.bottleneck.c_str());
       out << line;
     }
     std::map<std::string, int> reasons;
@@ -117,6 +124,10 @@ nlohmann::json recommendation_json(const Recommendation& r, bool explain) {
                         {"best", model::prediction_json(r.best.prediction)},
                         {"tied_within_band", r.tied_within_band},
                         {"choice_note", r.choice_note},
+                        {"chosen_by", r.chosen_by_tie_break ? "tie-break" : "model"},
+                        {"tied_candidates", r.tied_candidates},
+                        {"basis", r.basis},
+                        {"how_to_settle", r.how_to_settle},
                         {"configurations_scored", r.ranking.size()},
                         {"configurations_excluded", r.excluded.size()}};
   if (r.single_process) {

@@ -10,14 +10,10 @@ dnntune=$1
 source_dir=$2
 [[ $(id -u) -eq 0 ]] || { echo "skipped: needs root to run slurmd"; exit 77; }
 
+source "$source_dir/tests/scheduler/one_node_slurm.sh"
+
 work=$(mktemp -d /tmp/dnntune-slurm-XXXXXX)
-cleanup() {
-    for pid_file in "$work/slurmd.pid" "$work/slurmctld.pid" "$work/munged.pid"; do
-        [[ -f $pid_file ]] && kill "$(cat "$pid_file")" 2>/dev/null || true
-    done
-    sleep 1
-    rm -rf "$work"
-}
+cleanup() { stop_one_node_slurm "$work"; rm -rf "$work"; }
 trap cleanup EXIT
 fail() { echo "FAILED: $*" >&2; for log in "$work"/*.log; do echo "--- $log"; tail -20 "$log"; done >&2; exit 1; }
 
@@ -60,44 +56,8 @@ check_tasks() {
     [[ $(printf '%s\n' "${all_cpus[@]}" | sort -u | wc -l) -eq ${#all_cpus[@]} ]] || fail "$output: tasks share CPUs"
 }
 
-# 3. A one-node SLURM on loopback.
-node=$(hostname)
-node_line=$(slurmd -C | head -1 | sed 's/ UpTime.*//')
-mkdir -p "$work/state" "$work/spool"
-dd if=/dev/urandom of="$work/munge.key" bs=1024 count=1 2>/dev/null
-chmod 600 "$work/munge.key"
-munged --key-file="$work/munge.key" --socket="$work/munge.socket" --pid-file="$work/munged.pid" \
-    --log-file="$work/munged.log" --seed-file="$work/munge.seed" -f || fail "munged"
-cat >"$work/slurm.conf" <<CONF
-ClusterName=dnntune-test
-SlurmctldHost=localhost
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-AuthInfo=socket=$work/munge.socket
-CredType=cred/munge
-SlurmctldPort=26817
-SlurmdPort=26818
-StateSaveLocation=$work/state
-SlurmdSpoolDir=$work/spool
-SlurmctldPidFile=$work/slurmctld.pid
-SlurmdPidFile=$work/slurmd.pid
-SlurmctldLogFile=$work/slurmctld.log
-SlurmdLogFile=$work/slurmd.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/affinity
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-ReturnToService=2
-MpiDefault=none
-$node_line NodeAddr=127.0.0.1 State=UNKNOWN
-PartitionName=test Nodes=$node Default=YES MaxTime=UNLIMITED State=UP
-CONF
-export SLURM_CONF=$work/slurm.conf
-slurmctld -f "$SLURM_CONF" || fail "slurmctld"
-slurmd -f "$SLURM_CONF" || fail "slurmd"
-for _ in $(seq 60); do sinfo -h -o %t 2>/dev/null | grep -q idle && break; sleep 1; done
-sinfo -h -o %t | grep -q idle || fail "the node never became idle"
+# 3. A one-node SLURM on loopback (tests/scheduler/one_node_slurm.sh).
+start_one_node_slurm "$work" 26817 dnntune-test
 
 timeout 120 sbatch --wait --output="$work/slurm-output.txt" "$work/job.sbatch" >/dev/null || fail "sbatch"
 cat "$work/slurm-output.txt"

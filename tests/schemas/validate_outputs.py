@@ -38,6 +38,18 @@ def validate(arguments):
     return document
 
 
+def validate_file(path, made_by):
+    document = json.loads(pathlib.Path(path).read_text())
+    kind = document.get("schema")
+    if kind not in schemas:
+        sys.exit(f"FAILED: {path} ({made_by}): no schema file for {kind!r}")
+    try:
+        jsonschema.Draft202012Validator(schemas[kind]).validate(document)
+    except jsonschema.ValidationError as error:
+        sys.exit(f"FAILED: {path} ({made_by}): {error.message} at {list(error.absolute_path)}")
+    print(f"ok: {made_by} -> {kind} v{document['schema_version']}")
+
+
 spec = ["--machine", "skylake-8180"]
 validate(["machines", "--json"])
 validate(["predict", "--model", "resnet50", "--ppn", "2", "--threads", "28", "--nodes", "4", "--json"] + spec)
@@ -56,5 +68,11 @@ os.environ["DNNTUNE_CACHE_DIR"] = os.path.join(os.environ.get("TMPDIR", "/tmp"),
 try:
     validate(["validate", "--model", tiny, "--batch", "4", "--iters", "2", "--warmup", "1", "--json"])
     validate(["predict", "--model", tiny, "--batch", "4", "--json"])  # this machine: measured
+    # What a `calibrate --slurm` job does on its node, here from the calibration just made: the
+    # node record (CACHE/slurm/nodes/NODE.json).
+    node_job = ["calibrate", "--slurm-node-job", "--partition", "schemas", "--model", tiny, "--batch", "4"]
+    subprocess.run([dnntune] + node_job, capture_output=True, check=True)
+    validate_file(os.path.join(os.environ["DNNTUNE_CACHE_DIR"], "slurm", "nodes", os.uname().nodename + ".json"),
+                  "dnntune " + " ".join(node_job))
 finally:
     subprocess.run(["rm", "-rf", os.environ["DNNTUNE_CACHE_DIR"]], check=False)

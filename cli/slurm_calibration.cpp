@@ -1,0 +1,373 @@
+// cli/slurm_calibration.cpp — see slurm_calibration.hpp.
+#include "cli/slurm_calibration.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include <sys/wait.h>
+
+#include "cli/default_calibration.hpp"
+#include "cli/measurement_inputs.hpp"
+#include "common/files.hpp"
+#include "common/json_file.hpp"
+#include "common/shell_words.hpp"
+#include "model/calibration.hpp"
+#include "model/fit.hpp"
+#include "records/machine_profile.hpp"
+#include "workloads/zoo.hpp"
+
+namespace dnntune::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* node_record_schema = "dnntune.slurm-node";
+constexpr int node_record_version = 1;
+
+void progress(const std::string& line) { std::cerr << "dnntune calibrate --slurm: " << line << std::endl; }
+
+std::string slurm_directory() { return cache_directory() + "/slurm"; }
+std::string node_record_path(const std::string& node) { return slurm_directory() + "/nodes/" + node + ".json"; }
+std::string comm_directory_of(const std::string& partition) { return slurm_directory() + "/comm/" + partition; }
+
+// Runs `words` (quoted, never through a shell's parsing of user text) and returns its standard
+// output; a command that is missing or fails is a failure naming it.
+Expected<std::string> run_command(const std::vector<std::string>& words) {
+  std::string line;
+  for (const auto& word : words) line += (line.empty() ? "" : " ") + shell_quote(word);
+  FILE* pipe = popen((line + " 2>&1").c_str(), "r");
+  if (!pipe) return failure(words.front() + ": cannot start");
+  std::string output;
+  char buffer[4096];
+  while (const std::size_t read = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, read);
+  const int status = pclose(pipe);
+  if (status != 0) {
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    const std::string first_line = output.substr(0, output.find('\n'));
+    if (code == 127) return failure(words.front() + " is not installed here: --slurm needs the SLURM client commands");
+    return failure(line + " failed (exit " + std::to_string(code) + "): " + first_line);
+  }
+  return output;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+// The nodes sinfo lists in `partition`, one name each.
+Expected<std::vector<std::string>> partition_nodes(const std::string& partition) {
+  auto output = run_command({"sinfo", "-h", "-N", "-p", partition, "-o", "%N"});
+  if (!output) return output.error();
+  auto nodes = lines_of(*output);
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  return nodes;
+}
+
+// A partition name goes into paths and job scripts: SLURM's own characters only.
+Expected<void> check_partition(const std::string& partition) {
+  static const std::regex slurm_name(R"([A-Za-z0-9._+-]+)");
+  if (partition.empty()) return bad_input("--slurm needs --partition NAME");
+  if (!std::regex_match(partition, slurm_name) || partition == "." || partition == "..")
+    return bad_input("--partition \"" + partition + "\": letters, digits and ._+- only");
+  return {};
+}
+
+Expected<void> check_names(const SlurmCalibrationRequest& request) {
+  // Everything below reaches a job script; it is quoted there too, but a name SLURM would not
+  // take is refused here, with the option that carried it.
+  static const std::regex slurm_name(R"([A-Za-z0-9._+-]+)");
+  static const std::regex slurm_time(R"((\d+-)?\d{1,2}(:\d{2}){0,2}|\d+)");
+  if (auto partition = check_partition(request.partition); !partition) return partition.error();
+  if (!request.account.empty() && !std::regex_match(request.account, slurm_name))
+    return bad_input("--account \"" + request.account + "\": letters, digits and ._+- only");
+  if (!std::regex_match(request.time_limit, slurm_time))
+    return bad_input("--time " + request.time_limit + ": expected MINUTES, HH:MM:SS or D-HH:MM:SS");
+  if (request.models.empty()) return bad_input("--slurm needs --model: the networks to calibrate the node for");
+  for (const auto& model : request.models)
+    if (auto network = workloads::load_network(model); !network) return network.error();
+  const std::string cache = cache_directory();
+  if (cache.find_first_of(" \t\n\r'\"\\$`") != std::string::npos || cache.front() != '/')
+    return bad_input("the cache directory \"" + cache + "\" goes into #SBATCH lines: give DNNTUNE_CACHE_DIR an "
+                     "absolute path without spaces or quotes, on a file system the compute nodes share");
+  return {};
+}
+
+std::string this_executable() {
+  std::error_code error;
+  return fs::read_symlink("/proc/self/exe", error).string();
+}
+
+// The #SBATCH head both jobs share.
+std::string job_head(const SlurmCalibrationRequest& request, const std::string& name, const std::string& log) {
+  std::string head = "#!/bin/bash\n#SBATCH --job-name=" + name + "\n#SBATCH --partition=" + request.partition + "\n";
+  if (!request.account.empty()) head += "#SBATCH --account=" + request.account + "\n";
+  head += "#SBATCH --exclusive\n#SBATCH --time=" + request.time_limit + "\n#SBATCH --output=" + log + "\n";
+  return head;
+}
+
+std::string calibration_arguments(const SlurmCalibrationRequest& request) {
+  std::string text = " --partition " + shell_quote(request.partition) + " --backend " + shell_quote(request.backend) +
+                     " --budget " + std::to_string(static_cast<long long>(request.budget_seconds));
+  for (const auto& model : request.models) text += " --model " + shell_quote(model);
+  for (const auto batch : request.batches) text += " --batch " + std::to_string(batch);
+  return text;
+}
+
+Expected<std::string> submit(const std::string& script_path, const std::string& script,
+                             const std::vector<std::string>& extra) {
+  if (auto written = write_file_atomically(script_path, script); !written) return written.error();
+  std::vector<std::string> words = {"sbatch", "--parsable"};
+  words.insert(words.end(), extra.begin(), extra.end());
+  words.push_back(script_path);
+  auto output = run_command(words);
+  if (!output) return output.error();
+  const auto lines = lines_of(*output);
+  static const std::regex job_id(R"((\d+)(;.*)?)");
+  std::smatch match;
+  if (lines.empty() || !std::regex_match(lines.back(), match, job_id))
+    return failure("sbatch answered \"" + *output + "\", not a job id");
+  return match[1].str();
+}
+
+// The node record of `partition` written by job `job` (or any job when `job` is empty).
+struct NodeRecord {
+  std::string node, partition, fingerprint, calibration, measurements, job;
+  double written = 0;  // seconds since the epoch
+};
+
+Expected<NodeRecord> read_node_record(const std::string& path) {
+  auto document = read_json_file(path);
+  if (!document) return document.error();
+  if (auto head = check_schema(*document, node_record_schema, node_record_version, path); !head) return head.error();
+  try {
+    NodeRecord record;
+    record.node = document->at("node").get<std::string>();
+    record.partition = document->at("partition").get<std::string>();
+    record.fingerprint = document->at("fingerprint").get<std::string>();
+    record.calibration = document->at("calibration").get<std::string>();
+    record.measurements = document->at("measurements").get<std::string>();
+    record.job = document->at("job").get<std::string>();
+    record.written = document->at("written").get<double>();
+    return record;
+  } catch (const nlohmann::json::exception& exception) {
+    return json_conversion_error(exception, path);
+  }
+}
+
+Expected<void> write_node_record(const NodeRecord& record) {
+  nlohmann::json document = schema_head(node_record_schema, node_record_version);
+  document["node"] = record.node;
+  document["partition"] = record.partition;
+  document["fingerprint"] = record.fingerprint;
+  document["calibration"] = record.calibration;
+  document["measurements"] = record.measurements;
+  document["job"] = record.job;
+  document["written"] = record.written;
+  std::error_code error;
+  fs::create_directories(slurm_directory() + "/nodes", error);
+  if (error) return failure(slurm_directory() + "/nodes: cannot create (" + error.message() + ")");
+  return write_json_file(node_record_path(record.node), document);
+}
+
+Expected<std::vector<NodeRecord>> records_of(const std::string& partition) {
+  std::vector<NodeRecord> records;
+  const std::string folder = slurm_directory() + "/nodes";
+  std::error_code error;
+  if (!fs::is_directory(folder, error)) return records;
+  for (const auto& entry : fs::directory_iterator(folder, error)) {
+    if (entry.path().extension() != ".json") continue;
+    auto record = read_node_record(entry.path().string());
+    if (!record) return record.error();
+    if (record->partition == partition) records.push_back(*record);
+  }
+  std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) { return a.written > b.written; });
+  return records;
+}
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Waits for `job` to leave the queue, printing its state changes and the progress lines of its
+// log as they come.
+Expected<void> wait_for(const std::string& job, const std::string& log, double poll_seconds) {
+  std::string last_state;
+  std::size_t log_lines_shown = 0;
+  for (;;) {
+    auto state = run_command({"squeue", "-h", "-j", job, "-o", "%T"});
+    // squeue refuses a job id it no longer knows: the job has left the queue.
+    const std::string now = state ? (lines_of(*state).empty() ? "" : lines_of(*state).front()) : "";
+    if (now != last_state && !now.empty()) progress("job " + job + ": " + now);
+    last_state = now;
+    std::ifstream in(log);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    for (; log_lines_shown < lines.size(); ++log_lines_shown)
+      if (lines[log_lines_shown].rfind("dnntune", 0) == 0) progress("  " + lines[log_lines_shown]);
+    if (now.empty()) return {};
+    std::this_thread::sleep_for(std::chrono::duration<double>(poll_seconds));
+  }
+}
+
+}  // namespace
+
+Expected<void> calibrate_through_slurm(const SlurmCalibrationRequest& request) {
+  if (auto checked = check_names(request); !checked) return checked.error();
+  auto nodes = partition_nodes(request.partition);
+  if (!nodes) return nodes.error();
+  if (nodes->empty()) return bad_input("partition " + request.partition + " has no nodes (sinfo -p " + request.partition + ")");
+  const std::string executable = this_executable();
+  if (executable.empty()) return failure("cannot find this program's path (/proc/self/exe)");
+  std::error_code error;
+  fs::create_directories(slurm_directory() + "/jobs", error);
+  if (error) return failure(slurm_directory() + "/jobs: cannot create (" + error.message() + ")");
+  const std::string stamp = std::to_string(static_cast<long long>(now_seconds()));
+  const std::string environment = "export DNNTUNE_CACHE_DIR=" + shell_quote(cache_directory()) + "\n";
+
+  // 1. One exclusive node: probe, layer micro-runs, anchors, fit.
+  const std::string node_log = slurm_directory() + "/jobs/calibrate-" + request.partition + "-" + stamp + ".out";
+  const std::string node_script = job_head(request, "dnntune-calibrate", node_log) + "#SBATCH --nodes=1\n" + environment +
+                                  "exec " + shell_quote(executable) + " calibrate --slurm-node-job" +
+                                  calibration_arguments(request) + "\n";
+  auto node_job = submit(slurm_directory() + "/jobs/calibrate-" + request.partition + "-" + stamp + ".sbatch",
+                         node_script, {});
+  if (!node_job) return node_job.error();
+  progress("submitted job " + *node_job + " (one exclusive node of " + request.partition + ", of " +
+           std::to_string(nodes->size()) + "): probe, layer micro-runs and fit; log " + node_log);
+
+  // 2. With two nodes or more: all-reduce over the real fabric, then the refit.
+  std::string fabric_job, fabric_log;
+  if (nodes->size() >= 2) {
+    fabric_log = slurm_directory() + "/jobs/fabric-" + request.partition + "-" + stamp + ".out";
+    const std::string comm = comm_directory_of(request.partition);
+    const std::string script = job_head(request, "dnntune-fabric", fabric_log) +
+                               "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n" + environment +
+                               "mpirun -np 2 --map-by ppr:1:node " + shell_quote(executable) + " calibrate --comm -o " +
+                               shell_quote(comm) + " || exit 1\nexec " + shell_quote(executable) +
+                               " calibrate --slurm-refit-fabric --partition " + shell_quote(request.partition) +
+                               " --backend " + shell_quote(request.backend) + " -o " + shell_quote(comm) + "\n";
+    auto submitted = submit(slurm_directory() + "/jobs/fabric-" + request.partition + "-" + stamp + ".sbatch", script,
+                            {"--dependency=afterok:" + *node_job});
+    if (!submitted) return submitted.error();
+    fabric_job = *submitted;
+    progress("submitted job " + fabric_job + " (two nodes, after job " + *node_job +
+             "): all-reduce sweep over the fabric and the refit; log " + fabric_log);
+  } else {
+    progress("partition " + request.partition + " has one node: no fabric to sweep (a fabric preset stands in: --network)");
+  }
+
+  const std::string use = "dnntune recommend --partition " + request.partition + " --model " + request.models.front();
+  if (!request.wait) {
+    std::cout << "Submitted SLURM job " << *node_job << (fabric_job.empty() ? "" : " and " + fabric_job) << " to calibrate a node of "
+              << request.partition << ".\nFollow it: squeue -j " << *node_job << "; tail -f " << node_log
+              << "\nWhen it has finished: " << use << "\n";
+    return {};
+  }
+  if (auto waited = wait_for(*node_job, node_log, request.poll_seconds); !waited) return waited.error();
+  auto records = records_of(request.partition);
+  if (!records) return records.error();
+  const auto made = std::find_if(records->begin(), records->end(), [&](const auto& r) { return r.job == *node_job; });
+  if (made == records->end())
+    return failure("SLURM job " + *node_job + " ended without a calibration of " + request.partition + ": see " + node_log);
+  if (!fabric_job.empty()) {
+    if (auto waited = wait_for(fabric_job, fabric_log, request.poll_seconds); !waited) return waited.error();
+    if (!fs::exists(comm_directory_of(request.partition) + "/calibration.json"))
+      return failure("SLURM job " + fabric_job + " ended without the fabric's refit: see " + fabric_log +
+                     " (the node's calibration is there and usable: " + use + ")");
+  }
+  std::cout << "Calibrated " << made->node << " of partition " << request.partition << " (fingerprint "
+            << made->fingerprint << ", SLURM job " << made->job << "): " << made->calibration << "\nUse it: " << use
+            << "\n";
+  return {};
+}
+
+Expected<void> run_slurm_node_job(const SlurmCalibrationRequest& request) {
+  if (auto partition = check_partition(request.partition); !partition) return partition.error();
+  DefaultCalibrationRequest calibrate;
+  calibrate.models = request.models;
+  calibrate.batches = request.batches;
+  calibrate.backend = request.backend;
+  calibrate.budget_seconds = calibrate.budget_cap_seconds = request.budget_seconds;
+  auto made = default_calibration(calibrate);
+  if (!made) return made.error();
+  if (made->calibration_path.empty()) return failure("nothing could be measured on this node: " + made->note);
+  auto machine = records::read_machine_profile(made->machine_path);
+  if (!machine) return machine.error();
+  NodeRecord record;
+  const char* slurm_node = std::getenv("SLURMD_NODENAME");
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  record.node = slurm_node && *slurm_node ? slurm_node : host;
+  record.partition = request.partition;
+  record.fingerprint = records::fingerprint(*machine);
+  record.calibration = made->calibration_path;
+  record.measurements = fs::path(made->machine_path).parent_path().string();
+  const char* job = std::getenv("SLURM_JOB_ID");
+  record.job = job ? job : "";
+  record.written = now_seconds();
+  if (auto written = write_node_record(record); !written) return written.error();
+  std::cout << "Recorded " << record.node << " of partition " << record.partition << ": " << record.calibration << "\n";
+  return {};
+}
+
+Expected<void> refit_with_fabric(const std::string& partition, const std::string& backend,
+                                 const std::string& comm_directory) {
+  if (auto checked = check_partition(partition); !checked) return checked.error();
+  auto records = records_of(partition);
+  if (!records) return records.error();
+  if (records->empty()) return failure("no node of " + partition + " is calibrated yet: nothing to refit");
+  NodeRecord record = records->front();
+  auto inputs = read_measurement_inputs({record.measurements, comm_directory});
+  if (!inputs) return inputs.error();
+  auto machine = records::read_machine_profile(record.measurements + "/machine.json");
+  if (!machine) return machine.error();
+  auto calibration = model::fit_calibration(inputs->records, *machine, backend, inputs->files, model::FitOptions{});
+  if (!calibration) return calibration.error();
+  const std::string path = comm_directory + "/calibration.json";
+  if (auto written = write_json_file(path, nlohmann::json::parse(model::to_json_text(*calibration))); !written)
+    return written.error();
+  record.calibration = path;
+  record.written = now_seconds();
+  return write_node_record(record);
+}
+
+Expected<std::optional<PartitionCalibration>> find_partition_calibration(const std::string& partition,
+                                                                         const std::string& backend) {
+  auto records = records_of(partition);
+  if (!records) return records.error();
+  // Only nodes that are still in the partition, when sinfo can say which.
+  if (auto nodes = partition_nodes(partition); nodes && !nodes->empty())
+    records->erase(std::remove_if(records->begin(), records->end(),
+                                  [&](const auto& r) { return !std::binary_search(nodes->begin(), nodes->end(), r.node); }),
+                   records->end());
+  for (const NodeRecord& record : *records) {
+    auto calibration = model::read_calibration(record.calibration);
+    if (!calibration) return calibration.error();
+    if (calibration->backend != backend) continue;
+    std::string basis = "measured on node " + record.node + " of partition " + partition + " by SLURM job " + record.job +
+                        " (fingerprint " + record.fingerprint + ")";
+    const auto other = std::find_if(records->begin(), records->end(),
+                                    [&](const auto& r) { return r.fingerprint != record.fingerprint; });
+    if (other != records->end())
+      basis += "; the partition also holds other hardware (" + other->node + ", fingerprint " + other->fingerprint +
+               "): this answer is for " + record.node + "'s kind";
+    return std::optional<PartitionCalibration>(PartitionCalibration{record.calibration, basis});
+  }
+  return std::optional<PartitionCalibration>();
+}
+
+}  // namespace dnntune::cli
