@@ -31,9 +31,9 @@ struct Field {
 };
 
 // The fields, in the flat order: every per-class field of a class before the next class, the
-// global ones last. A row's order is part of the calibration file's bootstrap columns and the
-// fit's coordinate order (the fit is deterministic for a given order), so new rows go last in
-// their scope.
+// global ones last. Files are read by name, so a new row may go anywhere in its scope; existing
+// rows stay where they are, since the fit's coordinate order (and so its last digits) follows
+// theirs.
 const Field fields[] = {
     {"efficiency", Scope::per_class_and_pass, 1e-4, 1.2, true,
      // libtorch's own convolution kernel reached 2-3% of the FMA peak where it was measured.

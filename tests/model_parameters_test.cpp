@@ -1,7 +1,7 @@
 // tests/model_parameters_test.cpp — the parameter table (model/parameters.hpp) and what derives
-// from it: every member of ModelParameters has exactly one row, the flat order calibration files
-// store, the priors, the identifiability rules, and calibration files that lack a parameter
-// added after they were written (it loads at its prior) or list their parameters in another order.
+// from it: every member of ModelParameters has exactly one row, the flat order, the priors, the
+// identifiability rules, and calibration files that lack a parameter added after they were
+// written (it loads at its prior) or list their parameters in another order.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -67,24 +67,38 @@ TEST_CASE("every member of ModelParameters has exactly one row in the parameter 
   CHECK(members.size() * sizeof(double) == sizeof(ModelParameters));
 }
 
-TEST_CASE("the flat order is the one calibration files store, and names are unique") {
+TEST_CASE("the flat order runs class by class, then the globals, and names are unique") {
   const auto& table = parameter_table();
-  REQUIRE(table.size() == static_cast<std::size_t>(layer_class_count) * 10 + 2);
-  CHECK(table[0].name == "conv_spatial.efficiency.forward");
-  CHECK(table[2].name == "conv_spatial.efficiency.backward_weights");
-  CHECK(table[3].name == "conv_spatial.overhead_seconds.forward");
-  CHECK(table[6].name == "conv_spatial.contention");
-  CHECK(table[7].name == "conv_spatial.coherency");
-  CHECK(table[8].name == "conv_spatial.smt_gain");
-  CHECK(table[9].name == "conv_spatial.corun_slowdown");
-  CHECK(table[10].name == "conv_pointwise.efficiency.forward");
-  CHECK(table[table.size() - 2].name == "bandwidth_efficiency");
-  CHECK(table[table.size() - 1].name == "smooth_max_exponent");
+  // The order of the existing rows (the fit's coordinate order, so its last digits, follows it).
+  const std::vector<std::string> conv_spatial = {
+      "conv_spatial.efficiency.forward",       "conv_spatial.efficiency.backward_data",
+      "conv_spatial.efficiency.backward_weights", "conv_spatial.overhead_seconds.forward",
+      "conv_spatial.overhead_seconds.backward_data", "conv_spatial.overhead_seconds.backward_weights",
+      "conv_spatial.contention",               "conv_spatial.coherency",
+      "conv_spatial.smt_gain",                 "conv_spatial.corun_slowdown"};
+  REQUIRE(table.size() > conv_spatial.size());
+  for (std::size_t index = 0; index < conv_spatial.size(); ++index) CHECK(table[index].name == conv_spatial[index]);
+  CHECK(table[conv_spatial.size()].name == "conv_pointwise.efficiency.forward");
+
   std::set<std::string> names;
+  int last_class = 0;
   for (std::size_t index = 0; index < table.size(); ++index) {
-    CHECK(names.insert(table[index].name).second);
-    CHECK(parameter_index(table[index].name) == static_cast<int>(index));
+    const ParameterDescriptor& descriptor = table[index];
+    INFO(descriptor.name);
+    CHECK(names.insert(descriptor.name).second);
+    CHECK(parameter_index(descriptor.name) == static_cast<int>(index));
+    const int layer_class = static_cast<int>(descriptor.layer_class);
+    CHECK(layer_class >= last_class);  // classes in order, the globals (count_) last
+    last_class = layer_class;
+    if (descriptor.layer_class != LayerClass::count_)
+      CHECK(descriptor.name.rfind(class_name(descriptor.layer_class) + ".", 0) == 0);
+    if (descriptor.pass >= 0) {
+      const std::string pass = "." + dnntune::workloads::pass_name(dnntune::workloads::all_passes[descriptor.pass]);
+      CHECK(descriptor.name.compare(descriptor.name.size() - pass.size(), pass.size(), pass) == 0);
+    }
   }
+  CHECK(parameter_index("bandwidth_efficiency") >= 0);
+  CHECK(parameter_index("smooth_max_exponent") >= 0);
   CHECK(parameter_index("conv_spatial.no_such_term") == -1);
 }
 
