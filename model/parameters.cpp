@@ -25,7 +25,6 @@ struct Field {
   bool log_scale;
   double (*prior)(LayerClass);
   const char* unit;
-  const char* description;
   Member member;
   Rule identifiable;
 };
@@ -34,40 +33,41 @@ struct Field {
 // global ones last. Files are read by name, so a new row may go anywhere in its scope; existing
 // rows stay where they are, since the fit's coordinate order (and so its last digits) follows
 // theirs.
+// Each row: name, scope, lower and upper bound, log scale, prior, unit, member, identifiability.
 const Field fields[] = {
+    // The fraction of one core's FMA peak the class's kernels reach in this pass.
     {"efficiency", Scope::per_class_and_pass, 1e-4, 1.2, true,
      // libtorch's own convolution kernel reached 2-3% of the FMA peak where it was measured.
-     [](LayerClass layer_class) { return layer_class == LayerClass::conv_native ? 0.03 : 0.3; },
-     "of FMA peak", "fraction of one core's FMA peak the class's kernels reach in this pass",
+     [](LayerClass layer_class) { return layer_class == LayerClass::conv_native ? 0.03 : 0.3; }, "of FMA peak",
      [](ModelParameters& p, LayerClass c, int pass) -> double& { return p.of(c).efficiency[pass]; },
      [](const FitEvidence& e, LayerClass c, int pass) { return e.of(c).measured_in_pass[pass]; }},
+    // Fixed time per call: dispatch and set-up.
     {"overhead_seconds", Scope::per_class_and_pass, 1e-7, 0.05, true, [](LayerClass) { return 5e-6; }, "s",
-     "fixed time per call: dispatch and set-up",
      [](ModelParameters& p, LayerClass c, int pass) -> double& { return p.of(c).overhead_seconds[pass]; },
      [](const FitEvidence& e, LayerClass c, int pass) { return e.of(c).measured_in_pass[pass]; }},
+    // USL serial fraction as threads are added: two core counts tell it.
     {"contention", Scope::per_class, 0.0, 1.0, false, [](LayerClass) { return 0.05; }, "",
-     "USL serial fraction as threads are added (needs 2 core counts)",
      [](ModelParameters& p, LayerClass c, int) -> double& { return p.of(c).contention; },
      [](const FitEvidence& e, LayerClass c, int) { return e.of(c).core_counts >= 2; }},
+    // USL cross-thread coherency cost: a third core count tells it from contention.
     {"coherency", Scope::per_class, 0.0, 0.05, false, [](LayerClass) { return 0.0; }, "",
-     "USL cross-thread coherency cost (needs 3 core counts to tell from contention)",
      [](ModelParameters& p, LayerClass c, int) -> double& { return p.of(c).coherency; },
      [](const FitEvidence& e, LayerClass c, int) { return e.of(c).core_counts >= 3; }},
+    // Extra throughput from a core's SMT siblings (negative: they hurt).
     {"smt_gain", Scope::per_class, -0.6, 0.8, false, [](LayerClass) { return 0.1; }, "per SMT sibling",
-     "extra throughput from a core's SMT siblings (negative: they hurt)",
      [](ModelParameters& p, LayerClass c, int) -> double& { return p.of(c).smt_gain; },
      [](const FitEvidence& e, LayerClass c, int) { return e.of(c).with_smt; }},
+    // Compute slow-down per extra co-running process on the package (shared caches).
     {"corun_slowdown", Scope::per_class, 0.0, 2.0, false, [](LayerClass) { return 0.05; }, "per extra process",
-     "compute slow-down per extra co-running process on the package (shared caches)",
      [](ModelParameters& p, LayerClass c, int) -> double& { return p.of(c).corun_slowdown; },
      [](const FitEvidence& e, LayerClass c, int) { return e.of(c).co_running; }},
     // The globals enter every sample: any measurement identifies them.
+    // The share of the STREAM triad bandwidth a kernel streams at.
     {"bandwidth_efficiency", Scope::global, 0.05, 2.0, true, [](LayerClass) { return 0.8; }, "of triad bandwidth",
-     "share of the STREAM triad bandwidth a kernel streams at",
      [](ModelParameters& p, LayerClass, int) -> double& { return p.bandwidth_efficiency; },
      [](const FitEvidence& e, LayerClass, int) { return e.samples > 0; }},
+    // g in (Tc^g + Tm^g)^(1/g): 1 adds compute and memory time, large takes the larger.
     {"smooth_max_exponent", Scope::global, 1.0, 10.0, false, [](LayerClass) { return 3.0; }, "",
-     "g in (Tc^g + Tm^g)^(1/g): 1 adds compute and memory time, large takes the larger",
      [](ModelParameters& p, LayerClass, int) -> double& { return p.smooth_max_exponent; },
      [](const FitEvidence& e, LayerClass, int) { return e.samples > 0; }},
 };
@@ -85,7 +85,6 @@ ParameterDescriptor expand(const Field& field, LayerClass layer_class, int pass)
   descriptor.layer_class = layer_class;
   descriptor.pass = pass;
   descriptor.unit = field.unit;
-  descriptor.description = field.description;
   ModelParameters located{ModelParameters::AllZero{}};  // any instance: the offset is the same in all
   descriptor.offset = static_cast<std::size_t>(reinterpret_cast<unsigned char*>(&field.member(located, layer_class, pass)) -
                                                reinterpret_cast<unsigned char*>(&located));

@@ -64,7 +64,6 @@ struct ParameterDescriptor {
   LayerClass layer_class = LayerClass::count_;  // count_ for the global parameters
   int pass = -1;                                // pass_index() for per-pass parameters, else -1
   std::string unit;                             // "of FMA peak", "s", ... (for reports)
-  std::string description;
   // Where the value lives: its byte offset in ModelParameters (taken from the table's member
   // accessor once, so that the fit's unflatten, called per objective evaluation, is plain stores).
   std::size_t offset = 0;
