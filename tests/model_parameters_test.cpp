@@ -76,9 +76,13 @@ TEST_CASE("the flat order runs class by class, then the globals, and names are u
       "conv_spatial.overhead_seconds.backward_data", "conv_spatial.overhead_seconds.backward_weights",
       "conv_spatial.contention",               "conv_spatial.coherency",
       "conv_spatial.smt_gain",                 "conv_spatial.corun_slowdown"};
-  REQUIRE(table.size() > conv_spatial.size());
-  for (std::size_t index = 0; index < conv_spatial.size(); ++index) CHECK(table[index].name == conv_spatial[index]);
-  CHECK(table[conv_spatial.size()].name == "conv_pointwise.efficiency.forward");
+  int previous = -1;
+  for (const std::string& name : conv_spatial) {
+    INFO(name);
+    CHECK(parameter_index(name) > previous);
+    previous = parameter_index(name);
+  }
+  CHECK(parameter_index("conv_pointwise.efficiency.forward") > previous);
 
   std::set<std::string> names;
   int last_class = 0;
@@ -142,14 +146,26 @@ TEST_CASE("each parameter is free exactly when the measurements show what its ru
       sample(LayerClass::batch_norm, 1, 1, false, 1),   sample(LayerClass::batch_norm, 1, 2, false, 1),
       sample(LayerClass::batch_norm, 1, 4, false, 1),   sample(LayerClass::batch_norm, 1, 4, true, 1),
       sample(LayerClass::batch_norm, 1, 1, false, 3)};
-  const std::set<std::string> expected = {
-      "conv_spatial.efficiency.forward",    "conv_spatial.overhead_seconds.forward",
-      "conv_spatial.contention",            "batch_norm.efficiency.backward_data",
-      "batch_norm.overhead_seconds.backward_data", "batch_norm.contention",
-      "batch_norm.coherency",               "batch_norm.smt_gain",
-      "batch_norm.corun_slowdown",          "bandwidth_efficiency",
-      "smooth_max_exponent"};
-  CHECK(free_names(samples) == expected);
+  const auto free = free_names(samples);
+  // Free: what these samples show (a term added later may join them, in these classes only).
+  for (const std::string& name :
+       {"conv_spatial.efficiency.forward", "conv_spatial.overhead_seconds.forward", "conv_spatial.contention",
+        "batch_norm.efficiency.backward_data", "batch_norm.overhead_seconds.backward_data", "batch_norm.contention",
+        "batch_norm.coherency", "batch_norm.smt_gain", "batch_norm.corun_slowdown", "bandwidth_efficiency",
+        "smooth_max_exponent"})
+    CHECK(free.count(name) == 1);
+  // Pinned: what they do not show.
+  for (const std::string& name :
+       {"conv_spatial.efficiency.backward_data", "conv_spatial.overhead_seconds.backward_weights",
+        "conv_spatial.coherency", "conv_spatial.smt_gain", "conv_spatial.corun_slowdown",
+        "batch_norm.efficiency.forward", "pooling_max.efficiency.forward", "pooling_max.contention"})
+    CHECK(free.count(name) == 0);
+  for (const std::string& name : free) {
+    INFO(name);
+    const auto& descriptor = parameter_table()[parameter_index(name)];
+    CHECK((descriptor.layer_class == LayerClass::conv_spatial || descriptor.layer_class == LayerClass::batch_norm ||
+           descriptor.layer_class == LayerClass::count_));
+  }
 }
 
 TEST_CASE("a calibration file that lacks a newer parameter loads it at its prior, pinned") {
