@@ -26,7 +26,7 @@ bool anchored(const std::vector<records::Measurement>& records, const std::strin
 
 }  // namespace
 
-Expected<int> run_anchors(const Calibration& calibration, const std::function<void(const std::string&)>& progress) {
+Expected<int> run_anchors(const PreparedCalibration& calibration, const std::function<void(const std::string&)>& progress) {
   const std::string path = calibration.request.directory + "/" + train::anchor_records_file;
   std::vector<records::Measurement> recorded;
   if (std::filesystem::exists(path)) {

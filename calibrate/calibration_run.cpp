@@ -68,7 +68,7 @@ bool same_group(const PlannedMeasurement& left, const PlannedMeasurement& right)
 
 class CalibrationRun {
  public:
-  CalibrationRun(const Calibration& calibration, const RunHooks& hooks)
+  CalibrationRun(const PreparedCalibration& calibration, const RunHooks& hooks)
       : calibration_(calibration), hooks_(hooks), pending_(calibration.plan.measurements),
         deadline_(calibration.started_at + calibration.request.budget_seconds) {
     summary_.records_path = calibration.request.directory + "/layers.jsonl";
@@ -282,7 +282,7 @@ class CalibrationRun {
     hooks_.progress(line);
   }
 
-  const Calibration& calibration_;
+  const PreparedCalibration& calibration_;
   const RunHooks& hooks_;
   std::vector<PlannedMeasurement> pending_;
   double deadline_;
@@ -300,7 +300,7 @@ class CalibrationRun {
 
 }  // namespace
 
-Expected<CalibrationSummary> run_calibration(const Calibration& calibration, const RunHooks& hooks) {
+Expected<CalibrationSummary> run_calibration(const PreparedCalibration& calibration, const RunHooks& hooks) {
   return CalibrationRun(calibration, hooks).run();
 }
 

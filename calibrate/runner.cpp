@@ -181,9 +181,9 @@ std::string reproducing_command(const PlannedMeasurement& measurement) {
   return command;
 }
 
-Expected<Calibration> prepare_calibration(const CalibrationRequest& request,
-                                          const std::function<void(const std::string&)>& progress) {
-  Calibration calibration;
+Expected<PreparedCalibration> prepare_calibration(const CalibrationRequest& request,
+                                                  const std::function<void(const std::string&)>& progress) {
+  PreparedCalibration calibration;
   calibration.started_at = probe::now_seconds();
   calibration.request = request;
   PlanRequest& plan = calibration.plan_request;

@@ -51,8 +51,9 @@ struct CalibrationRequest {
   std::string executable;                   // the dnntune binary workers run (`calibrate --worker`)
 };
 
-// Everything decided before measuring.
-struct Calibration {
+// A calibration run prepared: everything decided before measuring (the request, the profiled
+// machine, its usable cores and the plan). Not model::Calibration, the fitted model.
+struct PreparedCalibration {
   CalibrationRequest request;
   records::MachineProfile machine;
   std::string fingerprint;
@@ -70,8 +71,8 @@ struct Calibration {
 // creates and probes nothing: it plans with DIR/machine.json's speeds if there is one, else with
 // default speeds.
 // `progress` gets a line per step that takes time.
-Expected<Calibration> prepare_calibration(const CalibrationRequest& request,
-                                          const std::function<void(const std::string&)>& progress);
+Expected<PreparedCalibration> prepare_calibration(const CalibrationRequest& request,
+                                                  const std::function<void(const std::string&)>& progress);
 
 struct RunHooks {
   std::function<void(const std::string&)> progress;          // a line per measurement, with an ETA
@@ -90,13 +91,13 @@ struct CalibrationSummary {
 // Runs the numerical check of each backend, then the plan, appending a record per measurement.
 // A measurement that fails (an exception, a crashed or killed worker) is recorded and the run
 // goes on. Fails only when DIR cannot be written.
-Expected<CalibrationSummary> run_calibration(const Calibration& calibration, const RunHooks& hooks);
+Expected<CalibrationSummary> run_calibration(const PreparedCalibration& calibration, const RunHooks& hooks);
 
 // The anchors (train/anchor.hpp): trains every network of the request at every batch for
 // real for a few steps in the plan's base setting, its records appended to DIR/network.jsonl,
 // except what that file already has for this machine. Returns how many it trained; fails when a
 // training job fails.
-Expected<int> run_anchors(const Calibration& calibration, const std::function<void(const std::string&)>& progress);
+Expected<int> run_anchors(const PreparedCalibration& calibration, const std::function<void(const std::string&)>& progress);
 
 // The cores this process may use on the profiled machine, each as its allowed OS CPUs.
 std::vector<std::vector<int>> usable_cores(const records::MachineProfile& profile);

@@ -72,7 +72,7 @@ std::vector<HeldOutError> errors_from_json(const json& in) {
 // `member` is the JSON path of `values` ("/parameters").
 Expected<void> check_parameters(const std::vector<double>& values, const std::string& origin, const std::string& member) {
   for (std::size_t index = 0; index < values.size(); ++index) {
-    const ParameterInfo& info = parameter_table()[index];
+    const ParameterDescriptor& info = parameter_table()[index];
     // The fit works on log(value) for some: exp(log(bound)) may miss the bound in the last digit.
     const double slack = 1e-9 * std::max(std::abs(info.lower), std::abs(info.upper));
     if (!(values[index] >= info.lower - slack && values[index] <= info.upper + slack))
@@ -110,6 +110,58 @@ Expected<void> check_values(const Calibration& calibration, const std::string& o
   return {};
 }
 
+// The parameters, their bootstrap replicates and their estimates, by name (parameter_table).
+// The parameters a file's writer knew are those its fit report lists, in the order of the
+// replicates' columns. One it did not know (the file predates it) loads at its prior, pinned;
+// one it knew but left out is a damaged file. Parameters this dnntune does not know are dropped.
+// Throws json::exception on members of the wrong type.
+Expected<void> read_parameters(const json& in, const std::string& origin, Calibration& calibration) {
+  const auto& table = parameter_table();
+  const json& values = in.at("parameters");
+  std::vector<std::string> columns;  // the writer's parameters, in its flat order
+  std::map<std::string, ParameterEstimate> estimates;
+  for (const auto& item : in.at("fit").at("parameters")) {
+    ParameterEstimate estimate{item.at("name").get<std::string>(), item.at("value").get<double>(),
+                               item.at("low").get<double>(), item.at("high").get<double>(), item.at("pinned").get<bool>()};
+    columns.push_back(estimate.name);
+    estimates.emplace(estimate.name, std::move(estimate));
+  }
+  const bool writer_listed_parameters = !columns.empty();
+  if (!writer_listed_parameters)  // a file without a fit report: its columns are this table's
+    for (const ParameterDescriptor& descriptor : table) columns.push_back(descriptor.name);
+
+  for (const ParameterDescriptor& descriptor : table) {
+    double& value = descriptor.value_in(calibration.parameters);  // the prior until read
+    if (values.contains(descriptor.name)) {
+      value = values.at(descriptor.name).get<double>();
+    } else if (!writer_listed_parameters || estimates.count(descriptor.name)) {
+      return bad_input(origin + ": (/parameters/" + descriptor.name + ") is missing");
+    }
+    auto estimate = estimates.find(descriptor.name);
+    if (writer_listed_parameters)
+      calibration.summary.parameters.push_back(estimate != estimates.end()
+                                                   ? estimate->second
+                                                   : ParameterEstimate{descriptor.name, value, value, value, true});
+  }
+
+  std::vector<int> column_of;  // per table row, its column in the file's replicates, or -1
+  for (const ParameterDescriptor& descriptor : table) {
+    const auto found = std::find(columns.begin(), columns.end(), descriptor.name);
+    column_of.push_back(found == columns.end() ? -1 : static_cast<int>(found - columns.begin()));
+  }
+  const auto prior_or_loaded = flatten(calibration.parameters);
+  for (const auto& replicate : in.at("bootstrap_parameters").get<std::vector<std::vector<double>>>()) {
+    if (replicate.size() != columns.size())
+      return bad_input(origin + ": a bootstrap replicate has " + std::to_string(replicate.size()) +
+                       " parameters, expected " + std::to_string(columns.size()));
+    std::vector<double> row = prior_or_loaded;  // a parameter the writer did not know is pinned
+    for (std::size_t index = 0; index < table.size(); ++index)
+      if (column_of[index] >= 0) row[index] = replicate[column_of[index]];
+    calibration.bootstrap_parameters.push_back(std::move(row));
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string to_json_text(const Calibration& calibration) {
@@ -119,8 +171,8 @@ std::string to_json_text(const Calibration& calibration) {
               {"backend_version", calibration.backend_version},
               {"machine", json::parse(records::to_json_text(calibration.machine))}};
   json parameters = json::object();
-  const auto values = flatten(calibration.parameters);
-  for (std::size_t index = 0; index < values.size(); ++index) parameters[parameter_table()[index].name] = values[index];
+  for (const ParameterDescriptor& descriptor : parameter_table())
+    parameters[descriptor.name] = descriptor.value_in(calibration.parameters);
   out["parameters"] = parameters;
   out["bootstrap_parameters"] = calibration.bootstrap_parameters;
   json measured = json::object();
@@ -174,14 +226,7 @@ Expected<Calibration> calibration_from_json_text(const std::string& text, const 
     auto machine = records::machine_profile_from_json_text(in.at("machine").dump(), origin + " (machine)");
     if (!machine) return machine.error();
     calibration.machine = std::move(*machine);
-    std::vector<double> values;
-    for (const auto& info : parameter_table()) values.push_back(in.at("parameters").at(info.name).get<double>());
-    calibration.parameters = unflatten(values);
-    calibration.bootstrap_parameters = in.at("bootstrap_parameters").get<std::vector<std::vector<double>>>();
-    for (const auto& replicate : calibration.bootstrap_parameters)
-      if (replicate.size() != parameter_table().size())
-        return bad_input(origin + ": a bootstrap replicate has " + std::to_string(replicate.size()) +
-                         " parameters, expected " + std::to_string(parameter_table().size()));
+    if (auto read = read_parameters(in, origin, calibration); !read) return read.error();
     for (const auto& [text, list] : in.at("measured_layers").items()) {
       auto key = MeasuredLayerKey::from_text(text);
       if (!key) return bad_input(origin + ": (/measured_layers) " + key.error().message);
@@ -208,10 +253,6 @@ Expected<Calibration> calibration_from_json_text(const std::string& text, const 
     summary.records_ignored = fit.at("records_ignored").get<int>();
     summary.fit_seconds = fit.at("fit_seconds").get<double>();
     summary.held_out_log_sd = fit.at("held_out_log_sd").get<double>();
-    for (const auto& item : fit.at("parameters"))
-      summary.parameters.push_back({item.at("name").get<std::string>(), item.at("value").get<double>(),
-                                    item.at("low").get<double>(), item.at("high").get<double>(),
-                                    item.at("pinned").get<bool>()});
     summary.held_out_by_class = errors_from_json(fit.at("held_out_by_class"));
     summary.held_out_by_setting = errors_from_json(fit.at("held_out_by_setting"));
     summary.sources = fit.at("sources").get<std::vector<std::string>>();

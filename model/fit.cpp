@@ -22,8 +22,8 @@ namespace {
 
 // --- the objective, over the optimiser's transformed coordinates (log for log_scale) ---
 
-double to_coordinate(const ParameterInfo& info, double value) { return info.log_scale ? std::log(value) : value; }
-double from_coordinate(const ParameterInfo& info, double coordinate) {
+double to_coordinate(const ParameterDescriptor& info, double value) { return info.log_scale ? std::log(value) : value; }
+double from_coordinate(const ParameterDescriptor& info, double coordinate) {
   return info.log_scale ? std::exp(coordinate) : coordinate;
 }
 
@@ -46,7 +46,7 @@ void fit_block(const std::vector<const FitSample*>& samples, const MachineRates&
   const unsigned dimension = static_cast<unsigned>(indices.size());
   std::vector<double> lower(dimension), upper(dimension), start(dimension);
   for (unsigned k = 0; k < dimension; ++k) {
-    const ParameterInfo& info = table[indices[k]];
+    const ParameterDescriptor& info = table[indices[k]];
     lower[k] = to_coordinate(info, info.lower);
     upper[k] = to_coordinate(info, info.upper);
     start[k] = std::clamp(to_coordinate(info, values[indices[k]]), lower[k], upper[k]);
@@ -164,37 +164,20 @@ Expected<std::vector<FitSample>> make_fit_samples(const std::vector<records::Mea
 }
 
 std::vector<bool> identifiable_parameters(const std::vector<FitSample>& samples) {
-  const auto& table = parameter_table();
-  std::vector<bool> free(table.size(), false);
-  std::set<std::pair<int, int>> class_passes;
+  FitEvidence evidence;
+  evidence.samples = static_cast<int>(samples.size());
   std::map<int, std::set<int>> core_counts;
-  std::set<int> with_smt, with_corun;
   for (const FitSample& sample : samples) {
-    const int layer_class = static_cast<int>(sample.work.layer_class);
-    class_passes.insert({layer_class, sample.work.pass});
-    if (!sample.setting.smt) core_counts[layer_class].insert(sample.setting.threads);
-    if (sample.setting.smt) with_smt.insert(layer_class);
-    if (sample.setting.co_running > 1) with_corun.insert(layer_class);
+    ClassEvidence& of_class = evidence.of(sample.work.layer_class);
+    of_class.measured_in_pass[sample.work.pass] = true;
+    if (!sample.setting.smt) core_counts[static_cast<int>(sample.work.layer_class)].insert(sample.setting.threads);
+    if (sample.setting.smt) of_class.with_smt = true;
+    if (sample.setting.co_running > 1) of_class.co_running = true;
   }
-  for (std::size_t index = 0; index < table.size(); ++index) {
-    const ParameterInfo& info = table[index];
-    if (info.layer_class == LayerClass::count_) {
-      free[index] = !samples.empty();
-      continue;
-    }
-    const int layer_class = static_cast<int>(info.layer_class);
-    const std::string field = info.name.substr(class_name(info.layer_class).size() + 1);
-    for (int pass = 0; pass < pass_count; ++pass) {
-      const char* pass_names[] = {"forward", "backward_data", "backward_weights"};
-      if (field == std::string("efficiency.") + pass_names[pass] || field == std::string("overhead_seconds.") + pass_names[pass])
-        free[index] = class_passes.count({layer_class, pass}) > 0;
-    }
-    const auto counts = core_counts.count(layer_class) ? core_counts.at(layer_class).size() : 0;
-    if (field == "contention") free[index] = counts >= 2;
-    if (field == "coherency") free[index] = counts >= 3;
-    if (field == "smt_gain") free[index] = with_smt.count(layer_class) > 0;
-    if (field == "corun_slowdown") free[index] = with_corun.count(layer_class) > 0;
-  }
+  for (const auto& [layer_class, counts] : core_counts)
+    evidence.classes[layer_class].core_counts = static_cast<int>(counts.size());
+  std::vector<bool> free;
+  for (const ParameterDescriptor& descriptor : parameter_table()) free.push_back(descriptor.identifiable_from(evidence));
   return free;
 }
 

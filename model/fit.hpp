@@ -40,9 +40,9 @@ Expected<std::vector<FitSample>> make_fit_samples(const std::vector<records::Mea
                                                   const std::string& fingerprint, const std::string& backend,
                                                   int& ignored);
 
-// Which flat parameters the samples can identify (see parameters.hpp for the layout): a class's
-// efficiency and overhead per pass it was measured in, its contention with >= 2 core counts,
-// coherency with >= 3, SMT gain with SMT samples, co-running slow-down with co-running ones.
+// Which flat parameters the samples can identify: what the samples show (FitEvidence) judged
+// by each parameter's rule in parameter_table() (a class's efficiency and overhead per pass it
+// was measured in, its contention with >= 2 core counts, coherency with >= 3, ...).
 std::vector<bool> identifiable_parameters(const std::vector<FitSample>& samples);
 
 // Fits the free parameters, starting from (and pinning the rest at) `start`.

@@ -1,51 +1,89 @@
-// model/parameters.hpp — the fitted parameters of the layer cost model, by layer class, and
-// their flat form for the optimiser: every parameter has a name, bounds and a prior value that
-// is used when the data cannot identify it (it is then "pinned", and reported as such).
+// model/parameters.hpp — the fitted parameters of the layer cost model, by layer class, and the
+// one table that describes them. Every parameter has one row in parameter_table(): its name,
+// where it lives in ModelParameters, bounds, prior (what it keeps when the data cannot identify
+// it: it is then "pinned", and reported as such), the rule that says which measurements
+// identify it, and its unit. The optimiser's flat vector (flatten / unflatten), the fit's
+// bounds and identifiability, the fit report and the calibration file all derive from it, so
+// a new cost term adds its member to the struct and its row to the table (parameters.cpp).
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "model/layer_class.hpp"
 
 namespace dnntune::model {
 
+// Values only: priors and bounds are in the table. The terms they enter are in layer_time.hpp.
 struct ClassParameters {
-  double efficiency[pass_count] = {0.3, 0.3, 0.3};  // fraction of the FMA peak, one core, per pass
-  double overhead_seconds[pass_count] = {5e-6, 5e-6, 5e-6};  // per call: dispatch, set-up
-  double contention = 0.05;  // USL s: serial fraction as threads are added
-  double coherency = 0.0;    // USL c: cross-thread coherency cost (needs >= 3 thread counts)
-  double smt_gain = 0.1;     // extra throughput from a core's SMT siblings (negative: they hurt)
-  double corun_slowdown = 0.05;  // compute slow-down per extra co-running process (shared caches)
+  double efficiency[pass_count] = {};        // fraction of the FMA peak, one core, per pass
+  double overhead_seconds[pass_count] = {};  // per call: dispatch, set-up
+  double contention = 0;      // USL s: serial fraction as threads are added
+  double coherency = 0;       // USL c: cross-thread coherency cost (needs >= 3 thread counts)
+  double smt_gain = 0;        // extra throughput from a core's SMT siblings (negative: they hurt)
+  double corun_slowdown = 0;  // compute slow-down per extra co-running process (shared caches)
 };
 
 struct ModelParameters {
   ClassParameters classes[layer_class_count];
-  double bandwidth_efficiency = 0.8;  // share of the STREAM triad bandwidth a kernel streams at
-  double smooth_max_exponent = 3.0;   // g in (Tc^g + Tm^g)^(1/g): 1 = sum, large = max
+  double bandwidth_efficiency = 0;  // share of the STREAM triad bandwidth a kernel streams at
+  double smooth_max_exponent = 0;   // g in (Tc^g + Tm^g)^(1/g): 1 = sum, large = max
 
-  // The priors (what a parameter the data cannot identify keeps): the defaults above, but for
-  // libtorch's own convolution kernel, which reached 2-3% of the FMA peak where it was measured.
-  ModelParameters() {
-    for (double& efficiency : of(LayerClass::conv_native).efficiency) efficiency = 0.03;
-  }
+  ModelParameters();  // every parameter at its prior
+  struct AllZero {};
+  explicit ModelParameters(AllZero) {}  // for code that sets every parameter (unflatten)
 
   const ClassParameters& of(LayerClass layer_class) const { return classes[static_cast<int>(layer_class)]; }
   ClassParameters& of(LayerClass layer_class) { return classes[static_cast<int>(layer_class)]; }
 };
 
-// What one flat parameter is. The optimiser works on log(value) for log_scale parameters.
-struct ParameterInfo {
-  std::string name;  // "conv_spatial.efficiency.forward", "bandwidth_efficiency", ...
-  double lower;
-  double upper;
-  bool log_scale;
-  LayerClass layer_class;  // count_ for the global parameters
+// What a set of layer measurements shows about one class: the evidence identifiability rules
+// read (model/fit.cpp gathers it from the samples).
+struct ClassEvidence {
+  bool measured_in_pass[pass_count] = {};
+  int core_counts = 0;      // distinct thread counts measured without SMT
+  bool with_smt = false;    // measured with threads on SMT siblings
+  bool co_running = false;  // measured with more than one process on the package
+};
+struct FitEvidence {
+  int samples = 0;
+  ClassEvidence classes[layer_class_count];
+  const ClassEvidence& of(LayerClass layer_class) const { return classes[static_cast<int>(layer_class)]; }
+  ClassEvidence& of(LayerClass layer_class) { return classes[static_cast<int>(layer_class)]; }
 };
 
+// One flat parameter. The optimiser works on log(value) for log_scale parameters.
+struct ParameterDescriptor {
+  std::string name;  // "conv_spatial.efficiency.forward", "bandwidth_efficiency", ...
+  double lower = 0;
+  double upper = 0;
+  bool log_scale = false;
+  double prior = 0;
+  LayerClass layer_class = LayerClass::count_;  // count_ for the global parameters
+  int pass = -1;                                // pass_index() for per-pass parameters, else -1
+  std::string unit;                             // "of FMA peak", "s", ... (for reports)
+  // Where the value lives: its byte offset in ModelParameters (taken from the table's member
+  // accessor once, so that the fit's unflatten, called per objective evaluation, is plain stores).
+  std::size_t offset = 0;
+  // Whether `evidence` can identify it (else it is pinned at its prior).
+  bool (*identifiable)(const FitEvidence& evidence, LayerClass layer_class, int pass) = nullptr;
+
+  double& value_in(ModelParameters& parameters) const {
+    return *reinterpret_cast<double*>(reinterpret_cast<unsigned char*>(&parameters) + offset);
+  }
+  double value_in(const ModelParameters& parameters) const {
+    return *reinterpret_cast<const double*>(reinterpret_cast<const unsigned char*>(&parameters) + offset);
+  }
+  bool identifiable_from(const FitEvidence& evidence) const { return identifiable(evidence, layer_class, pass); }
+};
+static_assert(std::is_standard_layout_v<ModelParameters>, "parameters are addressed by their offset");
+
 // The flat layout: per class efficiency x3, overhead x3, contention, coherency, smt_gain,
-// corun_slowdown; then bandwidth_efficiency and smooth_max_exponent.
-const std::vector<ParameterInfo>& parameter_table();
+// corun_slowdown; then bandwidth_efficiency and smooth_max_exponent. Bootstrap replicates and
+// the fit's coordinates are in this order.
+const std::vector<ParameterDescriptor>& parameter_table();
 std::vector<double> flatten(const ModelParameters& parameters);
 ModelParameters unflatten(const std::vector<double>& values);
 

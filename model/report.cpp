@@ -145,10 +145,15 @@ std::string fit_report_text(const Calibration& calibration) {
       ++pinned;
       continue;
     }
-    char line[160];
-    std::snprintf(line, sizeof line, "    %-44s %11.4g [%.4g, %.4g]\n", estimate.name.c_str(), estimate.value,
-                  estimate.low, estimate.high);
-    out << line;
+    const int index = parameter_index(estimate.name);  // its unit from the parameter table
+    const std::string unit = index >= 0 ? parameter_table()[index].unit : "";
+    char range[64], line[200];
+    std::snprintf(range, sizeof range, "[%.4g, %.4g]", estimate.low, estimate.high);
+    std::snprintf(line, sizeof line, "    %-44s %11.4g %-24s %s", estimate.name.c_str(), estimate.value, range,
+                  unit.c_str());
+    std::string text = line;
+    text.erase(text.find_last_not_of(' ') + 1);
+    out << text << "\n";
   }
   out << "    (" << pinned << " parameters pinned: the measurements cannot identify them)\n";
   out << "  intra-node link: " << format_fixed(calibration.links.intra_node.latency_seconds * 1e6, 2) << " us, "

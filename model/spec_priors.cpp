@@ -98,7 +98,7 @@ const std::vector<PriorRule>& spec_prior_rules() {
       {"bandwidth_efficiency", {},
        [](const Calibration&, const records::MachineProfile&, const ParameterEstimate* estimate) {
          if (!estimate) return std::string();
-         const ParameterInfo& info = parameter_table()[parameter_index("bandwidth_efficiency")];
+         const ParameterDescriptor& info = parameter_table()[parameter_index("bandwidth_efficiency")];
          const bool at_bound = estimate->value >= info.upper * 0.99 || estimate->value <= info.lower * 1.01;
          return at_bound ? "the reference fit left it at a bound of its range (" + format_significant(estimate->value, 3) + ")"
                          : std::string();
