@@ -19,8 +19,10 @@ model::GpuEfficiencies gpu_efficiencies() {
 
 std::optional<GpuSource> gpu_machine(const ModelSourceOptions& source) {
   if (source.machine.empty()) return std::nullopt;
-  const auto machine = value_or_fail(data::load_machine(source.machine));
-  if (machine.kind != probe::MachineKind::gpu) return std::nullopt;
+  // A machine that does not load is the CPU path's to report, in its order (the calibration first).
+  const auto loaded = data::load_machine(source.machine);
+  if (!loaded || loaded->kind != probe::MachineKind::gpu) return std::nullopt;
+  const probe::MachineProfile& machine = *loaded;
   if (!source.topology_path.empty())
     fail(bad_input("--topology describes a CPU node; " + machine.name + " is a GPU"));
   GpuSource gpu{value_or_fail(model::gpu_node(machine)), {}};

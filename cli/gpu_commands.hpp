@@ -24,8 +24,9 @@ struct GpuSource {
   model::GpuEfficiencies efficiencies;
 };
 // The GPU node --machine names with its efficiencies (--calibration FILE: a GPU calibration made
-// by `dnntune fit --backend torch-cuda`), or nothing for a CPU machine (or none). Fails the
-// command on a machine or calibration that does not load, and on --topology with a GPU.
+// by `dnntune fit --backend torch-cuda`), or nothing for a CPU machine, none, or one that does not
+// load (the CPU path reports that). Fails the command on a GPU calibration that does not load,
+// and on --topology with a GPU.
 std::optional<GpuSource> gpu_machine(const ModelSourceOptions& source);
 
 // `dnntune fit --backend torch-cuda --machine GPU`: the GPU model's efficiencies fitted to
