@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ class PreparedRun {
   // Runs once and returns when the result is complete (on a GPU: synchronised). Throws
   // (std::exception) when the kernel breaks.
   virtual void run() = 0;
+  // The device time of the last run() where the backend measures it (torch-cuda: CUDA events),
+  // which the worker records instead of the host's wall clock around a synchronised run.
+  virtual std::optional<double> last_device_seconds() const { return std::nullopt; }
 };
 
 // One pass of one layer at one batch. Each run() uses the next of its operand sets in turn.

@@ -14,9 +14,13 @@
 #include <torch/nn/module.h>
 #include <torch/version.h>
 
+#include <optional>
 #include <stdexcept>
 
 #include "calibrate/layer_backend.hpp"
+#ifdef DNNTUNE_CUDA_EVENTS
+#include "calibrate/cuda_event_timer.hpp"
+#endif
 #include "calibrate/layer_operands.hpp"
 #include "train/torch_network.hpp"
 
@@ -276,6 +280,27 @@ void synchronise(const at::Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize();
 }
 
+// Runs `work` and, on a GPU where this build has CUDA events, returns the device time it took
+// (the events go on libtorch's default stream, where its kernels run); else synchronises and
+// returns nothing (the worker's wall clock times it).
+template <class Work>
+std::optional<double> run_timed(const at::Device& device, const Work& work) {
+#ifdef DNNTUNE_CUDA_EVENTS
+  if (device.is_cuda()) {
+    static thread_local auto timer = CudaEventTimer::create();
+    if (!timer) throw std::runtime_error(timer.error().message);
+    if (auto started = timer->start(); !started) throw std::runtime_error(started.error().message);
+    work();
+    auto seconds = timer->stop();
+    if (!seconds) throw std::runtime_error(seconds.error().message);
+    return *seconds;
+  }
+#endif
+  work();
+  synchronise(device);
+  return std::nullopt;
+}
+
 // The first line of an exception's message (c10::Error appends a C++ backtrace).
 std::string first_line(const std::exception& error) {
   const std::string message = error.what();
@@ -299,8 +324,7 @@ class TorchPreparedLayer final : public PreparedLayer {
   }
 
   void run() override {
-    run_pass(spec_, pass_, states_[next_]);
-    synchronise(device_);
+    device_seconds_ = run_timed(device_, [&] { run_pass(spec_, pass_, states_[next_]); });
     last_ = next_;
     next_ = (next_ + 1) % states_.size();
   }
@@ -315,6 +339,8 @@ class TorchPreparedLayer final : public PreparedLayer {
       keep_forward_results(state);
     }
   }
+
+  std::optional<double> last_device_seconds() const override { return device_seconds_; }
 
   std::vector<std::vector<float>> outputs() override {
     std::vector<std::vector<float>> result;
@@ -342,6 +368,7 @@ class TorchPreparedLayer final : public PreparedLayer {
   at::Device device_;
   std::vector<LayerState> states_;
   std::size_t next_ = 0, last_ = 0;
+  std::optional<double> device_seconds_;
 };
 
 // The whole network through real autograd: the trainer's TorchNetwork (torchvision's modules
@@ -360,14 +387,15 @@ class TorchNetworkRun final : public PreparedRun {
 
   void run() override {
     for (at::Tensor& parameter : network_.parameters()) parameter.mutable_grad() = at::Tensor();
-    network_.forward(images_, labels_).backward();
-    synchronise(device_);
+    device_seconds_ = run_timed(device_, [&] { network_.forward(images_, labels_).backward(); });
   }
+  std::optional<double> last_device_seconds() const override { return device_seconds_; }
 
  private:
   train::TorchNetwork network_;
   at::Device device_;
   at::Tensor images_, labels_;
+  std::optional<double> device_seconds_;
 };
 
 class TorchBackend final : public LayerBackend {

@@ -92,8 +92,9 @@ json time_prepared(PreparedRun& run, const probe::TimingOptions& options, LineCh
       const double before = probe::now_seconds();
       run.run();
       end = probe::now_seconds();
-      samples.push_back(end - before);
-      total += end - before;
+      const double seconds = run.last_device_seconds().value_or(end - before);
+      samples.push_back(seconds);
+      total += seconds;
     } catch (const std::exception& error) {
       failure = first_line(error.what());
     }

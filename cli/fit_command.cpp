@@ -4,6 +4,7 @@
 
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
+#include "cli/gpu_commands.hpp"
 #include "cli/measurement_inputs.hpp"
 #include "common/json_file.hpp"
 #include "data/builtin_machines.hpp"
@@ -32,6 +33,7 @@ void run_fit(const FitCommandOptions& options) {
     std::cerr << "dnntune fit: " << file << ": ignored a last line cut short (an interrupted run)\n";
   if (inputs.records.empty()) fail(bad_input("no measurement records in " + inputs.files.front()));
   const std::vector<records::Measurement>& records = inputs.records;
+  if (options.backend == "torch-cuda") return run_gpu_fit(records, options.machine, options.calibration_path, options.json);
   const std::string machine_file = options.machine.empty() ? inputs.machine_file : options.machine;
 
   records::MachineProfile machine;
@@ -68,7 +70,8 @@ void add_fit_command(CLI::App& root) {
       ->option_text("FILE.json")
       ->check(output_file());
   command->add_option("--machine", options.machine,
-                      "The machine profile the measurements were taken on (default: the directory's machine.json)")
+                      "The machine profile the measurements were taken on (default: the directory's machine.json; "
+                      "--backend torch-cuda: the GPU, e.g. h200)")
       ->option_text("FILE.json|NAME");
   command->add_option("--backend", options.backend, "Fit the measurements of this backend")
       ->check(CLI::IsMember(workloads::backend_names()))

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   dnntune::cli::add_scale_command(app);
   dnntune::cli::add_recommend_command(app);
   dnntune::cli::add_validate_command(app);
+  dnntune::cli::add_compare_command(app);
 
   try {
     app.parse(argc, argv);

@@ -194,9 +194,12 @@ void add_configuration_options(CLI::App& command, ConfigurationOptions& options,
   command.add_flag("--async", c.asynchronous, "Asynchronous parameter server (no barrier)");
   command.add_option("--fusion-mb", options.fusion_megabytes, "All-reduce fusion threshold in MiB")
       ->capture_default_str()->check(checked(rules::megabytes));
+  command.add_option("--gpus", options.gpus_per_node, "GPUs per node (a GPU --machine only; default 1)")
+      ->check(checked(rules::ranks_or_threads));
 }
 
 Expected<model::TrainingConfiguration> configuration_from(const ConfigurationOptions& options) {
+  if (options.gpus_per_node > 0) return bad_input("--gpus applies to a GPU --machine (k80, p100, v100, a100, h100, h200)");
   model::TrainingConfiguration configuration = options.configuration;
   if (configuration.asynchronous && options.parameter_servers == 0)
     return bad_input("--async applies to a parameter server: add --ps SERVERS");

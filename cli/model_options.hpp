@@ -70,6 +70,7 @@ struct ConfigurationOptions {
   model::TrainingConfiguration configuration;
   int parameter_servers = 0;
   double fusion_megabytes = 25;
+  int gpus_per_node = 0;  // --gpus: GPU machines only (0: one GPU)
 };
 void add_configuration_options(CLI::App& command, ConfigurationOptions& options, bool with_nodes);
 

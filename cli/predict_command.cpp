@@ -2,6 +2,7 @@
 // term, images/s with its band, scaling efficiency.
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
+#include "cli/gpu_commands.hpp"
 #include "cli/model_options.hpp"
 #include "common/json_file.hpp"
 #include "model/report.hpp"
@@ -19,6 +20,8 @@ struct PredictOptions {
 
 void run_predict(const PredictOptions& options) {
   const auto network = value_or_fail(workloads::load_network(options.model));
+  if (const auto gpu = gpu_machine(options.source))
+    return run_gpu_predict(network, *gpu, options.configuration, options.output);
   const auto configuration = value_or_fail(configuration_from(options.configuration));
   const auto predictor =
       value_or_fail(load_predictor(options.source, {{options.model}, {configuration.batch_per_process}, options.source.backend}));

@@ -7,6 +7,7 @@
 
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
+#include "cli/gpu_commands.hpp"
 #include "cli/launch_options.hpp"
 #include "cli/model_options.hpp"
 #include "cli/number_rules.hpp"
@@ -41,7 +42,29 @@ struct RecommendCommandOptions {
   ModelSourceOptions source;
   LaunchOptions launch;
   std::vector<std::string> train_command;
+  std::string gpus;          // --gpus: GPU machines only
+  bool batch_given = false;  // a GPU search defaults to several batches
 };
+
+// A GPU --machine: the GPU tuner's search (GPUs per node, batch per GPU, fusion, nodes).
+void recommend_for_gpu(const workloads::Network& network, const GpuSource& gpu,
+                       const RecommendCommandOptions& options) {
+  if (options.verify > 0 || options.global_batch > 0 || options.no_smt || options.consider_parameter_server ||
+      !options.processes_per_node.empty() || !options.train_command.empty())
+    fail(bad_input("--verify, --global-batch, --no-smt, --consider-ps, --ppn and a training command describe CPU "
+                   "nodes; on a GPU machine give --gpus, --batch, --nodes and --fusion-mb"));
+  GpuRecommendRequest request;
+  request.gpus = options.gpus;
+  request.batches = options.batch_given ? options.batches : "";
+  request.fusion_megabytes = options.fusion_megabytes;
+  request.nodes = options.nodes;
+  request.fabric = value_or_fail(fabric_from(options.fabric));
+  request.objective = options.objective;
+  request.format = options.format;
+  request.explain = options.explain;
+  request.output_path = options.output_path;
+  run_gpu_recommend(network, gpu, request);
+}
 
 template <class Number>
 std::vector<Number> parse_list(const std::string& text, const NumberRule& rule, const char* option) {
@@ -170,6 +193,8 @@ std::string how_to_settle(const LoadedModel& loaded, const RecommendCommandOptio
 
 void run_recommend(const RecommendCommandOptions& options) {
   const auto network = value_or_fail(workloads::load_network(options.model));
+  if (const auto gpu = gpu_machine(options.source)) return recommend_for_gpu(network, *gpu, options);
+  if (!options.gpus.empty()) fail(bad_input("--gpus applies to a GPU --machine (k80, p100, v100, a100, h100, h200)"));
   tuner::SearchSpaceOptions space;
   space.batches_per_process = parse_list<std::int64_t>(options.batches, rules::batch_per_process, "--batch");
 
@@ -266,12 +291,16 @@ void add_recommend_command(CLI::App& root) {
                       "Train the K best candidates for real on this node and recommend the measured best")
       ->option_text("K")
       ->check(checked(rules::ranks_or_threads));
+  command->add_option("--gpus", options.gpus, "GPU machines: GPUs per node to consider (a list: 1,8; default 1, 2, 4 .. all)");
   add_launch_options(*command, options.launch);
   command->add_option("-o,--output", options.output_path, "Write to FILE instead of standard output")
       ->option_text("FILE")
       ->check(output_file());
   command->add_option("command", options.train_command, "Your training command (after --)");
-  command->callback([] { run_recommend(options); });
+  command->callback([command] {
+    options.batch_given = command->count("--batch") > 0;
+    run_recommend(options);
+  });
 }
 
 }  // namespace dnntune::cli

@@ -2,6 +2,7 @@
 // range of node counts, as a table and optionally an SVG plot.
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
+#include "cli/gpu_commands.hpp"
 #include "cli/model_options.hpp"
 #include "common/json_file.hpp"
 #include "model/scaling.hpp"
@@ -21,6 +22,10 @@ struct ScaleOptions {
 
 void run_scale(const ScaleOptions& options) {
   const auto network = value_or_fail(workloads::load_network(options.model));
+  if (const auto gpu = gpu_machine(options.source)) {
+    if (!options.plot_path.empty()) fail(bad_input("--plot draws CPU scaling curves; leave it out for a GPU machine"));
+    return run_gpu_scale(network, *gpu, options.configuration, options.nodes, options.output);
+  }
   const auto configuration = value_or_fail(configuration_from(options.configuration));
   const auto node_counts = value_or_fail(model::parse_node_counts(options.nodes));
   const auto predictor =

@@ -47,7 +47,8 @@ int numa_nodes_per_package(const records::Topology& topology, int packages, int 
 
 Expected<MachineRates> machine_rates(const records::MachineProfile& profile) {
   if (profile.kind != records::MachineKind::cpu_node)
-    return bad_input(profile.name + ": the CPU cost model needs a CPU node profile (GPU profiles are not modelled)");
+    return bad_input(profile.name + ": the CPU cost model needs a CPU node profile (a GPU is answered by the GPU "
+                                    "model: dnntune predict, scale, recommend or compare --machine GPU)");
   MachineRates rates;
   const auto& topology = profile.topology;
   rates.packages = std::max(1, topology.packages);

@@ -184,15 +184,40 @@ void from_json(const json& in, Performance& performance) {
   get_or_keep(in, "triad_scaling", performance.triad_scaling);
 }
 
+void to_json(json& out, const GpuInterconnect& link) {
+  out = {{"kind", link.kind}, {"latency_us", link.latency_us}, {"fabric_links", link.fabric_links}};
+  put_optional(out, "bus_gbs", link.bus_gbs);
+  put_optional(out, "host_pcie_gbs", link.host_pcie_gbs);
+}
+void from_json(const json& in, GpuInterconnect& link) {
+  link.kind = in.at("kind").get<std::string>();
+  get_optional(in, "bus_gbs", link.bus_gbs);
+  get_or_keep(in, "latency_us", link.latency_us);
+  get_optional(in, "host_pcie_gbs", link.host_pcie_gbs);
+  get_or_keep(in, "fabric_links", link.fabric_links);
+}
+
 void to_json(json& out, const Gpu& gpu) {
   out = {{"model", gpu.model}, {"fp32_tflops", gpu.fp32_tflops},
          {"memory_bandwidth_gbs", gpu.memory_bandwidth_gbs}, {"memory_bytes", gpu.memory_bytes}};
+  if (gpu.gpus_per_node > 0) out["gpus_per_node"] = gpu.gpus_per_node;
+  if (gpu.multiprocessors > 0) out["multiprocessors"] = gpu.multiprocessors;
+  if (gpu.l2_bytes > 0) out["l2_bytes"] = gpu.l2_bytes;
+  put_optional(out, "tensor_tflops", gpu.tensor_tflops);
+  put_optional(out, "interconnect", gpu.interconnect);
+  if (!gpu.host_cpu.empty()) out["host_cpu"] = gpu.host_cpu;
 }
 void from_json(const json& in, Gpu& gpu) {
   gpu.model = in.at("model").get<std::string>();
   gpu.fp32_tflops = in.at("fp32_tflops").get<Figure>();
   gpu.memory_bandwidth_gbs = in.at("memory_bandwidth_gbs").get<Figure>();
   gpu.memory_bytes = in.at("memory_bytes").get<std::uint64_t>();
+  get_or_keep(in, "gpus_per_node", gpu.gpus_per_node);
+  get_or_keep(in, "multiprocessors", gpu.multiprocessors);
+  get_or_keep(in, "l2_bytes", gpu.l2_bytes);
+  get_optional(in, "tensor_tflops", gpu.tensor_tflops);
+  get_optional(in, "interconnect", gpu.interconnect);
+  get_or_keep(in, "host_cpu", gpu.host_cpu);
 }
 
 // --- fingerprint ---
@@ -262,6 +287,18 @@ Expected<void> check_figures(const MachineProfile& profile, const std::string& o
         return bad_input(origin + ": (" + member + ") every point needs cores and threads >= 1 and a median > 0");
   if (profile.gpu && (!positive(profile.gpu->fp32_tflops.value) || !positive(profile.gpu->memory_bandwidth_gbs.value)))
     return bad_input(origin + ": (/gpu) fp32_tflops and memory_bandwidth_gbs must be finite numbers > 0");
+  if (profile.gpu && (profile.gpu->gpus_per_node < 0 || profile.gpu->gpus_per_node > 1024 ||
+                      profile.gpu->multiprocessors < 0 || profile.gpu->multiprocessors > 100000 ||
+                      (profile.gpu->tensor_tflops && !positive(profile.gpu->tensor_tflops->value))))
+    return bad_input(origin + ": (/gpu) needs gpus_per_node 0..1024, multiprocessors 0..100000 and tensor_tflops > 0");
+  if (profile.gpu && profile.gpu->interconnect) {
+    const GpuInterconnect& link = *profile.gpu->interconnect;
+    if ((link.bus_gbs && !positive(link.bus_gbs->value)) || (link.host_pcie_gbs && !positive(link.host_pcie_gbs->value)) ||
+        !std::isfinite(link.latency_us) || link.latency_us < 0 || link.latency_us > 1e6 || link.fabric_links < 1 ||
+        link.fabric_links > 1024)
+      return bad_input(origin + ": (/gpu/interconnect) needs bus_gbs and host_pcie_gbs > 0, latency_us 0..1e6 and "
+                                "fabric_links 1..1024");
+  }
   constexpr int most_cpus = 1 << 20;
   const Topology& topology = profile.topology;
   if (topology.packages > topology.cores || topology.cores > most_cpus || topology.pus > most_cpus ||

@@ -109,11 +109,30 @@ struct Performance {
   std::vector<ScalingPoint> triad_scaling;     // GB/s over cores (STREAM triad bytes)
 };
 
+// How the GPUs of one node exchange data, and how the node reaches the others.
+struct GpuInterconnect {
+  std::string kind;              // "nvlink-hybrid-cube-mesh", "nvswitch", "pcie-switch", ...
+  std::optional<Figure> bus_gbs; // GB/s of a ring step between neighbouring GPUs (one direction, usable)
+  double latency_us = 0;         // per ring step (NCCL's base latency on this link)
+  std::optional<Figure> host_pcie_gbs;  // GPU <-> host link, one direction
+  int fabric_links = 1;          // network ports per node (DGX: one per GPU); they share the fabric's load
+};
+
 struct Gpu {
   std::string model;
   Figure fp32_tflops;
   Figure memory_bandwidth_gbs;
   std::uint64_t memory_bytes = 0;
+  // The node and the chip beyond the four figures above (absent in old profiles: then one GPU
+  // per node, the model's defaults, and the prediction says so).
+  int gpus_per_node = 0;               // 0: unknown (one GPU is modelled)
+  int multiprocessors = 0;             // SMs: how much parallel work fills the chip; 0: unknown
+  std::uint64_t l2_bytes = 0;
+  // Tensor-core peak, flagged: the study (and dnntune by default) trains in fp32, which does not
+  // use it (TF32 on A100/H100 is opt-in in PyTorch for convolutions' matmuls).
+  std::optional<Figure> tensor_tflops;
+  std::optional<GpuInterconnect> interconnect;
+  std::string host_cpu;                // the node's CPUs, as its spec sheet names them
 };
 
 enum class MachineKind { cpu_node, gpu };

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """tests/schemas/validate_outputs.py DNNTUNE SOURCE_DIR — every reporting command's JSON output
 validates against its JSON Schema in schemas/ (Debian's python3-jsonschema): predict, scale,
-recommend (--json and its alias --format json), machines, models, models show, probe --machine
-for spec machines, and train and validate for real on the recorded tiny network (this machine's
+recommend (--json and its alias --format json; CPU and GPU machines), compare, machines, models,
+models show, probe --machine for spec machines, and train and validate for real on the recorded tiny network (this machine's
 calibration made in a temporary cache)."""
 import json
 import os
@@ -60,6 +60,25 @@ validate(["recommend", "--model", "inception_v3", "--batch", "32,64", "--format"
 validate(["recommend", "--model", "resnet50", "--objective", "time-to-train", "--json", "--consider-ps"] + spec)
 tiny = str(source / "tests/fixtures/tiny_network.json")
 validate(["recommend", "--model", tiny, "--json"] + spec)
+gpu = ["--machine", "v100"]
+validate(["predict", "--model", "resnet50", "--gpus", "8", "--batch", "64", "--nodes", "2", "--json"] + gpu)
+validate(["scale", "--model", "resnet152", "--gpus", "8", "--nodes", "1..16", "--json"] + gpu)
+validate(["recommend", "--model", "resnet152", "--nodes", "1,4", "--json", "--explain", "--machine", "k80"])
+validate(["compare", "--model", "resnet152", "--machine", "skylake-8180", "--machine", "k80", "--machine", "v100",
+          "--json"])
+# A GPU calibration, fitted to the recorded CPU micro-runs relabelled as torch-cuda ones (the
+# numbers do not matter here, the format does).
+gpu_records = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"dnntune-gpu-records-{os.getpid()}.jsonl")
+with open(source / "tests/fixtures/anchored_resnet18_calibration/layers.jsonl") as recorded, open(gpu_records, "w") as out:
+    for line in recorded:
+        record = json.loads(line)
+        record["backend"] = "torch-cuda"
+        record["median_seconds"] /= 100
+        out.write(json.dumps(record) + "\n")
+try:
+    validate(["fit", gpu_records, "--backend", "torch-cuda", "--machine", "h200", "--json"])
+finally:
+    os.remove(gpu_records)
 validate(["models", "--json"])
 validate(["models", "show", "inception_v3", "--json"])
 validate(["probe", "--machine", "epyc-7551", "--json"])

@@ -1,0 +1,60 @@
+// cli/gpu_commands.hpp — predict, scale and recommend when --machine names a GPU profile
+// (k80, p100, v100, a100, h100, h200 or a GPU profile JSON): the same commands, answered by the
+// GPU model (model/gpu_predictor.hpp) instead of the CPU cost model.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "cli/command_support.hpp"
+#include "cli/model_options.hpp"
+#include "model/gpu_predictor.hpp"
+#include "records/measurement.hpp"
+#include "workloads/graph.hpp"
+
+namespace dnntune::cli {
+
+// The efficiencies GPU predictions use: the built-in GPU reference calibration
+// (data/reference_calibrations/torch-cuda.json) once one is measured, else the documented priors
+// (GpuEfficiencies::source says which).
+model::GpuEfficiencies gpu_efficiencies();
+
+struct GpuSource {
+  model::GpuNode node;
+  model::GpuEfficiencies efficiencies;
+};
+// The GPU node --machine names with its efficiencies (--calibration FILE: a GPU calibration made
+// by `dnntune fit --backend torch-cuda`), or nothing for a CPU machine, none, or one that does not
+// load (the CPU path reports that). Fails the command on a GPU calibration that does not load,
+// and on --topology with a GPU.
+std::optional<GpuSource> gpu_machine(const ModelSourceOptions& source);
+
+// `dnntune fit --backend torch-cuda --machine GPU`: the GPU model's efficiencies fitted to
+// torch-cuda layer records; writes the calibration to `output_path` when given.
+void run_gpu_fit(const std::vector<records::Measurement>& records, const std::string& machine,
+                 const std::string& output_path, bool json);
+
+// --gpus/--batch/--nodes/--fusion-mb/fabric as a GPU configuration; the CPU-only options
+// (--threads, --smt, --ps, --async, --ppn) are refused with a one-line reason.
+model::GpuConfiguration gpu_configuration_from(const ConfigurationOptions& options);
+
+void run_gpu_predict(const workloads::Network& network, const GpuSource& gpu,
+                     const ConfigurationOptions& configuration, const OutputOptions& output);
+void run_gpu_scale(const workloads::Network& network, const GpuSource& gpu,
+                   const ConfigurationOptions& configuration, const std::string& nodes, const OutputOptions& output);
+
+struct GpuRecommendRequest {
+  std::string gpus;       // --gpus LIST ("" : 1, 2, 4 ... the node's)
+  std::string batches;    // --batch LIST ("" : 32, 64, 128)
+  std::string fusion_megabytes;
+  std::string nodes;
+  std::string fabric;
+  std::string objective;  // throughput | images-per-node
+  std::string format;     // text | json
+  bool explain = false;
+  std::string output_path;
+};
+void run_gpu_recommend(const workloads::Network& network, const GpuSource& gpu,
+                       const GpuRecommendRequest& request);
+
+}  // namespace dnntune::cli

@@ -1,0 +1,231 @@
+// model/gpu_calibration.cpp — see gpu_calibration.hpp.
+#include "model/gpu_calibration.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "common/json_file.hpp"
+#include "common/text_format.hpp"
+
+namespace dnntune::model {
+namespace {
+
+using nlohmann::json;
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
+}
+
+int slot_of(workloads::Pass pass) {
+  return pass == workloads::Pass::forward ? 0 : pass == workloads::Pass::backward_data ? 1 : 2;
+}
+
+// Efficiencies stay within what a kernel can reach against the directly counted FLOPs (Winograd
+// convolutions pass 100% of them) and above a floor that keeps predictions finite.
+double clamp_efficiency(double value) { return std::clamp(value, 0.005, 2.0); }
+
+struct UsableRecord {
+  workloads::LayerSpec spec;
+  workloads::Pass pass;
+  const records::Measurement* record;
+};
+
+double predict(const UsableRecord& usable, const GpuNode& node, const GpuEfficiencies& efficiencies) {
+  const auto cost = workloads::layer_cost(usable.spec, usable.record->batch).pass(usable.pass);
+  return gpu_pass_time(usable.spec, usable.pass, cost, usable.record->batch, node, efficiencies).seconds;
+}
+
+double median_error(const std::vector<GpuPassCheck>& checks, double GpuPassCheck::*predicted) {
+  std::vector<double> errors;
+  for (const GpuPassCheck& check : checks) errors.push_back(std::abs(check.*predicted / check.measured_seconds - 1));
+  return errors.empty() ? 0 : median(errors);
+}
+
+}  // namespace
+
+Expected<GpuCalibration> fit_gpu_calibration(const std::vector<records::Measurement>& records, const GpuNode& node,
+                                             const GpuEfficiencies& priors) {
+  std::vector<UsableRecord> usable;
+  std::string backend_version;
+  for (const records::Measurement& record : records) {
+    if (record.kind != records::MeasurementKind::layer || record.backend != "torch-cuda" ||
+        record.status != records::MeasurementStatus::ok || record.processes != 1 || !(record.median_seconds > 0))
+      continue;
+    auto spec = workloads::parse_descriptor(record.descriptor);
+    if (!spec) continue;
+    workloads::Pass pass = workloads::Pass::forward;
+    bool known = false;
+    for (workloads::Pass candidate : workloads::all_passes)
+      if (workloads::pass_name(candidate) == record.pass) pass = candidate, known = true;
+    if (!known) continue;
+    usable.push_back({*spec, pass, &record});
+    backend_version = record.backend_version;
+  }
+  if (usable.empty())
+    return bad_input("no torch-cuda layer measurements to fit (calibrate on the GPU with --backend torch-cuda)");
+
+  // Ratios measured / predicted with the priors, by class, pass slot and limit.
+  std::vector<double> compute_ratios[gpu_kernel_class_count][3], memory_ratios[gpu_kernel_class_count];
+  std::vector<double> overhead_seconds;
+  for (const UsableRecord& entry : usable) {
+    const auto cost = workloads::layer_cost(entry.spec, entry.record->batch).pass(entry.pass);
+    const GpuPassTime time = gpu_pass_time(entry.spec, entry.pass, cost, entry.record->batch, node, priors);
+    if (time.seconds <= 0) continue;
+    const int kernel_class = static_cast<int>(gpu_kernel_class(entry.spec));
+    const double measured = entry.record->median_seconds;
+    if (time.limit == "compute") compute_ratios[kernel_class][slot_of(entry.pass)].push_back(measured / time.seconds);
+    else if (time.limit == "memory") memory_ratios[kernel_class].push_back(measured / time.seconds);
+    else if (time.limit == "overhead") overhead_seconds.push_back(measured);
+  }
+  GpuCalibration calibration;
+  calibration.machine = node.name;
+  calibration.backend_version = backend_version;
+  GpuEfficiencies& fitted = calibration.efficiencies = priors;
+  for (int kernel_class = 0; kernel_class < gpu_kernel_class_count; ++kernel_class) {
+    GpuClassEfficiency& efficiency = fitted.classes[kernel_class];
+    for (int slot = 0; slot < 3; ++slot)
+      if (!compute_ratios[kernel_class][slot].empty())
+        efficiency.compute[slot] = clamp_efficiency(efficiency.compute[slot] / median(compute_ratios[kernel_class][slot]));
+    if (!memory_ratios[kernel_class].empty())
+      efficiency.memory = clamp_efficiency(efficiency.memory / median(memory_ratios[kernel_class]));
+  }
+  if (!overhead_seconds.empty()) fitted.dispatch_seconds_per_op = median(overhead_seconds);
+
+  std::vector<double> log_errors;
+  for (const UsableRecord& entry : usable) {
+    GpuPassCheck check{entry.record->descriptor, entry.record->pass, entry.record->batch,
+                       entry.record->median_seconds, predict(entry, node, priors), predict(entry, node, fitted)};
+    if (check.fitted_seconds <= 0) continue;
+    log_errors.push_back(std::abs(std::log(check.fitted_seconds / check.measured_seconds)));
+    calibration.checks.push_back(std::move(check));
+  }
+  calibration.prior_median_error = median_error(calibration.checks, &GpuPassCheck::prior_seconds);
+  calibration.fitted_median_error = median_error(calibration.checks, &GpuPassCheck::fitted_seconds);
+  // The band: the layer passes' typical error (a median absolute deviation as a standard
+  // deviation), no narrower than 10%: a whole step adds what single passes do not show.
+  fitted.log_sd = std::max(0.10, 1.4826 * (log_errors.empty() ? 0.0 : median(log_errors)));
+  fitted.source = "GPU reference calibration fitted on " + node.name + " (" + backend_version + ", " +
+                  std::to_string(calibration.checks.size()) + " layer passes)";
+  return calibration;
+}
+
+// --- JSON ---
+
+std::string to_json_text(const GpuCalibration& calibration) {
+  const GpuEfficiencies& e = calibration.efficiencies;
+  json classes = json::object();
+  for (int kernel_class = 0; kernel_class < gpu_kernel_class_count; ++kernel_class) {
+    const GpuClassEfficiency& efficiency = e.classes[kernel_class];
+    classes[gpu_kernel_class_name(static_cast<GpuKernelClass>(kernel_class))] = {
+        {"compute", efficiency.compute}, {"memory", efficiency.memory}, {"kernels_per_pass", efficiency.kernels_per_pass}};
+  }
+  json checks = json::array();
+  for (const GpuPassCheck& check : calibration.checks)
+    checks.push_back({{"descriptor", check.descriptor}, {"pass", check.pass}, {"batch", check.batch},
+                      {"measured_seconds", check.measured_seconds}, {"prior_seconds", check.prior_seconds},
+                      {"fitted_seconds", check.fitted_seconds}});
+  const json out = {{"schema", gpu_calibration_schema},
+                    {"schema_version", gpu_calibration_schema_version},
+                    {"machine", calibration.machine},
+                    {"backend_version", calibration.backend_version},
+                    {"efficiencies",
+                     {{"classes", classes},
+                      {"kernel_gap_seconds", e.kernel_gap_seconds},
+                      {"dispatch_seconds_per_op", e.dispatch_seconds_per_op},
+                      {"half_fill_threads_per_sm", e.half_fill_threads_per_sm},
+                      {"framework_memory_bytes", e.framework_memory_bytes},
+                      {"log_sd", e.log_sd},
+                      {"source", e.source}}},
+                    {"prior_median_error", calibration.prior_median_error},
+                    {"fitted_median_error", calibration.fitted_median_error},
+                    {"checks", checks}};
+  return out.dump(2) + "\n";
+}
+
+namespace {
+
+Expected<GpuCalibration> gpu_calibration_from_document(const json& document, const std::string& origin) {
+  if (auto valid = check_schema(document, gpu_calibration_schema, gpu_calibration_schema_version, origin); !valid)
+    return valid.error();
+  GpuCalibration calibration;
+  try {
+    calibration.machine = document.at("machine").get<std::string>();
+    calibration.backend_version = document.value("backend_version", "");
+    const json& in = document.at("efficiencies");
+    GpuEfficiencies& e = calibration.efficiencies = gpu_efficiency_priors();
+    for (int kernel_class = 0; kernel_class < gpu_kernel_class_count; ++kernel_class) {
+      const std::string name = gpu_kernel_class_name(static_cast<GpuKernelClass>(kernel_class));
+      if (!in.at("classes").contains(name)) continue;
+      const json& row = in.at("classes").at(name);
+      GpuClassEfficiency& efficiency = e.classes[kernel_class];
+      efficiency.compute = row.at("compute").get<std::array<double, 3>>();
+      efficiency.memory = row.at("memory").get<double>();
+      efficiency.kernels_per_pass = row.value("kernels_per_pass", efficiency.kernels_per_pass);
+      for (double value : efficiency.compute)
+        if (!std::isfinite(value) || value <= 0 || value > 2)
+          return bad_input(origin + ": (/efficiencies/classes/" + name + "/compute) must be numbers in (0, 2]");
+      if (!std::isfinite(efficiency.memory) || efficiency.memory <= 0 || efficiency.memory > 2)
+        return bad_input(origin + ": (/efficiencies/classes/" + name + "/memory) must be a number in (0, 2]");
+      if (efficiency.kernels_per_pass < 0 || efficiency.kernels_per_pass > 1000)
+        return bad_input(origin + ": (/efficiencies/classes/" + name + "/kernels_per_pass) must be 0..1000");
+    }
+    const std::pair<const char*, double*> numbers[] = {{"kernel_gap_seconds", &e.kernel_gap_seconds},
+                                                       {"dispatch_seconds_per_op", &e.dispatch_seconds_per_op},
+                                                       {"half_fill_threads_per_sm", &e.half_fill_threads_per_sm},
+                                                       {"framework_memory_bytes", &e.framework_memory_bytes},
+                                                       {"log_sd", &e.log_sd}};
+    for (const auto& [key, value] : numbers) {
+      *value = in.at(key).get<double>();
+      if (!std::isfinite(*value) || *value < 0 || *value > 1e15)
+        return bad_input(origin + ": (/efficiencies/" + key + ") must be a finite number >= 0");
+    }
+    e.source = in.at("source").get<std::string>();
+    calibration.prior_median_error = document.value("prior_median_error", 0.0);
+    calibration.fitted_median_error = document.value("fitted_median_error", 0.0);
+  } catch (const json::exception& error) {
+    return json_conversion_error(error, origin);
+  }
+  return calibration;
+}
+
+}  // namespace
+
+Expected<GpuCalibration> gpu_calibration_from_json_text(const std::string& text, const std::string& origin_name) {
+  auto document = parse_json(text, origin_name);
+  if (!document) return document.error();
+  return gpu_calibration_from_document(*document, origin_name);
+}
+
+Expected<GpuCalibration> read_gpu_calibration(const std::string& path) {
+  auto document = read_json_file(path);
+  if (!document) return document.error();
+  return gpu_calibration_from_document(*document, path);
+}
+
+std::string gpu_calibration_text(const GpuCalibration& calibration) {
+  std::ostringstream out;
+  const GpuEfficiencies& e = calibration.efficiencies;
+  out << "GPU calibration of " << calibration.machine << " (" << calibration.backend_version << "): "
+      << calibration.checks.size() << " layer passes\n";
+  out << "  class                 forward  bwd-data  bwd-weights  memory\n";
+  for (int kernel_class = 0; kernel_class < gpu_kernel_class_count; ++kernel_class) {
+    std::string name = gpu_kernel_class_name(static_cast<GpuKernelClass>(kernel_class));
+    if (name == "view") continue;
+    name.resize(std::max<std::size_t>(name.size(), 20), ' ');
+    const GpuClassEfficiency& c = e.classes[kernel_class];
+    out << "  " << name << "  " << format_fixed(c.compute[0], 2) << "     " << format_fixed(c.compute[1], 2)
+        << "      " << format_fixed(c.compute[2], 2) << "         " << format_fixed(c.memory, 2) << "\n";
+  }
+  out << "  host dispatch per op " << format_fixed(e.dispatch_seconds_per_op * 1e6, 1) << " us\n";
+  out << "  per-pass median |error|: priors " << format_fixed(100 * calibration.prior_median_error, 1)
+      << "%, fitted " << format_fixed(100 * calibration.fitted_median_error, 1) << "%\n";
+  out << "  band log-sd " << format_fixed(e.log_sd, 3) << "\n";
+  return out.str();
+}
+
+}  // namespace dnntune::model

@@ -1,0 +1,149 @@
+// model/gpu_layer_time.cpp — see gpu_layer_time.hpp. The priors and their sources are here.
+#include "model/gpu_layer_time.hpp"
+
+#include <algorithm>
+
+namespace dnntune::model {
+namespace {
+
+struct ClassRow {
+  GpuKernelClass kernel_class;
+  const char* name;
+  GpuClassEfficiency prior;
+};
+
+// One registry row per class: its name and its prior efficiencies. Sources (fp32, cuDNN 7/8 era):
+// * Dense convolutions: Baidu DeepBench's training convolutions on P100/V100 reach 55-80% of the
+//   fp32 peak for ResNet/VGG-sized problems (counted as direct convolution FLOPs, so Winograd
+//   kernels can pass 100%); backward-weights is the slowest of the three there, as in Jia et al.,
+//   "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking" (2018).
+// * Thin convolutions (3 input channels): DeepBench's first-layer shapes run at 25-40% of peak.
+// * Grouped / depth-wise: Qin et al., "Diagonalwise Refactorization" (2018): cuDNN's depth-wise
+//   kernels reach a few percent of peak; they are memory-bound in practice.
+// * GEMM: DeepBench's fp32 GEMMs at training sizes 60-85% of peak; a classifier at batch 32-256
+//   is on the small side.
+// * Streaming kernels: BabelStream on V100/A100 reaches ~85% of HBM peak; PyTorch's element-wise
+//   kernels ~80%; cuDNN batch norm reads its input twice (statistics, then normalise) against the
+//   one read counted in workloads/costs.hpp, so ~half; pooling and concat ~60-70%; the loss is a
+//   handful of small reductions.
+const ClassRow class_rows[] = {
+    {GpuKernelClass::convolution, "convolution", {{0.70, 0.65, 0.55}, 0.70, 1}},
+    {GpuKernelClass::convolution_thin, "convolution_thin", {{0.35, 0.35, 0.30}, 0.60, 1}},
+    {GpuKernelClass::convolution_grouped, "convolution_grouped", {{0.08, 0.08, 0.05}, 0.50, 1}},
+    {GpuKernelClass::matmul, "matmul", {{0.55, 0.55, 0.50}, 0.70, 1}},
+    {GpuKernelClass::normalization, "normalization", {{0.30, 0.30, 0.30}, 0.50, 1}},
+    {GpuKernelClass::elementwise, "elementwise", {{0.30, 0.30, 0.30}, 0.80, 1}},
+    {GpuKernelClass::pooling, "pooling", {{0.30, 0.30, 0.30}, 0.60, 1}},
+    {GpuKernelClass::data_movement, "data_movement", {{0.30, 0.30, 0.30}, 0.70, 1}},
+    {GpuKernelClass::loss, "loss", {{0.10, 0.10, 0.10}, 0.30, 2}},
+    {GpuKernelClass::view, "view", {{1, 1, 1}, 1, 0}},
+};
+static_assert(sizeof class_rows / sizeof class_rows[0] == gpu_kernel_class_count, "one row per class");
+
+const ClassRow& row(GpuKernelClass kernel_class) { return class_rows[static_cast<int>(kernel_class)]; }
+
+int pass_slot(workloads::Pass pass) {
+  switch (pass) {
+    case workloads::Pass::forward: return 0;
+    case workloads::Pass::backward_data: return 1;
+    case workloads::Pass::backward_weights: return 2;
+  }
+  return 0;
+}
+
+// The parallel work a pass spreads over the multiprocessors: the layer's larger tensor (its
+// input or its output) for the whole batch. Backward passes work on the same tensors.
+double parallel_elements(const workloads::LayerSpec& spec, std::int64_t batch) {
+  const auto output = workloads::infer_output_shape(spec);
+  const double output_elements = output ? static_cast<double>(output->elements()) : 0.0;
+  return static_cast<double>(batch) * std::max(output_elements, static_cast<double>(spec.input.elements()));
+}
+
+}  // namespace
+
+GpuKernelClass gpu_kernel_class(const workloads::LayerSpec& spec) {
+  using workloads::LayerKind;
+  switch (spec.kind) {
+    case LayerKind::convolution: {
+      const std::int64_t groups = std::max<std::int64_t>(1, spec.groups);
+      if (groups > 1) return GpuKernelClass::convolution_grouped;
+      return spec.input.channels < 16 ? GpuKernelClass::convolution_thin : GpuKernelClass::convolution;
+    }
+    case LayerKind::inner_product: return GpuKernelClass::matmul;
+    case LayerKind::batch_norm: return GpuKernelClass::normalization;
+    case LayerKind::eltwise:
+    case LayerKind::add:
+    case LayerKind::dropout: return GpuKernelClass::elementwise;
+    case LayerKind::pooling:
+    case LayerKind::adaptive_avg_pool: return GpuKernelClass::pooling;
+    case LayerKind::concat: return GpuKernelClass::data_movement;
+    case LayerKind::softmax_cross_entropy: return GpuKernelClass::loss;
+    case LayerKind::input:
+    case LayerKind::flatten: return GpuKernelClass::view;
+  }
+  return GpuKernelClass::view;
+}
+
+std::string gpu_kernel_class_name(GpuKernelClass kernel_class) { return row(kernel_class).name; }
+
+GpuEfficiencies gpu_efficiency_priors() {
+  GpuEfficiencies efficiencies;
+  for (const ClassRow& class_row : class_rows)
+    efficiencies.classes[static_cast<int>(class_row.kernel_class)] = class_row.prior;
+  // Back-to-back kernel launches leave the GPU idle ~2-4 us (CUDA launch latency on Volta to
+  // Hopper, as Nsight timelines of eager PyTorch show).
+  efficiencies.kernel_gap_seconds = 3e-6;
+  // Eager PyTorch spends ~10 us of host time per op, forward or autograd (Horace He, "Making Deep
+  // Learning Go Brrrr From First Principles", 2022; PyTorch's own profiler on small ops).
+  efficiencies.dispatch_seconds_per_op = 10e-6;
+  // A kernel needs a few waves of threads to hide latency: half speed at 1024 parallel output
+  // elements per SM (2048 resident threads per SM on Volta to Hopper, about half occupied).
+  efficiencies.half_fill_threads_per_sm = 1024;
+  // A CUDA context with cuDNN and cuBLAS loaded holds 0.5-1 GB; workspaces and the caching
+  // allocator's slack add to it.
+  efficiencies.framework_memory_bytes = 1.0 * 1024 * 1024 * 1024;
+  // Efficiencies from other studies' kernels, not this machine's: wider than a fitted model's.
+  efficiencies.log_sd = 0.30;
+  efficiencies.source = "priors (no GPU reference calibration measured yet; model/gpu_layer_time.cpp names their sources)";
+  return efficiencies;
+}
+
+GpuPassTime gpu_pass_time(const workloads::LayerSpec& spec, workloads::Pass pass, const workloads::PassCost& cost,
+                          std::int64_t batch, const GpuNode& node, const GpuEfficiencies& efficiencies) {
+  GpuPassTime time;
+  const GpuKernelClass kernel_class = gpu_kernel_class(spec);
+  const GpuClassEfficiency& efficiency = efficiencies.classes[static_cast<int>(kernel_class)];
+  if ((cost.flops == 0 && cost.bytes == 0) || efficiency.kernels_per_pass == 0) {
+    time.limit = "none";
+    return time;  // a pass the network does not run, or a view
+  }
+  const double work = parallel_elements(spec, batch);
+  const double half_fill = efficiencies.half_fill_threads_per_sm * node.multiprocessors;
+  time.utilisation = work / (work + half_fill);
+  time.compute_seconds = static_cast<double>(cost.flops) /
+                         (node.fp32_flops * efficiency.compute[pass_slot(pass)] * time.utilisation);
+  time.memory_seconds =
+      static_cast<double>(cost.bytes) / (node.memory_bandwidth * efficiency.memory * time.utilisation);
+  const double kernels = efficiency.kernels_per_pass;
+  const double on_gpu = std::max(time.compute_seconds, time.memory_seconds) + kernels * efficiencies.kernel_gap_seconds;
+  const double on_host = kernels * efficiencies.dispatch_seconds_per_op;
+  time.seconds = std::max(on_gpu, on_host);
+  time.overhead_seconds = time.seconds - std::max(time.compute_seconds, time.memory_seconds);
+  time.limit = on_host > on_gpu ? "overhead" : time.compute_seconds >= time.memory_seconds ? "compute" : "memory";
+  return time;
+}
+
+double gpu_streaming_seconds(const workloads::PassCost& cost, int kernels, const GpuNode& node,
+                             const GpuEfficiencies& efficiencies) {
+  if (cost.bytes == 0 && cost.flops == 0) return 0;
+  const double memory_efficiency = efficiencies.classes[static_cast<int>(GpuKernelClass::elementwise)].memory;
+  const double on_gpu = static_cast<double>(cost.bytes) / (node.memory_bandwidth * memory_efficiency) +
+                        kernels * efficiencies.kernel_gap_seconds;
+  return std::max(on_gpu, kernels * efficiencies.dispatch_seconds_per_op);
+}
+
+double gpu_training_memory_bytes(const workloads::NetworkCost& cost, const GpuEfficiencies& efficiencies) {
+  return cost.training_memory_bytes() + efficiencies.framework_memory_bytes;
+}
+
+}  // namespace dnntune::model

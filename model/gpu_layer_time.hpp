@@ -1,0 +1,83 @@
+// model/gpu_layer_time.hpp — the time of one layer pass on one GPU: a roofline over the pass's
+// FLOPs and bytes (workloads/costs.hpp) with an efficiency per kernel class, a utilisation curve
+// (a small batch does not fill the multiprocessors), and the overheads of an eager framework:
+// the GPU's gap between back-to-back kernels, and the host's dispatch of each op, which the GPU
+// waits for when its kernels are shorter (the GPU runs ahead of the host only while kernels take
+// longer than their dispatch). Also the memory one training process holds on its GPU.
+//
+// The efficiencies are priors (gpu_efficiency_priors: each with its source in gpu_layer_time.cpp)
+// until a GPU reference calibration is measured; GpuEfficiencies::source names which a
+// prediction used.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "model/gpu_node.hpp"
+#include "workloads/costs.hpp"
+#include "workloads/layer.hpp"
+
+namespace dnntune::model {
+
+// Kernels that reach similar fractions of a GPU's peaks (cuDNN / cuBLAS / PyTorch's own).
+enum class GpuKernelClass {
+  convolution,          // dense convolution, cuDNN (implicit GEMM, Winograd, FFT)
+  convolution_thin,     // few input channels per group (< 16: the first 7x7 on the image)
+  convolution_grouped,  // grouped and depth-wise: little reuse, close to memory-bound
+  matmul,               // inner product (cuBLAS GEMM)
+  normalization,        // batch norm: statistics, then normalise (reads its input twice)
+  elementwise,          // ReLU, add, dropout: one streaming pass
+  pooling,              // max, average and adaptive pooling
+  data_movement,        // concat: copies
+  loss,                 // softmax + cross-entropy: a few small reductions
+  view,                 // flatten: no kernel at all
+  count_
+};
+constexpr int gpu_kernel_class_count = static_cast<int>(GpuKernelClass::count_);
+
+GpuKernelClass gpu_kernel_class(const workloads::LayerSpec& spec);
+std::string gpu_kernel_class_name(GpuKernelClass kernel_class);
+
+struct GpuClassEfficiency {
+  std::array<double, 3> compute{};  // of the fp32 peak, per pass (forward, backward-data, backward-weights)
+  double memory = 0;                // of the HBM bandwidth
+  int kernels_per_pass = 1;         // launches of one pass (0: a view)
+};
+
+struct GpuEfficiencies {
+  std::array<GpuClassEfficiency, gpu_kernel_class_count> classes{};
+  double kernel_gap_seconds = 0;       // GPU: idle between two back-to-back kernels
+  double dispatch_seconds_per_op = 0;  // host: an eager framework issuing one op (forward or autograd)
+  double half_fill_threads_per_sm = 0; // parallel output elements per SM at which a kernel reaches half speed
+  double framework_memory_bytes = 0;   // CUDA context, cuDNN/cuBLAS handles and workspaces, allocator slack
+  double log_sd = 0;                   // the band's log-standard deviation for predictions resting on these
+  std::string source;                  // "priors (...)" or the calibration they were fitted in
+};
+
+// The documented priors (sources in gpu_layer_time.cpp).
+GpuEfficiencies gpu_efficiency_priors();
+
+struct GpuPassTime {
+  double seconds = 0;          // what the pass adds to the iteration
+  double compute_seconds = 0;  // roofline terms at the utilisation reached
+  double memory_seconds = 0;
+  double overhead_seconds = 0; // kernel gaps, or the host's dispatch when that is longer
+  double utilisation = 1;      // of the chip, by the parallel work of the layer
+  std::string limit;           // "compute", "memory" or "overhead"
+};
+
+// One pass of `spec` at `batch` images per GPU, costing `cost` (layer_cost(layer, batch).pass(pass):
+// zero for a backward pass the network does not run, which then costs nothing).
+GpuPassTime gpu_pass_time(const workloads::LayerSpec& spec, workloads::Pass pass, const workloads::PassCost& cost,
+                          std::int64_t batch, const GpuNode& node, const GpuEfficiencies& efficiencies);
+
+// A streaming step outside the layers (gradient sums, the optimizer update): memory-bound.
+double gpu_streaming_seconds(const workloads::PassCost& cost, int kernels, const GpuNode& node,
+                             const GpuEfficiencies& efficiencies);
+
+// Bytes one training process holds on its GPU at `batch`: activations kept for backward,
+// weights, gradients, momentum (NetworkCost::training_memory_bytes) and the framework's own.
+double gpu_training_memory_bytes(const workloads::NetworkCost& cost, const GpuEfficiencies& efficiencies);
+
+}  // namespace dnntune::model

@@ -1,0 +1,48 @@
+// model/gpu_node.cpp — see gpu_node.hpp.
+#include "model/gpu_node.hpp"
+
+namespace dnntune::model {
+
+Expected<GpuNode> gpu_node(const records::MachineProfile& profile) {
+  if (profile.kind != records::MachineKind::gpu || !profile.gpu)
+    return bad_input(profile.name + ": the GPU cost model needs a GPU profile (kind \"gpu\")");
+  const records::Gpu& gpu = *profile.gpu;
+  GpuNode node;
+  node.name = profile.name;
+  node.model = gpu.model;
+  node.fp32_flops = gpu.fp32_tflops.value * 1e12;
+  if (gpu.tensor_tflops) node.tensor_flops = gpu.tensor_tflops->value * 1e12;
+  node.memory_bandwidth = gpu.memory_bandwidth_gbs.value * 1e9;
+  node.memory_bytes = static_cast<double>(gpu.memory_bytes);
+  if (node.memory_bytes <= 0) return bad_input(profile.name + ": (/gpu/memory_bytes) must be > 0");
+  node.l2_bytes = static_cast<double>(gpu.l2_bytes);
+  node.host_cpu = gpu.host_cpu;
+  if (gpu.gpus_per_node > 0) {
+    node.gpus_per_node = gpu.gpus_per_node;
+  } else {
+    node.assumptions.push_back("one GPU per node (the profile names no gpus_per_node)");
+  }
+  if (gpu.multiprocessors > 0) {
+    node.multiprocessors = gpu.multiprocessors;
+  } else {
+    node.assumptions.push_back("a " + std::to_string(default_multiprocessors) +
+                               "-SM chip for the utilisation curve (the profile names no multiprocessors)");
+  }
+  node.intra_node = {default_intra_node_latency_us * 1e-6, default_intra_node_gbs, false,
+                     "default PCIe 3.0 x16 ring step"};
+  if (gpu.interconnect) {
+    node.interconnect_kind = gpu.interconnect->kind;
+    node.fabric_links = gpu.interconnect->fabric_links;
+    if (gpu.interconnect->bus_gbs)
+      node.intra_node = {gpu.interconnect->latency_us * 1e-6, gpu.interconnect->bus_gbs->value, false,
+                         "spec " + gpu.interconnect->kind};
+    else
+      node.assumptions.push_back("PCIe 3.0 ring steps between GPUs (the profile's interconnect names no bus_gbs)");
+  } else if (node.gpus_per_node > 1) {
+    node.interconnect_kind = "pcie";
+    node.assumptions.push_back("PCIe 3.0 ring steps between GPUs (the profile names no interconnect)");
+  }
+  return node;
+}
+
+}  // namespace dnntune::model

@@ -1,0 +1,137 @@
+// model/gpu_predictor.cpp — see gpu_predictor.hpp.
+#include "model/gpu_predictor.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/gpu_communication.hpp"
+#include "workloads/costs.hpp"
+
+namespace dnntune::model {
+
+std::string describe(const GpuConfiguration& configuration) {
+  std::string text = std::to_string(configuration.gpus_per_node) +
+                     (configuration.gpus_per_node == 1 ? " GPU" : " GPUs") + " x batch " +
+                     std::to_string(configuration.batch_per_gpu);
+  if (configuration.nodes > 1) text += ", " + std::to_string(configuration.nodes) + " nodes";
+  return text;
+}
+
+namespace {
+
+Expected<void> check(const GpuConfiguration& configuration, const GpuNode& node) {
+  if (configuration.gpus_per_node < 1 || configuration.gpus_per_node > node.gpus_per_node)
+    return bad_input(node.name + " nodes hold " + std::to_string(node.gpus_per_node) + " GPU" +
+                     (node.gpus_per_node == 1 ? "" : "s") + ": GPUs per node must be 1.." +
+                     std::to_string(node.gpus_per_node) + ", not " + std::to_string(configuration.gpus_per_node));
+  if (configuration.batch_per_gpu < 1 || configuration.batch_per_gpu > workloads::max_batch)
+    return bad_input("batch per GPU must be 1.." + std::to_string(workloads::max_batch));
+  if (configuration.nodes < 1) return bad_input("nodes must be >= 1");
+  if (!std::isfinite(configuration.fusion_bytes) || configuration.fusion_bytes <= 0)
+    return bad_input("the fusion size must be a number of bytes > 0");
+  return {};
+}
+
+std::string gigabytes(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GB", bytes / 1e9);
+  return text;
+}
+
+}  // namespace
+
+Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const GpuNode& node,
+                                    const GpuEfficiencies& efficiencies, const GpuConfiguration& configuration,
+                                    bool with_efficiency) {
+  if (auto valid = check(configuration, node); !valid) return valid.error();
+  auto fabric = fabric_preset(configuration.fabric);
+  if (!fabric) return fabric.error();
+  const std::int64_t batch = configuration.batch_per_gpu;
+  auto cost = workloads::network_cost(network, batch);
+  if (!cost) return cost.error();
+
+  GpuPrediction prediction;
+  prediction.network = network.name;
+  prediction.machine = node.name;
+  prediction.configuration = configuration;
+  prediction.efficiencies_source = efficiencies.source;
+  prediction.assumptions = node.assumptions;
+  prediction.memory_bytes_needed = gpu_training_memory_bytes(*cost, efficiencies);
+  prediction.memory_bytes_available = node.memory_bytes;
+  if (prediction.memory_bytes_needed > node.memory_bytes)
+    return bad_input(network.name + " at batch " + std::to_string(batch) + " needs " +
+                     gigabytes(prediction.memory_bytes_needed) + " per GPU (activations, weights, gradients, "
+                     "momentum, framework); a " + node.name + " has " + gigabytes(node.memory_bytes));
+
+  GpuIterationTerms& terms = prediction.terms;
+  std::vector<BackwardStep> backward_order;
+  backward_order.reserve(network.layers.size());
+  const auto add_by_limit = [&terms](const GpuPassTime& time) {
+    if (time.limit == "compute") terms.compute_bound += time.seconds;
+    else if (time.limit == "memory") terms.memory_bound += time.seconds;
+    else if (time.limit == "overhead") terms.overhead_bound += time.seconds;
+  };
+  for (const workloads::Layer& layer : network.layers) {
+    const workloads::LayerCost layer_cost = workloads::layer_cost(layer, batch);
+    const GpuPassTime forward =
+        gpu_pass_time(layer.spec, workloads::Pass::forward, layer_cost.forward, batch, node, efficiencies);
+    const GpuPassTime backward_data =
+        gpu_pass_time(layer.spec, workloads::Pass::backward_data, layer_cost.backward_data, batch, node, efficiencies);
+    const GpuPassTime backward_weights = gpu_pass_time(layer.spec, workloads::Pass::backward_weights,
+                                                       layer_cost.backward_weights, batch, node, efficiencies);
+    terms.forward += forward.seconds;
+    terms.backward += backward_data.seconds + backward_weights.seconds;
+    for (const GpuPassTime* time : {&forward, &backward_data, &backward_weights}) add_by_limit(*time);
+    backward_order.push_back({backward_data.seconds + backward_weights.seconds,
+                              static_cast<double>(layer.parameters * workloads::bytes_per_gradient)});
+  }
+  std::reverse(backward_order.begin(), backward_order.end());
+  // Gradient sums: one add kernel per tensor with several readers; spread over the backward.
+  terms.gradient_sums = gpu_streaming_seconds(cost->gradient_sums, 0, node, efficiencies);
+  // The optimizer: PyTorch's multi-tensor (foreach) SGD, a few launches for all parameters.
+  terms.optimizer = gpu_streaming_seconds(
+      {cost->optimizer_update_flops, 0, cost->optimizer_update_bytes}, 4, node, efficiencies);
+
+  const int gpus = configuration.gpus_per_node, nodes = configuration.nodes;
+  std::string algorithm = "none";
+  const auto allreduce_seconds = [&](double bytes) {
+    const GpuAllReduce result = gpu_allreduce(bytes, gpus, nodes, node.intra_node, *fabric, node.fabric_links);
+    algorithm = result.algorithm;
+    return result.seconds;
+  };
+  const BackwardOverlap overlap = overlap_with_backward(backward_order, configuration.fusion_bytes, allreduce_seconds);
+  terms.communication = gpus * nodes > 1 ? overlap.communication_seconds : 0;
+  terms.exposed_communication = gpus * nodes > 1 ? overlap.exposed_seconds : 0;
+  prediction.buckets = gpus * nodes > 1 ? overlap.buckets : 0;
+  prediction.allreduce_algorithm = algorithm;
+
+  prediction.iteration_seconds = terms.forward + terms.backward + terms.gradient_sums + terms.optimizer +
+                                 terms.exposed_communication;
+  const double images = static_cast<double>(batch) * gpus * nodes;
+  prediction.images_per_second = images / prediction.iteration_seconds;
+  const double half_width = 1.645 * efficiencies.log_sd;
+  prediction.images_per_second_low = prediction.images_per_second * std::exp(-half_width);
+  prediction.images_per_second_high = prediction.images_per_second * std::exp(half_width);
+
+  if (with_efficiency && gpus * nodes > 1) {
+    GpuConfiguration single = configuration;
+    single.gpus_per_node = 1;
+    single.nodes = 1;
+    auto alone = predict_gpu(network, node, efficiencies, single, false);
+    if (!alone) return alone.error();
+    prediction.scaling_efficiency = prediction.images_per_second / (alone->images_per_second * gpus * nodes);
+  }
+  const std::pair<double, const char*> candidates[] = {
+      {terms.compute_bound, "GPU compute (compute-bound layers)"},
+      {terms.memory_bound, "GPU memory bandwidth (memory-bound layers)"},
+      {terms.overhead_bound, "kernel launch and framework overhead (small kernels)"},
+      {terms.exposed_communication, "gradient all-reduce not hidden by the backward pass"},
+      {terms.optimizer + terms.gradient_sums, "optimizer and gradient sums"}};
+  prediction.bottleneck =
+      std::max_element(std::begin(candidates), std::end(candidates), [](const auto& a, const auto& b) {
+        return a.first < b.first;
+      })->second;
+  return prediction;
+}
+
+}  // namespace dnntune::model

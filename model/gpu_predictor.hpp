@@ -1,0 +1,71 @@
+// model/gpu_predictor.hpp — one data-parallel training iteration on GPU nodes: every layer pass
+// timed by the GPU roofline (gpu_layer_time.hpp), gradient sums and the optimizer as streaming
+// kernels, the gradients all-reduced NCCL-style in DDP buckets overlapped with the backward pass
+// (gpu_communication.hpp), images/s with a band, and the memory check that excludes a batch a
+// GPU cannot hold (with the reason).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/expected.hpp"
+#include "model/gpu_layer_time.hpp"
+#include "model/gpu_node.hpp"
+#include "workloads/graph.hpp"
+
+namespace dnntune::model {
+
+struct GpuConfiguration {
+  int gpus_per_node = 1;
+  std::int64_t batch_per_gpu = 32;
+  int nodes = 1;
+  double fusion_bytes = 25.0 * 1024 * 1024;  // PyTorch DDP's bucket
+  std::string fabric = "edr";                // between nodes (communication.hpp presets)
+};
+
+// "8 GPUs x batch 64, 2 nodes" for reports.
+std::string describe(const GpuConfiguration& configuration);
+
+struct GpuIterationTerms {
+  double forward = 0;
+  double backward = 0;              // backward-data + backward-weights
+  double gradient_sums = 0;
+  double optimizer = 0;
+  double communication = 0;         // all buckets' all-reduces
+  double exposed_communication = 0; // what the backward pass did not hide
+  // The layer passes by their limit (they add up to forward + backward).
+  double compute_bound = 0;
+  double memory_bound = 0;
+  double overhead_bound = 0;
+};
+
+struct GpuPrediction {
+  std::string network;
+  std::string machine;
+  GpuConfiguration configuration;
+  double iteration_seconds = 0;
+  double images_per_second = 0;      // all GPUs of all nodes
+  double images_per_second_low = 0;  // 90% band
+  double images_per_second_high = 0;
+  double scaling_efficiency = 1;     // over gpus x nodes single GPUs at the same batch
+  GpuIterationTerms terms;
+  double memory_bytes_needed = 0;    // per GPU
+  double memory_bytes_available = 0;
+  std::string allreduce_algorithm;
+  int buckets = 0;
+  std::string bottleneck;
+  std::string confidence = "spec";   // spec sheet + efficiencies (priors or a reference calibration)
+  std::string efficiencies_source;
+  std::vector<std::string> assumptions;
+};
+
+// The configuration fits the node (1 <= gpus <= the node's GPUs, batch 1..max_batch, nodes >= 1,
+// fusion > 0, a known fabric) and the batch fits one GPU's memory; otherwise bad_input with the
+// reason (for memory: how much it needs and has). with_efficiency = false skips the single-GPU
+// prediction the scaling efficiency needs (for ranking).
+Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const GpuNode& node,
+                                    const GpuEfficiencies& efficiencies, const GpuConfiguration& configuration,
+                                    bool with_efficiency = true);
+
+}  // namespace dnntune::model

@@ -1,0 +1,62 @@
+// tuner/comparison.cpp — see comparison.hpp.
+#include "tuner/comparison.hpp"
+
+#include <sstream>
+
+#include "common/text_format.hpp"
+
+namespace dnntune::tuner {
+
+Ratio ratio_to_first(const Comparison& comparison, std::size_t index) {
+  const ComparedMachine& first = comparison.machines.front();
+  const ComparedMachine& other = comparison.machines.at(index);
+  return {other.images_per_second / first.images_per_second, other.low / first.high, other.high / first.low};
+}
+
+namespace {
+
+// "2.35x faster than skylake-8180" / "3.32x slower than ..." with the band in the same sense.
+std::string ratio_words(const Ratio& ratio, const std::string& first) {
+  if (ratio.value >= 1)
+    return format_fixed(ratio.value, 2) + "x faster than " + first + " (band " + format_fixed(ratio.low, 2) + " - " +
+           format_fixed(ratio.high, 2) + "x)";
+  return format_fixed(1 / ratio.value, 2) + "x slower than " + first + " (band " + format_fixed(1 / ratio.high, 2) +
+         " - " + format_fixed(1 / ratio.low, 2) + "x slower)";
+}
+
+}  // namespace
+
+std::string comparison_text(const Comparison& comparison) {
+  std::ostringstream out;
+  out << comparison.network << ", fp32, each machine at its best configuration:\n";
+  for (std::size_t index = 0; index < comparison.machines.size(); ++index) {
+    const ComparedMachine& m = comparison.machines[index];
+    out << "  " << m.machine << " (" << m.kind << "): " << m.configuration << "\n";
+    out << "    images/s " << format_significant(m.images_per_second, 3) << " (90% band "
+        << format_significant(m.low, 3) << " - " << format_significant(m.high, 3) << ")";
+    if (index > 0) out << ", " << ratio_words(ratio_to_first(comparison, index), comparison.machines.front().machine);
+    out << "\n    efficiencies: " << m.source << "\n";
+  }
+  return out.str();
+}
+
+nlohmann::json comparison_json(const Comparison& comparison) {
+  nlohmann::json machines = nlohmann::json::array();
+  for (std::size_t index = 0; index < comparison.machines.size(); ++index) {
+    const ComparedMachine& m = comparison.machines[index];
+    const Ratio ratio = ratio_to_first(comparison, index);
+    machines.push_back({{"machine", m.machine},
+                        {"kind", m.kind},
+                        {"configuration", m.configuration},
+                        {"images_per_second", m.images_per_second},
+                        {"band", {{"low", m.low}, {"high", m.high}, {"level", 0.9}}},
+                        {"ratio_to_first", {{"value", ratio.value}, {"low", ratio.low}, {"high", ratio.high}}},
+                        {"efficiencies", m.source}});
+  }
+  return {{"schema", "dnntune.comparison"},
+          {"schema_version", 1},
+          {"network", comparison.network},
+          {"machines", machines}};
+}
+
+}  // namespace dnntune::tuner
