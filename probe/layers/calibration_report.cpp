@@ -196,7 +196,7 @@ void add_anchor_additivity(const Index& index, const std::vector<Measurement>& a
   std::map<std::tuple<std::string, Group>, std::map<std::string, const Measurement*>> newest;
   for (const Measurement& record : anchors)
     if (record.kind == MeasurementKind::network && record.status == MeasurementStatus::ok && record.nodes == 1 &&
-        (record.pass == "forward" || record.pass == "backward"))
+        record.allocator == "default" && (record.pass == "forward" || record.pass == "backward"))
       newest[{record.network, group_of(record)}][record.pass] = &record;
   std::map<std::string, workloads::Network> networks;
   for (const auto& [key, passes] : newest) {
