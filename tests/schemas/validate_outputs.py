@@ -56,5 +56,9 @@ os.environ["DNNTUNE_CACHE_DIR"] = os.path.join(os.environ.get("TMPDIR", "/tmp"),
 try:
     validate(["validate", "--model", tiny, "--batch", "4", "--iters", "2", "--warmup", "1", "--json"])
     validate(["predict", "--model", tiny, "--batch", "4", "--json"])  # this machine: measured
+    # this machine: the allocator variants anchored by the first run, each predicted
+    recommendation = validate(["recommend", "--model", tiny, "--batch", "4", "--json", "--explain"])
+    if "allocator" not in recommendation:
+        sys.exit("FAILED: recommend --json carries no allocator")
 finally:
     subprocess.run(["rm", "-rf", os.environ["DNNTUNE_CACHE_DIR"]], check=False)
