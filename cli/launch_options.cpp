@@ -33,7 +33,11 @@ void add_launch_options(CLI::App& command, LaunchOptions& options) {
   command.add_option("--allocator", options.allocator,
                      "The memory allocator every rank loads: default, glibc-tuned (freed memory kept), jemalloc or "
                      "tcmalloc (LD_PRELOAD of the installed library); default: the one recommended")
-      ->check(CLI::IsMember({"default", "glibc-tuned", "jemalloc", "tcmalloc"}));
+      ->option_text("NAME")
+      // Checked against what is installed (check_allocator), the one list of them; empty means
+      // "not given" inside, so it is refused here.
+      ->check(CLI::Validator([](std::string& name) { return name.empty() ? std::string("an allocator name") : ""; },
+                             "NAME"));
 }
 
 std::vector<tuner::InstalledAllocator> installed_allocators() {
