@@ -127,7 +127,7 @@ TEST_CASE("the calibration's allocation member: written, read back, optional, an
   CHECK(allocator_prior("default").high == 1);
 }
 
-TEST_CASE("the recommended allocator: a measured gain beyond its band, else the default; --allocator wins") {
+TEST_CASE("the recommended allocator: a measured gain beyond its band, else the default, and --allocator wins") {
   const auto network = workloads::load_network(DNNTUNE_SOURCE_DIR "/tests/fixtures/tiny_network.json");
   REQUIRE(network);
   Prediction best;
