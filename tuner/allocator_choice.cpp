@@ -8,7 +8,9 @@
 namespace dnntune::tuner {
 namespace {
 
-std::string band_text(double low, double high) { return format_fixed(low, 2) + "-" + format_fixed(high, 2); }
+// Gains to 3 significant figures: a noisy anchor can put a variant at 0.004x, which 2 decimals hide.
+std::string gain_text(double gain) { return format_significant(gain, 3); }
+std::string band_text(double low, double high) { return gain_text(low) + "-" + gain_text(high); }
 
 std::string basis(const AllocatorCandidate& candidate) {
   return candidate.prediction.measured ? "measured" : "prior: not anchored under it";
@@ -83,7 +85,7 @@ AllocatorChoice choose_allocator(const std::optional<model::AllocationModel>& mo
     note = "no anchor was trained under the allocator variants (calibrate --anchor does), so each is at its prior "
            "and glibc's defaults are kept";
   } else if (pick == "default" && best_unresolved) {
-    note = best_unresolved->allocator.name + " is predicted " + format_fixed(best_unresolved->prediction.gain, 2) +
+    note = best_unresolved->allocator.name + " is predicted " + gain_text(best_unresolved->prediction.gain) +
            "x, but its band " + band_text(best_unresolved->prediction.gain_low, best_unresolved->prediction.gain_high) +
            " includes no gain: glibc's defaults are kept";
   }
@@ -110,7 +112,7 @@ std::string allocator_summary(const AllocatorChoice& choice) {
   const AllocatorCandidate* chosen = choice.find(choice.chosen);
   out << choice.chosen << (choice.chosen_by == "user" ? " (--allocator)" : "");
   if (chosen && choice.modelled && choice.chosen != "default")
-    out << ", predicted " << format_fixed(chosen->prediction.gain, 2) << "x over glibc's defaults (90% band "
+    out << ", predicted " << gain_text(chosen->prediction.gain) << "x over glibc's defaults (90% band "
         << band_text(chosen->prediction.gain_low, chosen->prediction.gain_high) << ", " << basis(*chosen) << "): "
         << format_fixed(chosen->images_per_second, 1) << " images/s";
   else if (choice.chosen == "default")
@@ -132,7 +134,7 @@ std::string allocator_table_text(const AllocatorChoice& choice) {
     out << "\nAllocators (the recommended configuration under each; gain over glibc's defaults, 90% band):\n";
     for (const AllocatorCandidate& candidate : choice.candidates)
       out << "  " << (candidate.allocator.name == choice.chosen ? "* " : "  ") << candidate.allocator.name << ": "
-          << format_fixed(candidate.images_per_second, 1) << " images/s, " << format_fixed(candidate.prediction.gain, 2)
+          << format_fixed(candidate.images_per_second, 1) << " images/s, " << gain_text(candidate.prediction.gain)
           << "x [" << band_text(candidate.prediction.gain_low, candidate.prediction.gain_high) << "], "
           << basis(candidate) << "; " << environment_text(candidate.allocator.environment) << "\n";
   }
