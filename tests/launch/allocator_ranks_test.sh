@@ -129,16 +129,15 @@ for variant in "${variants[@]}"; do
     [[ $name == default ]] && continue
     read -ra settings <<<"$(settings_of "$name")"
     record=$work/train-$name.jsonl
-    "$dnntune" train --launch --ppn 2 --threads 1 --model "$network" --batch 4 --iters 4000 --warmup 0 \
+    "$dnntune" train --launch --ppn 2 --threads 1 --model "$network" --batch 4 --iters 1500 --warmup 0 \
         --allocator "$name" --record "$record" --output /dev/null >"$work/train-$name.log" 2>&1 &
     job=$!
     launched+=("$job")
     seen=()
     while kill -0 "$job" 2>/dev/null && ((${#seen[@]} < 2)); do
-        for cmdline in /proc/[0-9]*/cmdline; do
-            pid=${cmdline#/proc/}
-            pid=${pid%/cmdline}
-            words=$({ tr '\0' ' ' <"$cmdline"; } 2>/dev/null) || continue  # gone meanwhile
+        # The processes naming this run's record file: the launcher, mpirun and the ranks.
+        for pid in $(pgrep -f -- "$record"); do
+            words=$({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null) || continue  # gone meanwhile
             [[ $words == *" train "*"$record"* && $words != *--launch* && $words != *mpirun* ]] || continue
             tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "DNNTUNE_ALLOCATOR=$name" || continue
             [[ " ${seen[*]} " == *" $pid "* ]] && continue
