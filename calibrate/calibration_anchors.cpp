@@ -1,8 +1,12 @@
 // calibrate/calibration_anchors.cpp — the anchors of a calibration (runner.hpp,
 // train/anchor.hpp): each network of the request trained for real at each batch, in the
-// plan's base setting, unless DIR/network.jsonl already has that run.
+// plan's base setting, unless DIR/network.jsonl already has that run; then the same run under
+// each other allocator variant installed here, within the allocator budget
+// (model/allocation.hpp fits the allocator term from them).
+#include <chrono>
 #include <filesystem>
 
+#include "probe/allocators.hpp"
 #include "calibrate/runner.hpp"
 #include "probe/memory_budget.hpp"
 #include "train/anchor.hpp"
@@ -13,15 +17,37 @@ namespace dnntune::calibrate {
 
 namespace {
 
-bool anchored(const std::vector<records::Measurement>& records, const std::string& fingerprint, const std::string& network,
-              std::int64_t batch, const Setting& setting) {
+int request_steps(const PreparedCalibration& calibration) {
+  return calibration.request.anchor_warmup + calibration.request.anchor_iterations;
+}
+
+// The recorded run of this network, batch and setting under `allocator`, or null.
+const records::Measurement* anchored(const std::vector<records::Measurement>& records, const std::string& fingerprint,
+                            const std::string& network, std::int64_t batch, const Setting& setting,
+                            const std::string& allocator) {
   for (const records::Measurement& record : records)
     if (record.kind == records::MeasurementKind::network && record.pass == "iteration" &&
         record.status == records::MeasurementStatus::ok && record.machine_fingerprint == fingerprint &&
         record.network == network && record.batch == batch && record.threads == setting.threads &&
-        record.smt == setting.smt && record.processes == setting.processes && record.nodes == 1)
-      return true;
-  return false;
+        record.smt == setting.smt && record.processes == setting.processes && record.nodes == 1 &&
+        record.allocator == allocator)
+      return &record;
+  return nullptr;
+}
+
+// The default first, then glibc-tuned (the reference the others are fitted against), then the
+// rest as installed: a short budget still compares the default with the reference.
+std::vector<std::string> allocators_to_anchor() {
+  std::vector<std::string> names = {"default", "glibc-tuned"};
+  for (const probe::AllocatorVariant& variant : probe::installed_allocators())
+    if (variant.name != "default" && variant.name != "glibc-tuned") names.push_back(variant.name);
+  return names;
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string text;
+  for (const std::string& word : words) text += (text.empty() ? "" : ", ") + word;
+  return text;
 }
 
 }  // namespace
@@ -36,6 +62,12 @@ Expected<int> run_anchors(const PreparedCalibration& calibration, const std::fun
     recorded = std::move(file->records);
   }
   const Setting base = calibration.plan_request.settings.empty() ? Setting{} : calibration.plan_request.settings.front();
+  const std::vector<std::string> allocators = allocators_to_anchor();
+  if (progress && allocators.size() == 2)
+    progress("allocator anchors: neither jemalloc nor tcmalloc is installed here (Debian: libjemalloc2, "
+             "libtcmalloc-minimal4), so only glibc's defaults and glibc keeping its memory are compared");
+  const double allocator_budget = calibration.request.allocator_anchor_budget_seconds;
+  double allocator_seconds_spent = 0, last_run_seconds = 0;
   int trained = 0;
   // plan_request.networks are the request's models loaded, in order; the trainer takes the
   // model as given (a network file's path), records carry the network's name.
@@ -43,34 +75,59 @@ Expected<int> run_anchors(const PreparedCalibration& calibration, const std::fun
   for (std::size_t index = 0; index < networks.size() && index < calibration.request.models.size(); ++index)
     for (const std::int64_t batch : calibration.plan_request.batches) {
       const workloads::Network& network = networks[index];
-      if (anchored(recorded, calibration.fingerprint, network.name, batch, base)) continue;
+      const std::string label = network.name + " mb" + std::to_string(batch);
       // Like every calibration step, the anchor stays within what the machine can spare: a
       // network that does not fit is left unanchored (its predictions then say so), not OOM-killed.
       const auto cost = workloads::network_cost(network, batch);
       const double needed = cost ? cost->training_memory_bytes() * base.processes : 0;
       if (const auto spare = probe::spare_memory_bytes(); spare && needed > 0.8 * static_cast<double>(*spare)) {
-        if (progress)
-          progress("anchor of " + network.name + " mb" + std::to_string(batch) + " skipped: training it needs about " +
+        if (!anchored(recorded, calibration.fingerprint, network.name, batch, base, "default") && progress)
+          progress("anchor of " + label + " skipped: training it needs about " +
                    std::to_string(static_cast<long long>(needed / 1e9 + 0.5)) + " GB, this machine can spare " +
                    std::to_string(static_cast<long long>(static_cast<double>(*spare) / 1e9)) + " GB");
         continue;
       }
-      if (progress) progress("anchor: training " + network.name + " mb" + std::to_string(batch) + " for real (" +
-                             to_string(base) + ")");
-      train::AnchorRequest request;
-      request.executable = calibration.request.executable;
-      // A network file by its absolute path: the fit finds the network again from the record's command.
-      const std::string& model = calibration.request.models[index];
-      std::error_code error;
-      request.model = std::filesystem::is_regular_file(model, error) ? std::filesystem::absolute(model).string() : model;
-      request.batch = batch;
-      request.threads = base.threads;
-      request.processes = base.processes;
-      request.directory = calibration.request.directory;
-      request.warmup = calibration.request.anchor_warmup;
-      request.iterations = calibration.request.anchor_iterations;
-      if (auto done = train::run_anchor(request); !done) return done.error();
-      ++trained;
+      std::vector<std::string> over_budget;
+      for (const std::string& allocator : allocators) {
+        const records::Measurement* done = anchored(recorded, calibration.fingerprint, network.name, batch, base, allocator);
+        if (done) {
+          // A run recorded earlier tells how long the next one takes: its steps and a start.
+          if (last_run_seconds == 0)
+            last_run_seconds = done->median_seconds * (request_steps(calibration) + 2) + 5;
+          continue;
+        }
+        if (allocator != "default" && allocator_seconds_spent + last_run_seconds > allocator_budget) {
+          over_budget.push_back(allocator);
+          continue;
+        }
+        if (progress)
+          progress("anchor: training " + label + " for real (" + to_string(base) + ")" +
+                   (allocator == "default" ? "" : " under the " + allocator + " allocator"));
+        train::AnchorRequest request;
+        request.executable = calibration.request.executable;
+        // A network file by its absolute path: the fit finds the network again from the record's command.
+        const std::string& model = calibration.request.models[index];
+        std::error_code error;
+        request.model =
+            std::filesystem::is_regular_file(model, error) ? std::filesystem::absolute(model).string() : model;
+        request.batch = batch;
+        request.threads = base.threads;
+        request.processes = base.processes;
+        request.directory = calibration.request.directory;
+        request.warmup = calibration.request.anchor_warmup;
+        request.iterations = calibration.request.anchor_iterations;
+        request.allocator = allocator;
+        const auto started = std::chrono::steady_clock::now();
+        if (auto run = train::run_anchor(request); !run) return run.error();
+        last_run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        if (allocator != "default") allocator_seconds_spent += last_run_seconds;
+        ++trained;
+      }
+      if (!over_budget.empty() && progress)
+        progress("allocator anchors of " + label + " under " + joined(over_budget) + " skipped: each takes about " +
+                 std::to_string(static_cast<long long>(last_run_seconds + 0.5)) + " s, past the allocator budget of " +
+                 std::to_string(static_cast<long long>(allocator_budget)) +
+                 " s (calibrate --allocator-budget); their gain is then the prior's, never recommended");
     }
   return trained;
 }

@@ -196,7 +196,7 @@ void add_anchor_additivity(const Index& index, const std::vector<records::Measur
   std::map<std::tuple<std::string, Group>, std::map<std::string, const records::Measurement*>> newest;
   for (const records::Measurement& record : anchors)
     if (record.kind == records::MeasurementKind::network && record.status == records::MeasurementStatus::ok && record.nodes == 1 &&
-        (record.pass == "forward" || record.pass == "backward"))
+        record.allocator == "default" && (record.pass == "forward" || record.pass == "backward"))
       newest[{record.network, group_of(record)}][record.pass] = &record;
   std::map<std::string, workloads::Network> networks;
   for (const auto& [key, passes] : newest) {

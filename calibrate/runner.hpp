@@ -47,6 +47,9 @@ struct CalibrationRequest {
   bool dry_run = false;                     // plan only: nothing is created, probed or measured
   int anchor_warmup = 2;                    // the anchors' untimed and timed steps (run_anchors)
   int anchor_iterations = 3;
+  // The anchors under the other allocator variants (glibc-tuned first, then jemalloc and tcmalloc
+  // when installed): the next is skipped when it would take the time spent on them past this.
+  double allocator_anchor_budget_seconds = 120;
   bool resume = false;
   std::string executable;                   // the dnntune binary workers run (`calibrate --worker`)
 };

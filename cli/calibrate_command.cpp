@@ -166,6 +166,12 @@ void add_calibrate_command(CLI::App& root) {
   command->add_flag("--anchor", options.anchor,
                     "Also train each --model at each --batch for real for a few steps in the base setting (records "
                     "in DIR/network.jsonl): the fit checks the sum of the layers against it");
+  command->add_option("--allocator-budget", request.allocator_anchor_budget_seconds,
+                      "With --anchor: seconds for the anchors under the other allocator variants (glibc-tuned, "
+                      "jemalloc, tcmalloc); those that do not fit are skipped, and said")
+      ->option_text("SECONDS")
+      ->check(checked(rules::seconds))
+      ->capture_default_str();
   add_comm_calibration_options(*command, options.comm_options);
   auto* report = command->add_option("--report", options.report_directory,
                                      "Summarise the calibration in DIR: GFLOP/s per layer class against the FMA peak, "

@@ -122,6 +122,9 @@ Expected<void> measure(const Entry& entry, const DefaultCalibrationRequest& requ
   // timed ones, so that resnet152 at batch 32 on 2 cores stays within about a minute.
   calibrate.anchor_warmup = 1;
   calibrate.anchor_iterations = 2;
+  // The same anchor under glibc-tuned, jemalloc and tcmalloc, as many as a minute holds
+  // (resnet18 at batch 8: all of them; resnet152 at batch 32: about one).
+  calibrate.allocator_anchor_budget_seconds = 60;
   calibrate.directory = entry.measurements;
   calibrate.resume = fs::exists(entry.measurements + "/layers.jsonl");
   auto executable = self_executable_path();

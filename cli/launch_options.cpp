@@ -32,13 +32,29 @@ void add_launch_options(CLI::App& command, LaunchOptions& options) {
       ->capture_default_str();
   command.add_option("--allocator", options.allocator,
                      "The memory allocator every rank loads: default, glibc-tuned (freed memory kept), jemalloc or "
-                     "tcmalloc (LD_PRELOAD of the installed library)")
-      ->check(CLI::IsMember({"default", "glibc-tuned", "jemalloc", "tcmalloc"}))
-      ->capture_default_str();
+                     "tcmalloc (LD_PRELOAD of the installed library); default: the one recommended")
+      ->option_text("NAME")
+      // Checked against what is installed (check_allocator), the one list of them; empty means
+      // "not given" inside, so it is refused here.
+      ->check(CLI::Validator([](std::string& name) { return name.empty() ? std::string("an allocator name") : ""; },
+                             "NAME"));
+}
+
+std::vector<tuner::InstalledAllocator> installed_allocators() {
+  std::vector<tuner::InstalledAllocator> installed;
+  for (const auto& variant : probe::installed_allocators()) installed.push_back({variant.name, variant.environment});
+  return installed;
+}
+
+Expected<void> check_allocator(const LaunchOptions& options) {
+  if (options.allocator.empty()) return {};
+  if (auto allocator = probe::allocator_variant(options.allocator); !allocator)
+    return bad_input("--allocator: " + allocator.error().message);
+  return {};
 }
 
 Expected<tuner::JobScriptOptions> job_script_options(const LaunchOptions& options, const std::string& network_name,
-                                                     double seconds_to_train) {
+                                                     double seconds_to_train, const std::string& allocator_name) {
   tuner::JobScriptOptions job;
   static const std::regex slurm_time(R"((\d+-)?\d{1,2}(:\d{2}){0,2}|\d+)");
   static const std::regex slurm_name(R"([A-Za-z0-9._+-]+)");
@@ -56,7 +72,7 @@ Expected<tuner::JobScriptOptions> job_script_options(const LaunchOptions& option
   job.openmp = options.openmp == "gnu"     ? tuner::OpenMpRuntime::gnu
                : options.openmp == "intel" ? tuner::OpenMpRuntime::intel
                                            : loaded_openmp_runtime();
-  auto allocator = probe::allocator_variant(options.allocator);
+  auto allocator = probe::allocator_variant(allocator_name);
   if (!allocator) return bad_input("--allocator: " + allocator.error().message);
   job.allocator_environment = allocator->environment;
   return job;

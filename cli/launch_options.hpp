@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/expected.hpp"
+#include "tuner/allocator_choice.hpp"
 #include "tuner/job_script.hpp"
 
 namespace dnntune::cli {
@@ -18,12 +19,18 @@ struct LaunchOptions {
   std::string partition;
   std::string account;
   std::string openmp = "auto";
-  std::string allocator = "default";
+  std::string allocator;      // --allocator; empty: the one recommended (tuner/allocator_choice.hpp)
 };
 void add_launch_options(CLI::App& command, LaunchOptions& options);
 
-// The job script options for `network_name`, with `seconds_to_train` giving the default --time.
+// The allocator variants this node can load, for choose_allocator; --allocator, when given, is
+// refused unless it is one of them (checked before anything is calibrated).
+std::vector<tuner::InstalledAllocator> installed_allocators();
+Expected<void> check_allocator(const LaunchOptions& options);
+
+// The job script options for `network_name`, with `seconds_to_train` giving the default --time,
+// every rank loading `allocator` (the chosen variant).
 Expected<tuner::JobScriptOptions> job_script_options(const LaunchOptions& options, const std::string& network_name,
-                                                     double seconds_to_train);
+                                                     double seconds_to_train, const std::string& allocator);
 
 }  // namespace dnntune::cli

@@ -213,6 +213,7 @@ void run_recommend(const RecommendCommandOptions& options) {
     fail(bad_input("--global-batch " + std::to_string(space.global_batch) +
                    " does not split evenly over any number of processes of --nodes " + options.nodes +
                    " into batches of at most " + std::to_string(workloads::max_batch) + " per process"));
+  ok_or_fail(check_allocator(options.launch));
   // Everything the user typed is checked before the first run's calibration starts.
   ModelSourceOptions source = options.source;
   source.partition = options.launch.partition;  // the job's partition is also where the answer is for
@@ -233,8 +234,17 @@ void run_recommend(const RecommendCommandOptions& options) {
   if (options.verify > 0) verify_for_real(recommendation, options);
 
   const auto& best = recommendation.best.prediction;
+  // The allocator of the best configuration: modelled for this machine only (a spec or another
+  // node's topology has no fault cost of its own measured here).
+  std::optional<model::AllocationModel> allocation;
+  if (!predictor.spec_only())
+    allocation = predictor.allocation() ? predictor.allocation() : model::prior_allocation(predictor.machine());
+  recommendation.allocator =
+      tuner::choose_allocator(allocation, network, best, installed_allocators(), options.launch.allocator);
   auto job = value_or_fail(job_script_options(
-      options.launch, network.name, options.epochs * static_cast<double>(options.dataset_images) / best.images_per_second));
+      options.launch, network.name, options.epochs * static_cast<double>(options.dataset_images) / best.images_per_second,
+      recommendation.allocator->chosen));
+  job.allocator_note = tuner::allocator_summary(*recommendation.allocator);
   job.train_command = options.train_command;
   const auto format = std::find_if(output_formats().begin(), output_formats().end(),
                                    [&](const OutputFormat& entry) { return entry.name == options.format; });

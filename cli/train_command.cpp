@@ -70,6 +70,7 @@ std::string this_executable() {
 void launch_job(const TrainCommandOptions& options) {
   ok_or_fail(train::check_train_options(options.train));
   value_or_fail(workloads::load_network(options.train.model));  // refuse a bad model before starting ranks
+  if (options.allocator != "default") value_or_fail(probe::allocator_variant(options.allocator));  // and a bad allocator
   const records::MachineProfile machine = value_or_fail(probe::describe_this_machine());
   const int threads = options.train.threads > 0
                           ? options.train.threads
@@ -147,8 +148,10 @@ void run_train(const TrainCommandOptions& options) {
     }
     arguments.insert(arguments.begin(), "dnntune");
     const std::string command = shell_command_line(arguments);
-    for (const auto& record : train::training_measurements(report, command))
+    for (auto record : train::training_measurements(report, command)) {
+      record.allocator = options.allocator;  // every rank ran under it (run_under_allocator checked)
       ok_or_fail(records::append_measurement(options.record_path, record));
+    }
   }
   write_output(options.output.json ? train::training_report_json(report)
                                    : train::training_report_text(report),

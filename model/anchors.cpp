@@ -9,10 +9,6 @@
 #include "workloads/zoo.hpp"
 
 namespace dnntune::model {
-namespace {
-
-// The network a run trained: the --model of its reproducing command (a network file's path; a
-// built-in's name), else the recorded name. Paths dnntune quotes (spaces) are not unquoted.
 Expected<workloads::Network> trained_network(const records::Measurement& record) {
   std::istringstream words(record.command);
   for (std::string word; words >> word;)
@@ -21,8 +17,6 @@ Expected<workloads::Network> trained_network(const records::Measurement& record)
   return workloads::load_network(record.network);
 }
 
-}  // namespace
-
 std::vector<Anchor> fit_anchors(const std::vector<records::Measurement>& records, const Calibration& calibration) {
   const std::string fingerprint = records::fingerprint(calibration.machine);
   using Key = std::tuple<std::string, std::int64_t, int, bool, int>;
@@ -30,7 +24,7 @@ std::vector<Anchor> fit_anchors(const std::vector<records::Measurement>& records
   for (const records::Measurement& record : records)
     if (record.kind == records::MeasurementKind::network && record.status == records::MeasurementStatus::ok &&
         record.backend == calibration.backend && record.machine_fingerprint == fingerprint && record.nodes == 1 &&
-        record.median_seconds > 0)
+        record.median_seconds > 0 && record.allocator == "default")  // other allocators: model/allocation.hpp
       newest[{record.network, record.batch, record.threads, record.smt, record.processes}][record.pass] = &record;
 
   Calibration uncorrected = calibration;

@@ -197,6 +197,7 @@ std::string to_json_text(const Calibration& calibration) {
                        {"layers_forward_seconds", anchor.layers_forward_seconds},
                        {"layers_backward_seconds", anchor.layers_backward_seconds}});
   out["anchors"] = anchors;
+  if (calibration.allocation) out["allocation"] = allocation_to_json(*calibration.allocation);
   const FitSummary& summary = calibration.summary;
   json estimates = json::array();
   for (const auto& estimate : summary.parameters)
@@ -247,6 +248,11 @@ Expected<Calibration> calibration_from_json_text(const std::string& text, const 
              item.at("forward_seconds").get<double>(), item.at("backward_seconds").get<double>(),
              item.at("iteration_seconds").get<double>(), item.at("iteration_coefficient_of_variation").get<double>(),
              item.at("layers_forward_seconds").get<double>(), item.at("layers_backward_seconds").get<double>()});
+    if (in.contains("allocation")) {  // optional: absent, the prior (model/allocation.hpp)
+      auto allocation = allocation_from_json(in.at("allocation"), origin);
+      if (!allocation) return allocation.error();
+      calibration.allocation = std::move(*allocation);
+    }
     const json& fit = in.at("fit");
     FitSummary& summary = calibration.summary;
     summary.samples = fit.at("samples").get<int>();

@@ -5,12 +5,14 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "common/expected.hpp"
+#include "model/allocation.hpp"
 #include "model/communication.hpp"
 #include "model/parameters.hpp"
 #include "records/machine_profile.hpp"
@@ -110,6 +112,9 @@ struct Calibration {
   std::set<std::string> fused_passes;
   CommunicationLinks links;     // inter_node.measured == false: a fabric preset is used instead
   std::vector<Anchor> anchors;  // absent in calibrations written before anchors: none
+  // The allocator term fitted from anchors under each allocator variant (model/allocation.hpp);
+  // absent when none was anchored next to glibc-tuned: the prior then applies.
+  std::optional<AllocationModel> allocation;
   FitSummary summary;
 };
 

@@ -311,6 +311,7 @@ Expected<Calibration> fit_calibration(const std::vector<records::Measurement>& r
       inter ? *inter : LinkModel{0, 0, false, "no inter-node records: the --network preset is used"};
 
   calibration.anchors = fit_anchors(records, calibration);
+  calibration.allocation = fit_allocation_from_records(records, calibration.machine, calibration.backend);
 
   summary.samples = static_cast<int>(samples->size());
   summary.records_ignored = ignored;

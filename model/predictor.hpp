@@ -102,6 +102,8 @@ class Predictor {
   const records::MachineProfile& machine() const { return calibration_.machine; }
   const std::string& backend() const { return calibration_.backend; }
   bool spec_only() const { return spec_only_; }
+  // The calibration's allocator term (model/allocation.hpp); absent: not fitted.
+  const std::optional<AllocationModel>& allocation() const { return calibration_.allocation; }
 
  private:
   struct IterationTotals;

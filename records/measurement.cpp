@@ -36,7 +36,7 @@ std::string measurement_key(const Measurement& m) {
   return to_string(m.kind) + "|" + m.backend + "|" + m.machine_fingerprint + "|" + m.network + "|" +
          m.descriptor + "|" + m.pass + "|mb" + std::to_string(m.batch) + "|bytes" + std::to_string(m.message_bytes) +
          "|t" + std::to_string(m.threads) + (m.smt ? "|smt" : "|nosmt") + "|p" + std::to_string(m.processes) + "|n" +
-         std::to_string(m.nodes);
+         std::to_string(m.nodes) + (m.allocator == "default" ? "" : "|alloc=" + m.allocator);
 }
 
 std::string to_json_line(const Measurement& m) {
@@ -65,6 +65,7 @@ std::string to_json_line(const Measurement& m) {
               {"repetitions", m.repetitions},
               {"command", m.command},
               {"timestamp", m.timestamp}};
+  if (m.allocator != "default") out["allocator"] = m.allocator;  // absent: the default, as before the member
   return out.dump();
 }
 
@@ -99,11 +100,15 @@ Expected<Measurement> measurement_from_json_line(const std::string& line, const 
     m.repetitions = in.at("repetitions").get<int>();
     m.command = in.at("command").get<std::string>();
     m.timestamp = in.at("timestamp").get<std::string>();
+    if (in.contains("allocator")) m.allocator = in.at("allocator").get<std::string>();
   } catch (const json::exception& error) {
     return json_conversion_error(error, origin);
   }
   if (m.status == MeasurementStatus::ok && !(m.median_seconds > 0))
     return bad_input(origin + ": an ok record needs median_seconds > 0");
+  if (m.allocator.empty() || m.allocator.size() > 32 ||
+      m.allocator.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos)
+    return bad_input(origin + ": allocator must be a name of lower-case letters, digits and '-'");
   if (m.threads < 1 || m.processes < 1 || m.nodes < 1)
     return bad_input(origin + ": threads, processes and nodes must be at least 1");
   return m;

@@ -51,6 +51,9 @@ struct Measurement {
   int processes = 1;       // co-running processes (layer), ranks (network, communication)
   int nodes = 1;
   std::vector<std::vector<int>> cpu_sets;  // the OS CPUs each process really had, by rank
+  // The memory allocator every process ran under (probe/allocators.hpp): "default" (glibc's
+  // defaults), "glibc-tuned", "jemalloc", "tcmalloc". Written only when not the default.
+  std::string allocator = "default";
 
   // The result (seconds, per repetition; for a layer: one pass over the whole batch).
   MeasurementStatus status = MeasurementStatus::ok;

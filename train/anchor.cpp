@@ -21,6 +21,7 @@ Expected<void> run_anchor(const AnchorRequest& request) {
                            "--warmup", std::to_string(request.warmup),
                            "--record", request.directory + "/" + anchor_records_file,
                            "--json", "--output", "/dev/null"});
+  if (request.allocator != "default") argv.insert(argv.end(), {"--allocator", request.allocator});
   auto code = run_and_wait(argv);
   if (!code) return code.error();
   if (*code != 0)

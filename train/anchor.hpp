@@ -27,6 +27,7 @@ struct AnchorRequest {
   int warmup = 2;
   int iterations = 3;           // timed steps
   std::string directory;        // the measurement directory: records go to DIR/network.jsonl
+  std::string allocator = "default";  // every rank trains under it (probe/allocators.hpp)
 };
 
 // Trains as `request` says and appends its records to DIR/network.jsonl. Fails when the job

@@ -42,13 +42,15 @@ std::string job_name_text(std::string name) {
   return name;
 }
 
-std::string summary_comment(const model::Prediction& prediction) {
+std::string summary_comment(const model::Prediction& prediction, const JobScriptOptions& options) {
   char line[512];
   std::snprintf(line, sizeof line, "# dnntune: %s, %s (%s): predicted %.1f images/s (90%% band %.1f-%.1f, %s)",
                 comment_text(prediction.network).c_str(), model::describe(prediction.configuration).c_str(),
                 prediction.backend.c_str(), prediction.images_per_second, prediction.images_per_second_low,
                 prediction.images_per_second_high, prediction.confidence.c_str());
-  return std::string(line) + "\n";  // a long name is cut, the line still ends
+  std::string text = std::string(line) + "\n";  // a long name is cut, the line still ends
+  if (!options.allocator_note.empty()) text += "# allocator: " + comment_text(options.allocator_note) + "\n";
+  return text;
 }
 
 int cores_per_process(const model::TrainingConfiguration& c, const model::MachineRates& rates) {
@@ -114,7 +116,7 @@ std::string mpirun_command_line(const model::TrainingConfiguration& configuratio
 
 std::string mpirun_text(const model::Prediction& prediction, const model::MachineRates& rates,
                         const JobScriptOptions& options) {
-  return summary_comment(prediction) +
+  return summary_comment(prediction, options) +
          "# torch.distributed meets at rank 0, on the node mpirun runs on:\n"
          "export MASTER_ADDR=${MASTER_ADDR:-$(hostname)} MASTER_PORT=${MASTER_PORT:-29500}\n" +
          mpirun_command_line(prediction.configuration, rates, options) + "\n";
@@ -125,7 +127,7 @@ std::string torchrun_text(const model::Prediction& prediction, const model::Mach
   const model::TrainingConfiguration& c = prediction.configuration;
   const int cores = cores_per_process(c, rates);
   std::ostringstream out;
-  out << summary_comment(prediction)
+  out << summary_comment(prediction, options)
       << "# On each of the " << c.nodes << " node(s): NODE_RANK 0.." << c.nodes - 1
       << ", MASTER_ADDR the address of node 0. torchrun binds nothing, so each worker binds itself\n"
       << "# to " << cores << " core(s) of its own (by LOCAL_RANK, cores in socket order"
@@ -167,7 +169,7 @@ std::string slurm_script(const model::Prediction& prediction, const model::Machi
       << "#SBATCH --time=" << options.time_limit << "\n";
   if (!options.partition.empty()) out << "#SBATCH --partition=" << options.partition << "\n";
   if (!options.account.empty()) out << "#SBATCH --account=" << options.account << "\n";
-  out << summary_comment(prediction) << "# Each task gets " << cores << " core(s) of its own; "
+  out << summary_comment(prediction, options) << "# Each task gets " << cores << " core(s) of its own; "
       << c.threads_per_process << " thread(s) per task" << (c.smt ? " on their SMT siblings" : ", one per core")
       << ", memory from its cores' NUMA node.\n"
       << "set -euo pipefail\n\n";

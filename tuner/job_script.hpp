@@ -28,6 +28,7 @@ struct JobScriptOptions {
   OpenMpRuntime openmp = OpenMpRuntime::unknown;
   // The allocator every rank loads: NAME=VALUE pairs (LD_PRELOAD, MALLOC_*), empty for the default.
   std::vector<std::pair<std::string, std::string>> allocator_environment;
+  std::string allocator_note;  // which allocator and why, a comment line of the script (empty: none)
 };
 
 // NAME=VALUE pairs every rank needs, in a fixed order.

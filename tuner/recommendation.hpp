@@ -15,6 +15,7 @@
 
 #include "common/expected.hpp"
 #include "model/predictor.hpp"
+#include "tuner/allocator_choice.hpp"
 #include "tuner/search_space.hpp"
 
 namespace dnntune::tuner {
@@ -60,6 +61,9 @@ struct Recommendation {
   std::vector<ExcludedPoint> excluded;
   double seconds_to_train = 0;               // time_to_train: epochs x dataset / images/s
   std::vector<VerifiedPoint> verified;       // --verify: the candidates trained for real
+  // The allocator of the best configuration (choose_allocator; set by the caller, which knows
+  // what the node has installed). Its prediction is best's times the allocator's gain.
+  std::optional<AllocatorChoice> allocator;
 };
 
 Expected<Recommendation> recommend(const model::Predictor& predictor, const workloads::Network& network,

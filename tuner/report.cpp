@@ -64,6 +64,7 @@ std::string recommendation_text(const Recommendation& r, bool explain) {
         << speedup_text(r, *r.rule_of_thumb,
                         std::to_string(r.rule_of_thumb->configuration.processes_per_node) + " processes per node");
   if (r.single_process || r.rule_of_thumb) out << "\n";
+  if (r.allocator) out << allocator_text(*r.allocator);
   out << "  bottleneck: " << best.bottleneck << "\n";
   if (r.objective == Objective::time_to_train) out << "  time to train: " << duration_text(r.seconds_to_train) << "\n";
   out << "  pick: " << (r.chosen_by_tie_break ? "the tie-break's" : "the model's") << " (" << r.tied_candidates
@@ -109,6 +110,7 @@ std::string recommendation_text(const Recommendation& r, bool explain) {
     }
     std::map<std::string, int> reasons;
     for (const auto& excluded : r.excluded) ++reasons[excluded.reason.substr(0, excluded.reason.find(" ("))];
+    if (r.allocator) out << allocator_table_text(*r.allocator);
     out << "\nExcluded (" << r.excluded.size() << "):\n";
     for (const auto& excluded : r.excluded)
       out << "  " << layout(excluded.configuration) << " b" << excluded.configuration.batch_per_process << ": "
@@ -139,6 +141,7 @@ nlohmann::json recommendation_json(const Recommendation& r, bool explain) {
     out["speedup_over_rule_of_thumb"] = r.best.prediction.images_per_second / r.rule_of_thumb->images_per_second;
   }
   if (r.objective == Objective::time_to_train) out["seconds_to_train"] = r.seconds_to_train;
+  if (r.allocator) out["allocator"] = allocator_json(*r.allocator);
   if (!r.verified.empty()) {
     nlohmann::json verified = nlohmann::json::array();
     for (const VerifiedPoint& point : r.verified)

@@ -93,5 +93,9 @@ try:
     subprocess.run([dnntune] + node_job, capture_output=True, check=True)
     validate_file(os.path.join(os.environ["DNNTUNE_CACHE_DIR"], "slurm", "nodes", os.uname().nodename + ".json"),
                   "dnntune " + " ".join(node_job))
+    # this machine: the allocator variants anchored by the first run, each predicted
+    recommendation = validate(["recommend", "--model", tiny, "--batch", "4", "--json", "--explain"])
+    if "allocator" not in recommendation:
+        sys.exit("FAILED: recommend --json carries no allocator")
 finally:
     subprocess.run(["rm", "-rf", os.environ["DNNTUNE_CACHE_DIR"]], check=False)

@@ -1,0 +1,228 @@
+// model/allocation.cpp — see allocation.hpp.
+#include "model/allocation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#include "common/json_file.hpp"
+#include "model/anchors.hpp"
+
+namespace dnntune::model {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr double page_bytes = 4096;
+constexpr double band_z = 1.645;  // a 90% band from one standard deviation
+
+bool valid_allocator_name(const std::string& name) {
+  return !name.empty() && name.size() <= 32 &&
+         name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") == std::string::npos;
+}
+
+}  // namespace
+
+AllocatorFit allocator_prior(const std::string& name) {
+  // glibc keeping all freed memory maps nothing fresh after the first step; of the others
+  // nothing is known before measuring (on this project's VMs jemalloc was the slowest and glibc's
+  // defaults half as fast as glibc-tuned), so the prior spans never to always.
+  if (name == reference_allocator) return {name, 0, 0, 0, 0};
+  return {name, 0.5, 0, 1, 0};
+}
+
+AllocatorFit AllocationModel::variant(const std::string& name) const {
+  for (const AllocatorFit& fit : variants)
+    if (fit.name == name) return fit;
+  return allocator_prior(name);
+}
+
+std::optional<AllocationModel> prior_allocation(const records::MachineProfile& machine) {
+  const auto& one = machine.performance.first_touch_ns_per_page;
+  const auto& all = machine.performance.first_touch_ns_per_page_all_cores;
+  if (!one || !(one->value > 0) || !std::isfinite(one->value)) return std::nullopt;
+  AllocationModel model;
+  model.fault_ns_per_page = one->value;
+  model.fault_ns_per_page_all_cores = all && all->value > 0 && std::isfinite(all->value) ? all->value : one->value;
+  return model;
+}
+
+double fresh_bytes_per_step(const workloads::Network& network, std::int64_t batch) {
+  using workloads::LayerKind;
+  const double bytes_per_value = 4;  // fp32
+  double values = 0;
+  for (const workloads::Layer& layer : network.layers) {
+    const LayerKind kind = layer.spec.kind;
+    if (kind == LayerKind::input) continue;
+    values += static_cast<double>(layer.parameters);  // its weight gradients (the trainer drops them each step)
+    if (kind == LayerKind::flatten) continue;          // a view
+    values += static_cast<double>(layer.output.elements()) * static_cast<double>(batch);
+    // Add and concat hand the gradient (or slices of it) on: nothing new (workloads/costs.hpp).
+    if (!layer.computes_data_gradient || kind == LayerKind::add || kind == LayerKind::concat) continue;
+    for (const int input : layer.inputs)
+      values += static_cast<double>(network.layers[static_cast<std::size_t>(input)].output.elements()) *
+                static_cast<double>(batch);
+  }
+  return values * bytes_per_value;
+}
+
+double fault_seconds_per_byte(const AllocationModel& model, int threads, int processes) {
+  threads = std::max(1, threads);
+  // A process's threads write its buffers, and so fault them in, in parallel.
+  const double ns_per_page =
+      threads * std::max(1, processes) == 1 ? model.fault_ns_per_page : model.fault_ns_per_page_all_cores;
+  return ns_per_page * 1e-9 / page_bytes / threads;
+}
+
+double allocation_seconds(const AllocationModel& model, const std::string& allocator, double fresh_bytes, int threads,
+                          int processes) {
+  return fresh_bytes * fault_seconds_per_byte(model, threads, processes) * model.variant(allocator).non_reuse;
+}
+
+Expected<AllocationModel> fit_allocation(const std::vector<AllocatorAnchor>& anchors, double fault_ns_per_page,
+                                         double fault_ns_per_page_all_cores) {
+  if (!(fault_ns_per_page > 0) || !(fault_ns_per_page_all_cores > 0) || !std::isfinite(fault_ns_per_page) ||
+      !std::isfinite(fault_ns_per_page_all_cores))
+    return bad_input("the allocation term needs a positive first-touch fault cost (dnntune probe measures it)");
+  AllocationModel model;
+  model.fault_ns_per_page = fault_ns_per_page;
+  model.fault_ns_per_page_all_cores = fault_ns_per_page_all_cores;
+  const auto same_run = [](const AllocatorAnchor& a, const AllocatorAnchor& b) {
+    return a.network == b.network && a.batch == b.batch && a.threads == b.threads && a.smt == b.smt &&
+           a.processes == b.processes;
+  };
+  // Per variant: each anchor's estimate and its standard deviation.
+  std::map<std::string, std::vector<std::pair<double, double>>> estimates;
+  int reference_anchors = 0;
+  for (const AllocatorAnchor& reference : anchors)
+    if (reference.allocator == reference_allocator) ++reference_anchors;
+  for (const AllocatorAnchor& anchor : anchors) {
+    if (anchor.allocator == reference_allocator || !(anchor.fresh_bytes > 0)) continue;
+    const auto reference = std::find_if(anchors.begin(), anchors.end(), [&](const AllocatorAnchor& candidate) {
+      return candidate.allocator == reference_allocator && same_run(candidate, anchor);
+    });
+    if (reference == anchors.end()) continue;
+    const double seconds_per_unit = anchor.fresh_bytes * fault_seconds_per_byte(model, anchor.threads, anchor.processes);
+    const double difference = anchor.iteration_seconds - reference->iteration_seconds;
+    const double spread = std::hypot(anchor.iteration_spread_seconds, reference->iteration_spread_seconds);
+    estimates[anchor.allocator].emplace_back(difference / seconds_per_unit, spread / seconds_per_unit);
+  }
+  if (reference_anchors > 0) model.variants.push_back({reference_allocator, 0, 0, 0, reference_anchors});
+  for (const auto& [name, list] : estimates) {
+    const double k = static_cast<double>(list.size());
+    double mean = 0, variance_of_mean = 0, scatter = 0;
+    for (const auto& [value, sd] : list) {
+      mean += value / k;
+      variance_of_mean += sd * sd / (k * k);
+    }
+    // Anchors at several batches or settings that disagree widen the band too.
+    for (const auto& [value, sd] : list) scatter += (value - mean) * (value - mean);
+    if (list.size() > 1) variance_of_mean += scatter / (k - 1) / k;
+    const double sd = std::sqrt(variance_of_mean);
+    model.variants.push_back({name, mean, mean - band_z * sd, mean + band_z * sd, static_cast<int>(list.size())});
+  }
+  return model;
+}
+
+std::optional<AllocationModel> fit_allocation_from_records(const std::vector<records::Measurement>& records,
+                                                           const records::MachineProfile& machine,
+                                                           const std::string& backend) {
+  const auto prior = prior_allocation(machine);
+  if (!prior) return std::nullopt;
+  const std::string fingerprint = records::fingerprint(machine);
+  using Key = std::tuple<std::string, std::string, std::int64_t, int, bool, int>;
+  std::map<Key, const records::Measurement*> newest;  // later records replace earlier ones
+  for (const records::Measurement& record : records)
+    if (record.kind == records::MeasurementKind::network && record.pass == "iteration" &&
+        record.status == records::MeasurementStatus::ok && record.backend == backend &&
+        record.machine_fingerprint == fingerprint && record.nodes == 1 && record.median_seconds > 0)
+      newest[{record.allocator, record.network, record.batch, record.threads, record.smt, record.processes}] = &record;
+  std::vector<AllocatorAnchor> anchors;
+  std::map<std::pair<std::string, std::int64_t>, double> fresh_bytes;  // per network and batch
+  for (const auto& [key, record] : newest) {
+    const auto& [allocator, name, batch, threads, smt, processes] = key;
+    if (!fresh_bytes.count({name, batch})) {
+      const auto network = trained_network(*record);
+      fresh_bytes[{name, batch}] = network ? fresh_bytes_per_step(*network, batch) : 0;
+    }
+    const double spread = std::max(record->coefficient_of_variation * record->median_seconds,
+                                   (record->max_seconds - record->min_seconds) / 2);
+    anchors.push_back({allocator, name, batch, threads, smt, processes, record->median_seconds, spread,
+                       fresh_bytes[{name, batch}]});
+  }
+  auto model = fit_allocation(anchors, prior->fault_ns_per_page, prior->fault_ns_per_page_all_cores);
+  if (!model || model->variants.size() < 2) return std::nullopt;  // glibc-tuned alone compares nothing
+  return *model;
+}
+
+AllocatorPrediction predict_allocator(const AllocationModel& model, const std::string& allocator,
+                                      double default_iteration_seconds, double fresh_bytes, int threads,
+                                      int processes) {
+  const AllocatorFit chosen = model.variant(allocator), base = model.variant("default");
+  const double seconds_per_unit = fresh_bytes * fault_seconds_per_byte(model, threads, processes);
+  // Outside the anchors' setting the term is extrapolated: a step never shrinks below a tenth of
+  // the default's, whatever the difference of the fractions says.
+  const auto step = [&](double non_reuse_difference) {
+    return std::max(0.1 * default_iteration_seconds, default_iteration_seconds + seconds_per_unit * non_reuse_difference);
+  };
+  AllocatorPrediction prediction;
+  prediction.name = allocator;
+  prediction.measured = chosen.anchors > 0 && (allocator == "default" || base.anchors > 0);
+  if (allocator == "default") {
+    prediction.iteration_seconds = prediction.iteration_seconds_low = prediction.iteration_seconds_high =
+        default_iteration_seconds;
+  } else {
+    prediction.iteration_seconds = step(chosen.non_reuse - base.non_reuse);
+    prediction.iteration_seconds_low = step(chosen.low - base.high);
+    prediction.iteration_seconds_high = step(chosen.high - base.low);
+    if (!prediction.measured) {  // a prior's band always holds no gain: it is never a reason to switch
+      prediction.iteration_seconds_low = std::min(prediction.iteration_seconds_low, default_iteration_seconds);
+      prediction.iteration_seconds_high = std::max(prediction.iteration_seconds_high, default_iteration_seconds);
+    }
+  }
+  prediction.gain = default_iteration_seconds / prediction.iteration_seconds;
+  prediction.gain_low = default_iteration_seconds / prediction.iteration_seconds_high;
+  prediction.gain_high = default_iteration_seconds / prediction.iteration_seconds_low;
+  return prediction;
+}
+
+json allocation_to_json(const AllocationModel& model) {
+  json variants = json::array();
+  for (const AllocatorFit& fit : model.variants)
+    variants.push_back({{"name", fit.name}, {"non_reuse", fit.non_reuse}, {"low", fit.low}, {"high", fit.high},
+                        {"anchors", fit.anchors}});
+  return {{"fault_ns_per_page", model.fault_ns_per_page},
+          {"fault_ns_per_page_all_cores", model.fault_ns_per_page_all_cores},
+          {"variants", variants}};
+}
+
+Expected<AllocationModel> allocation_from_json(const json& in, const std::string& origin) {
+  AllocationModel model;
+  try {
+    model.fault_ns_per_page = in.at("fault_ns_per_page").get<double>();
+    model.fault_ns_per_page_all_cores = in.at("fault_ns_per_page_all_cores").get<double>();
+    for (const auto& item : in.at("variants"))
+      model.variants.push_back({item.at("name").get<std::string>(), item.at("non_reuse").get<double>(),
+                                item.at("low").get<double>(), item.at("high").get<double>(),
+                                item.at("anchors").get<int>()});
+  } catch (const json::exception& error) {
+    return json_conversion_error(error, origin);
+  }
+  const std::string where = origin + ": allocation";
+  for (const double cost : {model.fault_ns_per_page, model.fault_ns_per_page_all_cores})
+    if (!(cost > 0) || !(cost < 1e9)) return bad_input(where + ": fault costs must be positive nanoseconds per page");
+  for (const AllocatorFit& fit : model.variants) {
+    if (!valid_allocator_name(fit.name))
+      return bad_input(where + ": a variant's name must be lower-case letters, digits and '-'");
+    if (!(std::abs(fit.non_reuse) < 1e6) || !(std::abs(fit.low) < 1e6) || !(std::abs(fit.high) < 1e6) ||
+        !(fit.low <= fit.non_reuse && fit.non_reuse <= fit.high) || fit.anchors < 0)
+      return bad_input(where + ": " + fit.name + ": non_reuse must be finite within its band low..high, anchors >= 0");
+  }
+  return model;
+}
+
+}  // namespace dnntune::model

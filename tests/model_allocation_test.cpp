@@ -1,0 +1,178 @@
+// tests/model_allocation_test.cpp — the allocator term (model/allocation.hpp) on hand-computed
+// cases: the fresh bytes of a step, the fault cost per byte, the fit of each variant's non-reuse
+// fraction against glibc-tuned with its band, the prediction under a variant from the one under
+// the default, the calibration file's optional member, and the tuner's choice among variants.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "model/allocation.hpp"
+#include "model/calibration.hpp"
+#include "tuner/allocator_choice.hpp"
+#include "workloads/zoo.hpp"
+
+using namespace dnntune;
+using namespace dnntune::model;
+
+namespace {
+
+// 4096 ns per page with one thread (1 ns per byte), 8192 with every core at once.
+AllocationModel one_ns_per_byte() {
+  AllocationModel model;
+  model.fault_ns_per_page = 4096;
+  model.fault_ns_per_page_all_cores = 8192;
+  return model;
+}
+
+AllocatorAnchor anchor(const std::string& allocator, double seconds, double spread, double fresh_bytes = 1e8,
+                       std::int64_t batch = 8) {
+  return {allocator, "net", batch, 1, false, 1, seconds, spread, fresh_bytes};
+}
+
+}  // namespace
+
+TEST_CASE("fresh bytes of a step: outputs but views, input gradients but add's and concat's, weight gradients") {
+  const auto network = workloads::load_network(DNNTUNE_SOURCE_DIR "/tests/fixtures/tiny_network.json");
+  REQUIRE(network);
+  // Per image, outputs: seven 8x16x16 tensors (conv1 .. block.relu) 7 x 2048, pool 512, conv2 and
+  // relu2 256 each, avgpool 16, fc 10, loss 10 (flatten is a view): 15396 values.
+  // Input gradients: bn1, relu1, block.conv, block.bn, block.relu and pool each 2048 (conv1 has
+  // none, add hands it on), conv2 512, relu2 256, avgpool 256, fc 16, loss 10: 13338 values.
+  // Weight gradients: 216 + 16 + 576 + 16 + 1168 + 170 = 2162 values.
+  CHECK(fresh_bytes_per_step(*network, 1) == Approx(4.0 * (15396 + 13338 + 2162)));
+  CHECK(fresh_bytes_per_step(*network, 2) == Approx(4.0 * (2 * (15396 + 13338) + 2162)));
+}
+
+TEST_CASE("fault cost per byte: one thread pays the one-thread figure, several share the all-cores one") {
+  const AllocationModel model = one_ns_per_byte();
+  CHECK(fault_seconds_per_byte(model, 1, 1) == Approx(1e-9));
+  CHECK(fault_seconds_per_byte(model, 2, 1) == Approx(1e-9));  // 2 ns per byte shared by 2 threads
+  CHECK(fault_seconds_per_byte(model, 1, 2) == Approx(2e-9));
+  AllocationModel fitted = model;
+  fitted.variants = {{"default", 1.5, 1.4, 1.6, 1}};
+  CHECK(allocation_seconds(fitted, "default", 1e8, 1, 1) == Approx(0.15));
+  CHECK(allocation_seconds(fitted, "glibc-tuned", 1e8, 1, 1) == 0);  // the reference's prior
+}
+
+TEST_CASE("each variant's non-reuse fraction is fitted against glibc-tuned's anchor, with its band") {
+  // 1e8 fresh bytes at 1 ns each: 0.1 s per unit of non-reuse.
+  const std::vector<AllocatorAnchor> anchors = {
+      anchor("glibc-tuned", 1.0, 0.003), anchor("default", 1.12, 0.004),
+      // tcmalloc at two batches: -0.1 and +0.1, so 0 with the scatter's band
+      anchor("tcmalloc", 0.99, 0), anchor("glibc-tuned", 2.0, 0, 2e8, 16), anchor("tcmalloc", 2.02, 0, 2e8, 16),
+      // jemalloc where glibc-tuned never ran: nothing to fit against
+      anchor("jemalloc", 3.0, 0.01, 1e8, 32)};
+  const auto model = fit_allocation(anchors, 4096, 8192);
+  REQUIRE(model);
+  const AllocatorFit reference = model->variant("glibc-tuned");
+  CHECK(reference.non_reuse == 0);
+  CHECK(reference.anchors == 2);
+  const AllocatorFit glibc = model->variant("default");
+  CHECK(glibc.non_reuse == Approx(1.2));                 // (1.12 - 1.0) / 0.1
+  CHECK(glibc.high - glibc.non_reuse == Approx(1.645 * 0.05));  // hypot(0.003, 0.004) / 0.1
+  CHECK(glibc.anchors == 1);
+  const AllocatorFit tcmalloc = model->variant("tcmalloc");
+  CHECK(tcmalloc.non_reuse == Approx(0).margin(1e-12));
+  // scatter 0.02 / (2 - 1) / 2, and the first pair's spread: glibc-tuned's 0.003 s / 0.1 s, over 2 squared
+  CHECK(tcmalloc.high == Approx(1.645 * std::sqrt(0.01 + 0.03 * 0.03 / 4)));
+  CHECK(tcmalloc.anchors == 2);
+  const AllocatorFit jemalloc = model->variant("jemalloc");
+  CHECK(jemalloc.anchors == 0);  // the prior
+  CHECK(jemalloc.non_reuse == 0.5);
+  CHECK_FALSE(fit_allocation(anchors, 0, 8192));
+  CHECK_FALSE(fit_allocation(anchors, 4096, std::nan("")));
+}
+
+TEST_CASE("a step under a variant is the default's plus the difference of the allocation terms") {
+  AllocationModel model = one_ns_per_byte();
+  model.variants = {{"glibc-tuned", 0, 0, 0, 1}, {"default", 1.2, 1.1, 1.3, 1}, {"tcmalloc", 0.2, 0.1, 0.3, 1}};
+  const auto tcmalloc = predict_allocator(model, "tcmalloc", 1.0, 1e8, 1, 1);
+  CHECK(tcmalloc.measured);
+  CHECK(tcmalloc.iteration_seconds == Approx(0.9));     // 1.0 + 0.1 x (0.2 - 1.2)
+  CHECK(tcmalloc.gain == Approx(1 / 0.9));
+  CHECK(tcmalloc.gain_low == Approx(1 / 0.92));         // 1.0 + 0.1 x (0.3 - 1.1)
+  CHECK(tcmalloc.gain_high == Approx(1 / 0.88));        // 1.0 + 0.1 x (0.1 - 1.3)
+  const auto same = predict_allocator(model, "default", 1.0, 1e8, 1, 1);
+  CHECK(same.gain == 1);
+  CHECK(same.gain_low == 1);
+  // jemalloc was never anchored: 0.5 by the prior, 0.93 s, and a band that holds no gain.
+  const auto jemalloc = predict_allocator(model, "jemalloc", 1.0, 1e8, 1, 1);
+  CHECK_FALSE(jemalloc.measured);
+  CHECK(jemalloc.iteration_seconds == Approx(0.93));
+  CHECK(jemalloc.gain_low <= 1);
+  // Extrapolated far outside the anchors, a step never falls below a tenth of the default's.
+  const auto extrapolated = predict_allocator(model, "glibc-tuned", 0.1, 1e10, 1, 1);
+  CHECK(extrapolated.iteration_seconds == Approx(0.01));
+}
+
+TEST_CASE("the calibration's allocation member: written, read back, optional, and checked") {
+  AllocationModel model = one_ns_per_byte();
+  model.variants = {{"glibc-tuned", 0, 0, 0, 1}, {"default", 1.2, 1.1, 1.3, 1}};
+  const auto back = allocation_from_json(allocation_to_json(model), "test");
+  REQUIRE(back);
+  CHECK(back->fault_ns_per_page == 4096);
+  CHECK(back->variant("default").high == 1.3);
+  auto bad = allocation_to_json(model);
+  bad["variants"][1]["low"] = 1.25;  // above its value
+  CHECK_FALSE(allocation_from_json(bad, "test"));
+  bad = allocation_to_json(model);
+  bad["fault_ns_per_page"] = -1;
+  CHECK_FALSE(allocation_from_json(bad, "test"));
+  bad = allocation_to_json(model);
+  bad["variants"][0]["name"] = "x; rm -rf /";
+  CHECK_FALSE(allocation_from_json(bad, "test"));
+  CHECK(allocator_prior("default").low == 0);
+  CHECK(allocator_prior("default").high == 1);
+}
+
+TEST_CASE("the recommended allocator: a measured gain beyond its band, else the default, and --allocator wins") {
+  const auto network = workloads::load_network(DNNTUNE_SOURCE_DIR "/tests/fixtures/tiny_network.json");
+  REQUIRE(network);
+  Prediction best;
+  best.configuration.batch_per_process = 8;
+  best.iteration_seconds = 1.0;
+  best.images_per_second = 8;
+  best.images_per_second_low = 7;
+  best.images_per_second_high = 9;
+  const double fresh = fresh_bytes_per_step(*network, 8);
+  AllocationModel model = one_ns_per_byte();
+  // default: 0.2 s more than glibc-tuned per step at this network and batch; tcmalloc 0.1 s more.
+  model.variants = {{"glibc-tuned", 0, 0, 0, 1},
+                    {"default", 0.2 / (fresh * 1e-9), 0.19 / (fresh * 1e-9), 0.21 / (fresh * 1e-9), 1},
+                    {"tcmalloc", 0.1 / (fresh * 1e-9), 0.09 / (fresh * 1e-9), 0.11 / (fresh * 1e-9), 1}};
+  const std::vector<tuner::InstalledAllocator> installed = {
+      {"default", {}},
+      {"glibc-tuned", {{"MALLOC_MMAP_THRESHOLD_", "1073741824"}, {"MALLOC_TRIM_THRESHOLD_", "4294967295"}}},
+      {"tcmalloc", {{"LD_PRELOAD", "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"}}}};
+  auto choice = tuner::choose_allocator(model, *network, best, installed, "");
+  CHECK(choice.chosen == "glibc-tuned");  // 1.0 -> 0.8 s: 1.25x, band 1.22-1.28
+  CHECK(choice.chosen_by == "model");
+  REQUIRE(choice.find("glibc-tuned"));
+  CHECK(choice.find("glibc-tuned")->prediction.gain == Approx(1.25));
+  CHECK(choice.find("glibc-tuned")->images_per_second == Approx(10));
+  CHECK(choice.environment().size() == 2);
+  CHECK(choice.candidates.front().allocator.name == "default");
+  CHECK(tuner::allocator_json(choice)["chosen"] == "glibc-tuned");
+  CHECK(tuner::allocator_table_text(choice).find("tcmalloc: 8.9 images/s") != std::string::npos);
+
+  auto asked = tuner::choose_allocator(model, *network, best, installed, "default");
+  CHECK(asked.chosen == "default");
+  CHECK(asked.chosen_by == "user");
+  CHECK(asked.note.find("the model would pick glibc-tuned") != std::string::npos);
+
+  // Neither jemalloc nor tcmalloc: still an answer, which says so.
+  auto glibc_only = tuner::choose_allocator(model, *network, best, {installed[0], installed[1]}, "");
+  CHECK(glibc_only.chosen == "glibc-tuned");
+  CHECK(glibc_only.note.find("neither jemalloc nor tcmalloc") != std::string::npos);
+
+  // Priors only: nothing measured, the default stays.
+  auto prior = tuner::choose_allocator(one_ns_per_byte(), *network, best, installed, "");
+  CHECK(prior.chosen == "default");
+  CHECK(prior.note.find("prior") != std::string::npos);
+  // No fault cost (a spec machine): not modelled, the default stays.
+  auto unmodelled = tuner::choose_allocator(std::nullopt, *network, best, installed, "");
+  CHECK(unmodelled.chosen == "default");
+  CHECK(unmodelled.chosen_by == "unmodelled");
+}
