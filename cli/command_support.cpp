@@ -19,12 +19,6 @@ void fail_in_job(const Error& error) {
   throw CLI::RuntimeError(error.kind == ErrorKind::bad_input ? exit_bad_input : exit_failure);
 }
 
-std::string number_argument(double value) {
-  std::ostringstream text;
-  text << value;
-  return text.str();
-}
-
 void write_output(const std::string& text, const std::string& path) {
   if (path.empty() || path == "-") {
     std::cout << text << std::flush;

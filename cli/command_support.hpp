@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/expected.hpp"
+#include "common/shell_words.hpp"  // number_argument
 
 namespace dnntune::cli {
 
@@ -32,8 +33,6 @@ inline void ok_or_fail(const Expected<void>& result) {
   if (!result) fail(result.error());
 }
 
-// A number as a command line would give it: "0.02", "256", not std::to_string's "0.020000".
-std::string number_argument(double value);
 
 // Writes `text` to `path` ("" or "-" is stdout) atomically, failing the subcommand if it cannot.
 void write_output(const std::string& text, const std::string& path);

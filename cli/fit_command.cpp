@@ -5,7 +5,7 @@
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
 #include "cli/gpu_commands.hpp"
-#include "cli/measurement_inputs.hpp"
+#include "pipeline/measurement_inputs.hpp"
 #include "common/json_file.hpp"
 #include "data/builtin_machines.hpp"
 #include "model/fit.hpp"
@@ -28,7 +28,7 @@ struct FitCommandOptions {
 };
 
 void run_fit(const FitCommandOptions& options) {
-  const auto inputs = value_or_fail(read_measurement_inputs(options.inputs));
+  const auto inputs = value_or_fail(pipeline::read_measurement_inputs(options.inputs));
   for (const auto& file : inputs.truncated_files)
     std::cerr << "dnntune fit: " << file << ": ignored a last line cut short (an interrupted run)\n";
   if (inputs.records.empty()) fail(bad_input("no measurement records in " + inputs.files.front()));

@@ -4,7 +4,7 @@
 
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
-#include "cli/version.hpp"
+#include "pipeline/version.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{

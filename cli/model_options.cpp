@@ -95,17 +95,17 @@ Expected<LoadedModel> spec_model(const records::MachineProfile& machine, const s
 
 std::string reference_directory() {
   if (const char* folder = std::getenv("DNNTUNE_REFERENCE_DIR"); folder && *folder) return folder;
-  return cache_directory() + "/references";
+  return pipeline::cache_directory() + "/references";
 }
 
 Expected<model::Predictor> load_predictor(const ModelSourceOptions& options,
-                                          const DefaultCalibrationRequest& when_uncalibrated) {
+                                          const pipeline::DefaultCalibrationRequest& when_uncalibrated) {
   auto loaded = load_model(options, when_uncalibrated);
   if (!loaded) return loaded.error();
   return std::move(loaded->predictor);
 }
 
-Expected<LoadedModel> load_model(const ModelSourceOptions& options, const DefaultCalibrationRequest& when_uncalibrated) {
+Expected<LoadedModel> load_model(const ModelSourceOptions& options, const pipeline::DefaultCalibrationRequest& when_uncalibrated) {
   const auto measured = [](Expected<model::Predictor> predictor, std::vector<std::string> basis,
                            bool here) -> Expected<LoadedModel> {
     if (!predictor) return predictor.error();
@@ -136,11 +136,12 @@ Expected<LoadedModel> load_model(const ModelSourceOptions& options, const Defaul
   if (calibration_path.empty()) {
     if (!options.topology_path.empty())
       return bad_input("--topology needs --calibration FILE: the calibration of a machine of that node's CPU");
-    DefaultCalibrationRequest request = when_uncalibrated;
+    pipeline::DefaultCalibrationRequest request = when_uncalibrated;
     request.backend = options.backend;
+    if (!request.progress) request.progress = [](const std::string& line) { std::cerr << "dnntune: " << line << std::endl; };
     if (options.calibration_budget_seconds > 0)
       request.budget_seconds = request.budget_cap_seconds = options.calibration_budget_seconds;
-    auto cached = default_calibration(request);
+    auto cached = pipeline::default_calibration(request);
     if (!cached) return cached.error();
     if (cached->calibration_path.empty()) {
       // Nothing could be measured: the model alone, on this machine's probed profile.

@@ -9,7 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/default_calibration.hpp"
+#include "pipeline/default_calibration.hpp"
 #include "common/expected.hpp"
 #include "model/predictor.hpp"
 #include "model/training_configuration.hpp"
@@ -32,7 +32,7 @@ void add_model_source_options(CLI::App& command, ModelSourceOptions& options);
 // tuning for compute nodes of the same CPU). No --calibration: this machine's cached default
 // calibration for `when_uncalibrated` (made on first use; default_calibration.hpp).
 Expected<model::Predictor> load_predictor(const ModelSourceOptions& options,
-                                          const DefaultCalibrationRequest& when_uncalibrated);
+                                          const pipeline::DefaultCalibrationRequest& when_uncalibrated);
 
 // The model and what it rests on, for the answers that say so (recommend). A spec machine's
 // model carries a reference calibration's efficiencies with spec priors for what that reference
@@ -49,7 +49,7 @@ struct LoadedModel {
   bool measured_here = false;      // this machine's own calibration: --verify can settle a tie
   bool from_partition = false;     // the calibration `calibrate --slurm` made of another node
 };
-Expected<LoadedModel> load_model(const ModelSourceOptions& options, const DefaultCalibrationRequest& when_uncalibrated);
+Expected<LoadedModel> load_model(const ModelSourceOptions& options, const pipeline::DefaultCalibrationRequest& when_uncalibrated);
 
 // Where users' reference calibrations are read from.
 std::string reference_directory();

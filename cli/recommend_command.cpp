@@ -11,7 +11,7 @@
 #include "cli/launch_options.hpp"
 #include "cli/model_options.hpp"
 #include "cli/number_rules.hpp"
-#include "cli/real_training.hpp"
+#include "pipeline/real_training.hpp"
 #include "common/text_format.hpp"
 #include "model/scaling.hpp"
 #include "tuner/job_script.hpp"
@@ -117,7 +117,7 @@ std::vector<std::string> names_of(const Table& table, Name name) {
 void verify_for_real(tuner::Recommendation& recommendation, const RecommendCommandOptions& options) {
   if (!options.source.machine.empty() || !options.source.topology_path.empty())
     fail(bad_input("--verify trains on this machine: it cannot verify a recommendation for --machine or --topology"));
-  RealTrainingOptions training;
+  pipeline::RealTrainingOptions training;
   training.iterations = 3;
   const auto candidates = tuner::verification_candidates(recommendation, static_cast<std::size_t>(options.verify));
   std::vector<tuner::VerifiedPoint> verified;
@@ -126,7 +126,7 @@ void verify_for_real(tuner::Recommendation& recommendation, const RecommendComma
                                      [&](const auto& point) { return point.prediction.configuration == candidates[index]; });
     std::cerr << "dnntune recommend: verifying [" << index + 1 << "/" << candidates.size() << "] "
               << model::describe(candidates[index]) << std::endl;
-    const MeasuredTraining run = train_for_real(options.model, candidates[index], training);
+    const pipeline::MeasuredTraining run = value_or_fail(pipeline::train_for_real(options.model, candidates[index], training));
     verified.push_back({ranked->prediction, run.images_per_second, run.low, run.high});
   }
   tuner::choose_by_measurement(recommendation, std::move(verified));

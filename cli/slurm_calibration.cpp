@@ -15,8 +15,8 @@
 
 #include <sys/wait.h>
 
-#include "cli/default_calibration.hpp"
-#include "cli/measurement_inputs.hpp"
+#include "pipeline/default_calibration.hpp"
+#include "pipeline/measurement_inputs.hpp"
 #include "common/files.hpp"
 #include "common/json_file.hpp"
 #include "common/shell_words.hpp"
@@ -35,7 +35,7 @@ constexpr int node_record_version = 1;
 
 void progress(const std::string& line) { std::cerr << "dnntune calibrate --slurm: " << line << std::endl; }
 
-std::string slurm_directory() { return cache_directory() + "/slurm"; }
+std::string slurm_directory() { return pipeline::cache_directory() + "/slurm"; }
 std::string node_record_path(const std::string& node) { return slurm_directory() + "/nodes/" + node + ".json"; }
 std::string comm_directory_of(const std::string& partition) { return slurm_directory() + "/comm/" + partition; }
 
@@ -99,7 +99,7 @@ Expected<void> check_names(const SlurmCalibrationRequest& request) {
   if (request.models.empty()) return bad_input("--slurm needs --model: the networks to calibrate the node for");
   for (const auto& model : request.models)
     if (auto network = workloads::load_network(model); !network) return network.error();
-  const std::string cache = cache_directory();
+  const std::string cache = pipeline::cache_directory();
   if (cache.find_first_of(" \t\n\r'\"\\$`") != std::string::npos || cache.front() != '/')
     return bad_input("the cache directory \"" + cache + "\" goes into #SBATCH lines: give DNNTUNE_CACHE_DIR an "
                      "absolute path without spaces or quotes, on a file system the compute nodes share");
@@ -236,7 +236,7 @@ Expected<void> calibrate_through_slurm(const SlurmCalibrationRequest& request) {
   fs::create_directories(slurm_directory() + "/jobs", error);
   if (error) return failure(slurm_directory() + "/jobs: cannot create (" + error.message() + ")");
   const std::string stamp = std::to_string(static_cast<long long>(now_seconds()));
-  const std::string environment = "export DNNTUNE_CACHE_DIR=" + shell_quote(cache_directory()) + "\n";
+  const std::string environment = "export DNNTUNE_CACHE_DIR=" + shell_quote(pipeline::cache_directory()) + "\n";
 
   // 1. One exclusive node: probe, layer micro-runs, anchors, fit.
   const std::string node_log = slurm_directory() + "/jobs/calibrate-" + request.partition + "-" + stamp + ".out";
@@ -297,12 +297,13 @@ Expected<void> calibrate_through_slurm(const SlurmCalibrationRequest& request) {
 
 Expected<void> run_slurm_node_job(const SlurmCalibrationRequest& request) {
   if (auto partition = check_partition(request.partition); !partition) return partition.error();
-  DefaultCalibrationRequest calibrate;
+  pipeline::DefaultCalibrationRequest calibrate;
   calibrate.models = request.models;
   calibrate.batches = request.batches;
   calibrate.backend = request.backend;
   calibrate.budget_seconds = calibrate.budget_cap_seconds = request.budget_seconds;
-  auto made = default_calibration(calibrate);
+  calibrate.progress = progress;
+  auto made = pipeline::default_calibration(calibrate);
   if (!made) return made.error();
   if (made->calibration_path.empty()) return failure("nothing could be measured on this node: " + made->note);
   auto machine = records::read_machine_profile(made->machine_path);
@@ -331,7 +332,7 @@ Expected<void> refit_with_fabric(const std::string& partition, const std::string
   if (!records) return records.error();
   if (records->empty()) return failure("no node of " + partition + " is calibrated yet: nothing to refit");
   NodeRecord record = records->front();
-  auto inputs = read_measurement_inputs({record.measurements, comm_directory});
+  auto inputs = pipeline::read_measurement_inputs({record.measurements, comm_directory});
   if (!inputs) return inputs.error();
   auto machine = records::read_machine_profile(record.measurements + "/machine.json");
   if (!machine) return machine.error();

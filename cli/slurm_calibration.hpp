@@ -3,7 +3,7 @@
 //
 // `calibrate --slurm --partition P` submits one exclusive single-node job that runs this
 // dnntune on a compute node of P: the probe, the layer micro-runs and the fit of the default
-// calibration (cli/default_calibration.hpp), into the cache directory, which must be on a file
+// calibration (pipeline/default_calibration.hpp), into the cache directory, which must be on a file
 // system the compute nodes share (it is keyed by the node's fingerprint, as on any machine).
 // When P has two nodes or more, a second job, after the first, sweeps all-reduce over two nodes
 // (mpirun -np 2, one rank per node) and refits with the measured fabric. The job then records

@@ -1,16 +1,13 @@
-// cli/validate_command.cpp — `dnntune validate`: train for real (real_training.hpp) in every
-// valid configuration of this machine, and compare with the model's predictions. The model is fitted
-// on micro-runs and communication measurements only, never on the runs it is judged against.
+// cli/validate_command.cpp — `dnntune validate`: every valid configuration of this machine
+// trained for real and compared with the model's predictions (pipeline/validate.hpp).
 #include <iostream>
 
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
 #include "cli/model_options.hpp"
 #include "cli/number_rules.hpp"
-#include "cli/real_training.hpp"
+#include "pipeline/validate.hpp"
 #include "model/validation.hpp"
-#include "records/measurement.hpp"
-#include "probe/topology.hpp"
 #include "tuner/search_space.hpp"
 #include "workloads/zoo.hpp"
 
@@ -22,7 +19,7 @@ struct ValidateOptions {
   std::vector<std::int64_t> batches = {8, 16};
   bool quick = false;
   bool resume = false;
-  RealTrainingOptions training;
+  pipeline::RealTrainingOptions training;
   ModelSourceOptions source;
   OutputOptions output;
 };
@@ -37,50 +34,18 @@ void run_validate(ValidateOptions options) {
     fail(bad_input("--resume reads the runs back from the --record FILE an earlier validate wrote: give it"));
   if (options.source.backend != "torch")
     fail(bad_input("validate trains with PyTorch (libtorch): it validates the torch backend only"));
-  std::vector<workloads::Network> networks;
-  for (const auto& name : options.models) networks.push_back(value_or_fail(workloads::load_network(name)));
+  pipeline::ValidationRequest request;
+  request.models = options.models;
+  for (const auto& name : options.models) request.networks.push_back(value_or_fail(workloads::load_network(name)));
   const auto predictor = value_or_fail(load_predictor(options.source, {options.models, options.batches, "torch"}));
-  if (predictor.spec_only())
-    fail(bad_input("validate compares with training on this machine: give this machine's calibration, not --machine"));
-  // The runs happen here: a calibration of another machine would be judged against them.
-  const std::string this_machine = records::fingerprint(value_or_fail(probe::describe_this_machine()));
-  if (records::fingerprint(predictor.machine()) != this_machine)
-    fail(bad_input("the calibration describes machine " + records::fingerprint(predictor.machine()) +
-                   ", and validate trains on this one (" + this_machine +
-                   "): calibrate and fit here, or leave out --calibration"));
-
   tuner::SearchSpaceOptions space_options;
   space_options.batches_per_process = options.batches;
   space_options.fusion_megabytes = {25};  // the trainer's bucket size (PyTorch DDP's default)
-  const auto space = tuner::enumerate_search_space(predictor.rates(), space_options);
-  RecordedTrainings recorded;
-  if (options.resume) {
-    ok_or_fail(records::drop_unterminated_last_line(options.training.record_path));  // the run appends after it
-    recorded = value_or_fail(RecordedTrainings::read(options.training.record_path, this_machine));
-  }
-  std::vector<model::ValidationRow> rows;
-  const std::size_t total = networks.size() * space.valid.size();
-  for (std::size_t index = 0; index < networks.size(); ++index)
-    for (const auto& configuration : space.valid) {
-      const std::string progress = "dnntune validate: [" + std::to_string(rows.size() + 1) + "/" +
-                                   std::to_string(total) + "] " + options.models[index] + ", " +
-                                   model::describe(configuration);
-      auto run = recorded.find(networks[index].name, configuration, options.training);
-      if (run) {
-        std::cerr << progress << ": read back from " << options.training.record_path << std::endl;
-      } else {
-        std::cerr << progress << ": training" << std::endl;
-        run = train_for_real(options.models[index], configuration, options.training);
-      }
-      model::ValidationRow row;
-      row.network = networks[index].name;
-      row.configuration = configuration;
-      row.measured_images_per_second = run->images_per_second;
-      row.measured_low = run->low;
-      row.measured_high = run->high;
-      row.prediction = value_or_fail(predictor.predict(networks[index], configuration));
-      rows.push_back(std::move(row));
-    }
+  request.configurations = tuner::enumerate_search_space(predictor.rates(), space_options).valid;
+  request.training = options.training;
+  request.resume = options.resume;
+  request.progress = [](const std::string& line) { std::cerr << "dnntune validate: " << line << std::endl; };
+  const auto rows = value_or_fail(pipeline::validate_here(predictor, request));
   const auto summary = model::summarise_validation(rows);
   write_output(options.output.json ? model::validation_json(rows, summary).dump(2) + "\n"
                                    : model::validation_text(rows, summary),

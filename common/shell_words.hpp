@@ -2,6 +2,7 @@
 // the launch lines `train --launch` runs and prints, and those in job scripts and answers.
 #pragma once
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,13 @@ inline std::string shell_quote(const std::string& word) {
 }
 
 // The words quoted and joined by spaces.
+// A number as a command-line argument, in the shortest form that reads back the same value.
+inline std::string number_argument(double value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
 inline std::string shell_command_line(const std::vector<std::string>& words) {
   std::string line;
   for (const std::string& word : words) line += (line.empty() ? "" : " ") + shell_quote(word);

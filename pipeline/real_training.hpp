@@ -1,4 +1,4 @@
-// cli/real_training.hpp — training for real from other commands (validate, recommend --verify):
+// pipeline/real_training.hpp — training for real from other commands (validate, recommend --verify):
 // one `dnntune train --launch` job per configuration, so each gets the binding a job would get,
 // read back from its JSON report.
 #pragma once
@@ -11,7 +11,7 @@
 #include "model/training_configuration.hpp"
 #include "records/measurement.hpp"
 
-namespace dnntune::cli {
+namespace dnntune::pipeline {
 
 struct RealTrainingOptions {
   int iterations = 5;
@@ -25,9 +25,9 @@ struct MeasuredTraining {
   double high = 0;               // at the fastest
 };
 
-// Trains `model` in `configuration` on this node; fails the command when the job fails.
-MeasuredTraining train_for_real(const std::string& model, const model::TrainingConfiguration& configuration,
-                                const RealTrainingOptions& options);
+// Trains `model` in `configuration` on this node; an error when the job fails.
+Expected<MeasuredTraining> train_for_real(const std::string& model, const model::TrainingConfiguration& configuration,
+                                          const RealTrainingOptions& options);
 
 // The runs a record file already holds, read back instead of trained again, so an interrupted
 // `validate --record FILE` resumes where it stopped. A run counts when its iteration record is
@@ -48,4 +48,4 @@ class RecordedTrainings {
   std::vector<records::Measurement> iterations_;  // ok "iteration" records, oldest first
 };
 
-}  // namespace dnntune::cli
+}  // namespace dnntune::pipeline

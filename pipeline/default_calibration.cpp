@@ -1,17 +1,16 @@
-// cli/default_calibration.cpp — see default_calibration.hpp.
-#include "cli/default_calibration.hpp"
+// pipeline/default_calibration.cpp — see default_calibration.hpp.
+#include "pipeline/default_calibration.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <iostream>
 
 #include <nlohmann/json.hpp>
 
-#include "cli/measurement_inputs.hpp"
-#include "cli/version.hpp"
+#include "pipeline/measurement_inputs.hpp"
+#include "pipeline/version.hpp"
 #include "common/file_lock.hpp"
 #include "common/json_file.hpp"
 #include "common/self_executable.hpp"
@@ -23,14 +22,17 @@
 #include "workloads/network_at_batch.hpp"
 #include "workloads/zoo.hpp"
 
-namespace dnntune::cli {
+namespace dnntune::pipeline {
 namespace {
 
 namespace fs = std::filesystem;
 
 using Coverage = std::vector<workloads::NetworkAtBatch>;
 
-void progress(const std::string& line) { std::cerr << "dnntune: " << line << std::endl; }
+// What a run says while it works (the request's callback, when it has one).
+void say(const Progress& progress, const std::string& line) {
+  if (progress) progress(line);
+}
 
 std::string file_safe(std::string text) {
   for (char& character : text)
@@ -97,7 +99,7 @@ Expected<void> check_request(const DefaultCalibrationRequest& request) {
 }
 
 // Moves an unusable measurement directory aside, kept for inspection, so the entry is rebuilt.
-Expected<void> move_aside(const std::string& directory, const std::string& why) {
+Expected<void> move_aside(const std::string& directory, const std::string& why, const Progress& progress) {
   if (!fs::exists(directory)) return {};
   const auto stamp = std::chrono::duration_cast<std::chrono::seconds>(
                          std::chrono::system_clock::now().time_since_epoch()).count();
@@ -105,13 +107,14 @@ Expected<void> move_aside(const std::string& directory, const std::string& why) 
   std::error_code error;
   fs::rename(directory, kept, error);
   if (error) return failure(directory + ": cannot move it aside (" + error.message() + ")");
-  progress(why + ": kept as " + kept + ", measuring anew");
+  say(progress, why + ": kept as " + kept + ", measuring anew");
   return {};
 }
 
 // The layer micro-runs of the request's networks and batches, added to the entry's measurements
 // (resumed); `coverage` is emptied when those had to be moved aside.
 Expected<void> measure(const Entry& entry, const DefaultCalibrationRequest& request, Coverage& coverage) {
+  const Progress progress = [&request](const std::string& line) { say(request.progress, line); };
   calibrate::CalibrationRequest calibrate;
   calibrate.models = request.models;
   calibrate.batches = request.batches;
@@ -134,7 +137,7 @@ Expected<void> measure(const Entry& entry, const DefaultCalibrationRequest& requ
   if (!prepared && calibrate.resume) {
     // The request was checked: what failed is the directory (corrupt, or another machine's).
     if (auto moved = move_aside(entry.measurements, "the cached measurements cannot be resumed (" +
-                                                        prepared.error().message + ")");
+                                                        prepared.error().message + ")", progress);
         !moved)
       return moved.error();
     coverage.clear();
@@ -164,6 +167,7 @@ Expected<void> measure(const Entry& entry, const DefaultCalibrationRequest& requ
 // Fits the entry's measurements; an empty calibration path when no layer was measured.
 Expected<DefaultCalibration> fit(const Entry& entry, const DefaultCalibrationRequest& request,
                                  const Coverage& coverage) {
+  const Progress progress = [&request](const std::string& line) { say(request.progress, line); };
   DefaultCalibration result;
   result.machine_path = entry.machine;
   auto inputs = read_measurement_inputs({entry.measurements});
@@ -201,6 +205,7 @@ std::string cache_directory() {
 }
 
 Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest& request) {
+  const Progress progress = [&request](const std::string& line) { say(request.progress, line); };
   if (auto checked = check_request(request); !checked) return checked.error();
   auto machine = probe::describe_this_machine();
   if (!machine) return machine.error();
@@ -231,7 +236,7 @@ Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest
     coverage.clear();  // nothing to refit from (a probed machine.json alone is kept and reused)
   } else if (auto readable = read_measurement_inputs({entry.measurements}); !readable) {
     if (auto moved = move_aside(entry.measurements, "the cached measurements cannot be read (" +
-                                                        readable.error().message + ")");
+                                                        readable.error().message + ")", progress);
         !moved)
       return moved.error();
     coverage.clear();
@@ -252,4 +257,4 @@ Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest
   return fit(entry, request, coverage);
 }
 
-}  // namespace dnntune::cli
+}  // namespace dnntune::pipeline

@@ -1,4 +1,4 @@
-// cli/default_calibration.hpp — the embedded default behind `recommend`, `predict`, `scale` and
+// pipeline/default_calibration.hpp — the embedded default behind `recommend`, `predict`, `scale` and
 // `validate` when no --calibration is given: this machine's calibration, kept in the user's
 // cache keyed by machine fingerprint, backend and its version, and dnntune's version.
 //
@@ -19,12 +19,17 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "common/expected.hpp"
 
-namespace dnntune::cli {
+namespace dnntune::pipeline {
+
+// A line of what a long run is doing (waiting for a lock, measuring, fitting), for the caller
+// to show; the library itself never prints.
+using Progress = std::function<void(const std::string&)>;
 
 struct DefaultCalibrationRequest {
   std::vector<std::string> models;    // built-in names or network files
@@ -32,6 +37,7 @@ struct DefaultCalibrationRequest {
   std::string backend = "torch";
   double budget_seconds = 60;         // layer micro-runs of each new (network, batches); probe excluded
   double budget_cap_seconds = 100;    // the budget grows up to this when the network's grid needs it
+  Progress progress;                  // may be empty
 };
 
 struct DefaultCalibration {
@@ -47,4 +53,4 @@ std::string cache_directory();
 // calibrating and fitting first when the cache has not covered them yet.
 Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest& request);
 
-}  // namespace dnntune::cli
+}  // namespace dnntune::pipeline

@@ -1,5 +1,5 @@
-// cli/real_training.cpp — see real_training.hpp.
-#include "cli/real_training.hpp"
+// pipeline/real_training.cpp — see real_training.hpp.
+#include "pipeline/real_training.hpp"
 
 #include <stdlib.h>
 
@@ -7,13 +7,12 @@
 #include <sstream>
 
 #include "common/shell_words.hpp"
-#include "cli/command_support.hpp"
 #include "common/json_file.hpp"
 #include "common/self_executable.hpp"
 #include "train/launch.hpp"
 #include "train/trainer.hpp"
 
-namespace dnntune::cli {
+namespace dnntune::pipeline {
 namespace {
 
 // The word after `option` in a reproducing command ("" when the option is not there): the
@@ -27,13 +26,14 @@ std::string option_value(const std::string& command, const std::string& option) 
 
 }  // namespace
 
-MeasuredTraining train_for_real(const std::string& model, const model::TrainingConfiguration& configuration,
-                                const RealTrainingOptions& options) {
-  const std::string self = value_or_fail(self_executable_path());
+Expected<MeasuredTraining> train_for_real(const std::string& model, const model::TrainingConfiguration& configuration,
+                                          const RealTrainingOptions& options) {
+  const auto self = self_executable_path();
+  if (!self) return self.error();
   std::string directory = "/tmp/dnntune-train-XXXXXX";
-  if (!mkdtemp(directory.data())) fail(failure("cannot create a temporary directory under /tmp"));
+  if (!mkdtemp(directory.data())) return failure("cannot create a temporary directory under /tmp");
   const std::string report_path = directory + "/train.json";
-  std::vector<std::string> argv = {self, "train", "--launch", "--ppn", std::to_string(configuration.processes_per_node),
+  std::vector<std::string> argv = {*self, "train", "--launch", "--ppn", std::to_string(configuration.processes_per_node),
                                    "--threads", std::to_string(configuration.threads_per_process), "--model", model,
                                    "--batch", std::to_string(configuration.batch_per_process), "--iters",
                                    std::to_string(options.iterations), "--warmup", std::to_string(options.warmup),
@@ -44,11 +44,11 @@ MeasuredTraining train_for_real(const std::string& model, const model::TrainingC
   auto report = read_json_file(report_path);
   std::error_code error;
   std::filesystem::remove_all(directory, error);
-  if (!code) fail(code.error());
+  if (!code) return code.error();
   if (*code != 0)
-    fail(failure("training " + model + " (" + model::describe(configuration) + ") failed with exit code " +
-                 std::to_string(*code) + ": " + shell_command_line(argv)));
-  if (!report) fail(report.error());
+    return failure("training " + model + " (" + model::describe(configuration) + ") failed with exit code " +
+                   std::to_string(*code) + ": " + shell_command_line(argv));
+  if (!report) return report.error();
   MeasuredTraining run;
   try {
     run.images_per_second = report->at("images_per_second").get<double>();
@@ -57,7 +57,7 @@ MeasuredTraining train_for_real(const std::string& model, const model::TrainingC
     run.low = images / iteration.at("max_seconds").get<double>();
     run.high = images / iteration.at("min_seconds").get<double>();
   } catch (const nlohmann::json::exception& exception) {
-    fail(json_conversion_error(exception, report_path));
+    return json_conversion_error(exception, report_path);
   }
   return run;
 }
@@ -98,4 +98,4 @@ std::optional<MeasuredTraining> RecordedTrainings::find(const std::string& netwo
   return std::nullopt;
 }
 
-}  // namespace dnntune::cli
+}  // namespace dnntune::pipeline

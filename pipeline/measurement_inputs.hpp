@@ -1,4 +1,4 @@
-// cli/measurement_inputs.hpp — what `fit` and the cached default calibration read: measurement
+// pipeline/measurement_inputs.hpp — what `fit` and the cached default calibration read: measurement
 // records from .jsonl files or `dnntune calibrate -o` directories (layers.jsonl, comm.jsonl,
 // network.jsonl), and the machine.json such a directory holds.
 #pragma once
@@ -9,7 +9,7 @@
 #include "common/expected.hpp"
 #include "records/measurement.hpp"
 
-namespace dnntune::cli {
+namespace dnntune::pipeline {
 
 struct MeasurementInputs {
   std::vector<std::string> files;            // the .jsonl files read, in order
@@ -22,4 +22,4 @@ struct MeasurementInputs {
 // unreadable or corrupt (read_measurements).
 Expected<MeasurementInputs> read_measurement_inputs(const std::vector<std::string>& inputs);
 
-}  // namespace dnntune::cli
+}  // namespace dnntune::pipeline

@@ -1,11 +1,11 @@
-// cli/measurement_inputs.cpp — see measurement_inputs.hpp.
-#include "cli/measurement_inputs.hpp"
+// pipeline/measurement_inputs.cpp — see measurement_inputs.hpp.
+#include "pipeline/measurement_inputs.hpp"
 
 #include <sys/stat.h>
 
 #include <fstream>
 
-namespace dnntune::cli {
+namespace dnntune::pipeline {
 namespace {
 
 bool is_directory(const std::string& path) {
@@ -42,4 +42,4 @@ Expected<MeasurementInputs> read_measurement_inputs(const std::vector<std::strin
   return result;
 }
 
-}  // namespace dnntune::cli
+}  // namespace dnntune::pipeline
