@@ -95,8 +95,12 @@ Expected<AllocationModel> fit_allocation(const std::vector<AllocatorAnchor>& anc
     return a.network == b.network && a.batch == b.batch && a.threads == b.threads && a.smt == b.smt &&
            a.processes == b.processes;
   };
-  // Per variant: each anchor's estimate and its standard deviation.
-  std::map<std::string, std::vector<std::pair<double, double>>> estimates;
+  // Per variant: each anchor's estimate, its standard deviation, and that of its own step alone.
+  struct Estimate {
+    double value, sd, own_sd;
+  };
+  std::map<std::string, std::vector<Estimate>> estimates;
+  std::vector<double> reference_own_sds;  // the reference's own spread, in the units of each pair
   int reference_anchors = 0;
   for (const AllocatorAnchor& reference : anchors)
     if (reference.allocator == reference_allocator) ++reference_anchors;
@@ -109,21 +113,39 @@ Expected<AllocationModel> fit_allocation(const std::vector<AllocatorAnchor>& anc
     const double seconds_per_unit = anchor.fresh_bytes * fault_seconds_per_byte(model, anchor.threads, anchor.processes);
     const double difference = anchor.iteration_seconds - reference->iteration_seconds;
     const double spread = std::hypot(anchor.iteration_spread_seconds, reference->iteration_spread_seconds);
-    estimates[anchor.allocator].emplace_back(difference / seconds_per_unit, spread / seconds_per_unit);
+    estimates[anchor.allocator].push_back(
+        {difference / seconds_per_unit, spread / seconds_per_unit, anchor.iteration_spread_seconds / seconds_per_unit});
+    reference_own_sds.push_back(reference->iteration_spread_seconds / seconds_per_unit);
   }
-  if (reference_anchors > 0) model.variants.push_back({reference_allocator, 0, 0, 0, reference_anchors});
+  // The standard deviation of a mean of k estimates with these standard deviations.
+  const auto sd_of_mean = [](const std::vector<double>& sds) {
+    const double k = static_cast<double>(sds.size());
+    double variance = 0;
+    for (const double sd : sds) variance += sd * sd / (k * k);
+    return std::sqrt(variance);
+  };
+  if (reference_anchors > 0) {
+    AllocatorFit reference{reference_allocator, 0, 0, 0, reference_anchors};
+    if (!reference_own_sds.empty()) reference.own_sd = sd_of_mean(reference_own_sds);
+    model.variants.push_back(reference);
+  }
   for (const auto& [name, list] : estimates) {
     const double k = static_cast<double>(list.size());
-    double mean = 0, variance_of_mean = 0, scatter = 0;
-    for (const auto& [value, sd] : list) {
-      mean += value / k;
-      variance_of_mean += sd * sd / (k * k);
+    double mean = 0;
+    std::vector<double> sds, own_sds;
+    for (const Estimate& estimate : list) {
+      mean += estimate.value / k;
+      sds.push_back(estimate.sd);
+      own_sds.push_back(estimate.own_sd);
     }
     // Anchors at several batches or settings that disagree widen the band too.
-    for (const auto& [value, sd] : list) scatter += (value - mean) * (value - mean);
-    if (list.size() > 1) variance_of_mean += scatter / (k - 1) / k;
-    const double sd = std::sqrt(variance_of_mean);
-    model.variants.push_back({name, mean, mean - band_z * sd, mean + band_z * sd, static_cast<int>(list.size())});
+    double scatter = 0;
+    for (const Estimate& estimate : list) scatter += (estimate.value - mean) * (estimate.value - mean);
+    const double disagreement = list.size() > 1 ? scatter / (k - 1) / k : 0;
+    const double sd = std::sqrt(std::pow(sd_of_mean(sds), 2) + disagreement);
+    AllocatorFit fit{name, mean, mean - band_z * sd, mean + band_z * sd, static_cast<int>(list.size())};
+    fit.own_sd = std::sqrt(std::pow(sd_of_mean(own_sds), 2) + disagreement);
+    model.variants.push_back(fit);
   }
   return model;
 }
@@ -176,9 +198,17 @@ AllocatorPrediction predict_allocator(const AllocationModel& model, const std::s
     prediction.iteration_seconds = prediction.iteration_seconds_low = prediction.iteration_seconds_high =
         default_iteration_seconds;
   } else {
-    prediction.iteration_seconds = step(chosen.non_reuse - base.non_reuse);
-    prediction.iteration_seconds_low = step(chosen.low - base.high);
-    prediction.iteration_seconds_high = step(chosen.high - base.low);
+    const double difference = chosen.non_reuse - base.non_reuse;
+    prediction.iteration_seconds = step(difference);
+    if (chosen.anchors > 0 && base.anchors > 0 && chosen.own_sd >= 0 && base.own_sd >= 0) {
+      // Both against the same reference: the difference is that of their own anchors.
+      const double sd = std::hypot(chosen.own_sd, base.own_sd);
+      prediction.iteration_seconds_low = step(difference - band_z * sd);
+      prediction.iteration_seconds_high = step(difference + band_z * sd);
+    } else {
+      prediction.iteration_seconds_low = step(chosen.low - base.high);
+      prediction.iteration_seconds_high = step(chosen.high - base.low);
+    }
     if (!prediction.measured) {  // a prior's band always holds no gain: it is never a reason to switch
       prediction.iteration_seconds_low = std::min(prediction.iteration_seconds_low, default_iteration_seconds);
       prediction.iteration_seconds_high = std::max(prediction.iteration_seconds_high, default_iteration_seconds);
@@ -192,9 +222,12 @@ AllocatorPrediction predict_allocator(const AllocationModel& model, const std::s
 
 json allocation_to_json(const AllocationModel& model) {
   json variants = json::array();
-  for (const AllocatorFit& fit : model.variants)
-    variants.push_back({{"name", fit.name}, {"non_reuse", fit.non_reuse}, {"low", fit.low}, {"high", fit.high},
-                        {"anchors", fit.anchors}});
+  for (const AllocatorFit& fit : model.variants) {
+    json variant = {{"name", fit.name}, {"non_reuse", fit.non_reuse}, {"low", fit.low}, {"high", fit.high},
+                    {"anchors", fit.anchors}};
+    if (fit.own_sd >= 0) variant["own_sd"] = fit.own_sd;  // absent: unknown
+    variants.push_back(variant);
+  }
   return {{"fault_ns_per_page", model.fault_ns_per_page},
           {"fault_ns_per_page_all_cores", model.fault_ns_per_page_all_cores},
           {"variants", variants}};
@@ -205,10 +238,16 @@ Expected<AllocationModel> allocation_from_json(const json& in, const std::string
   try {
     model.fault_ns_per_page = in.at("fault_ns_per_page").get<double>();
     model.fault_ns_per_page_all_cores = in.at("fault_ns_per_page_all_cores").get<double>();
-    for (const auto& item : in.at("variants"))
-      model.variants.push_back({item.at("name").get<std::string>(), item.at("non_reuse").get<double>(),
-                                item.at("low").get<double>(), item.at("high").get<double>(),
-                                item.at("anchors").get<int>()});
+    for (const auto& item : in.at("variants")) {
+      AllocatorFit fit{item.at("name").get<std::string>(), item.at("non_reuse").get<double>(),
+                       item.at("low").get<double>(), item.at("high").get<double>(), item.at("anchors").get<int>()};
+      if (item.contains("own_sd")) {  // absent in calibrations written before it
+        fit.own_sd = item.at("own_sd").get<double>();
+        if (!(fit.own_sd >= 0 && fit.own_sd < 1e6))
+          return bad_input(origin + ": allocation: " + fit.name + ": own_sd must be a finite number >= 0");
+      }
+      model.variants.push_back(fit);
+    }
   } catch (const json::exception& error) {
     return json_conversion_error(error, origin);
   }

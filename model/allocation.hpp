@@ -45,6 +45,11 @@ struct AllocatorFit {
   double non_reuse = 0;      // effective fraction of a step's fresh bytes faulted in again
   double low = 0, high = 0;  // 90% band
   int anchors = 0;           // anchors it was fitted from; 0: the prior
+  // One standard deviation of non_reuse from this variant's own anchors alone, without the
+  // glibc-tuned reference's spread that low..high includes: comparing two variants measured
+  // against the same reference, that reference cancels, and counting it twice made every band
+  // hold "no gain". Negative when unknown (a calibration written before it): low..high is used.
+  double own_sd = -1;
 };
 
 struct AllocationModel {
@@ -101,7 +106,8 @@ std::optional<AllocationModel> fit_allocation_from_records(const std::vector<rec
                                                            const records::MachineProfile& machine,
                                                            const std::string& backend);
 
-// The prediction of one step under `allocator` from the one under the default allocator.
+// The prediction of one step under `allocator` from the one under the default allocator. Its band
+// is that of the paired difference of the two variants (their own spreads) when both are fitted.
 struct AllocatorPrediction {
   std::string name;
   double iteration_seconds = 0;

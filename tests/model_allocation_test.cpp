@@ -73,6 +73,7 @@ TEST_CASE("each variant's non-reuse fraction is fitted against glibc-tuned's anc
   CHECK(glibc.non_reuse == Approx(1.2));                 // (1.12 - 1.0) / 0.1
   CHECK(glibc.high - glibc.non_reuse == Approx(1.645 * 0.05));  // hypot(0.003, 0.004) / 0.1
   CHECK(glibc.anchors == 1);
+  CHECK(glibc.own_sd == Approx(0.04));  // its own step's 0.004 s / 0.1, without glibc-tuned's
   const AllocatorFit tcmalloc = model->variant("tcmalloc");
   CHECK(tcmalloc.non_reuse == Approx(0).margin(1e-12));
   // scatter 0.02 / (2 - 1) / 2, and the first pair's spread: glibc-tuned's 0.003 s / 0.1 s, over 2 squared
@@ -107,15 +108,39 @@ TEST_CASE("a step under a variant is the default's plus the difference of the al
   CHECK(extrapolated.iteration_seconds == Approx(0.01));
 }
 
+TEST_CASE("two fitted variants are compared by their own spreads: the shared reference cancels") {
+  AllocationModel model = one_ns_per_byte();
+  model.variants = {{"glibc-tuned", 0, 0, 0, 1}, {"default", 1.2, 1.1, 1.3, 1}, {"tcmalloc", 0.2, 0.1, 0.3, 1}};
+  model.variants[0].own_sd = 0.01;
+  model.variants[1].own_sd = 0.02;
+  model.variants[2].own_sd = 0.03;
+  const auto tcmalloc = predict_allocator(model, "tcmalloc", 1.0, 1e8, 1, 1);
+  CHECK(tcmalloc.iteration_seconds == Approx(0.9));  // as before: 1.0 + 0.1 x (0.2 - 1.2)
+  const double sd = std::hypot(0.03, 0.02);
+  CHECK(tcmalloc.gain_low == Approx(1 / (0.9 + 0.1 * 1.645 * sd)));
+  CHECK(tcmalloc.gain_high == Approx(1 / (0.9 - 0.1 * 1.645 * sd)));
+  // Narrower than the bands taken against the reference, which count its spread twice.
+  CHECK(tcmalloc.gain_low > 1 / 0.92);
+  // One variant without its own spread (an older calibration): the reference bands, as before.
+  model.variants[2].own_sd = -1;
+  CHECK(predict_allocator(model, "tcmalloc", 1.0, 1e8, 1, 1).gain_low == Approx(1 / 0.92));
+}
+
 TEST_CASE("the calibration's allocation member: written, read back, optional, and checked") {
   AllocationModel model = one_ns_per_byte();
   model.variants = {{"glibc-tuned", 0, 0, 0, 1}, {"default", 1.2, 1.1, 1.3, 1}};
+  model.variants[1].own_sd = 0.02;
   const auto back = allocation_from_json(allocation_to_json(model), "test");
   REQUIRE(back);
   CHECK(back->fault_ns_per_page == 4096);
   CHECK(back->variant("default").high == 1.3);
+  CHECK(back->variant("default").own_sd == 0.02);
+  CHECK(back->variant("glibc-tuned").own_sd < 0);  // absent: unknown
   auto bad = allocation_to_json(model);
   bad["variants"][1]["low"] = 1.25;  // above its value
+  CHECK_FALSE(allocation_from_json(bad, "test"));
+  bad = allocation_to_json(model);
+  bad["variants"][1]["own_sd"] = -0.5;
   CHECK_FALSE(allocation_from_json(bad, "test"));
   bad = allocation_to_json(model);
   bad["fault_ns_per_page"] = -1;
@@ -166,6 +191,17 @@ TEST_CASE("the recommended allocator: a measured gain beyond its band, else the 
   auto glibc_only = tuner::choose_allocator(model, *network, best, {installed[0], installed[1]}, "");
   CHECK(glibc_only.chosen == "glibc-tuned");
   CHECK(glibc_only.note.find("neither jemalloc nor tcmalloc") != std::string::npos);
+
+  // tcmalloc a little faster than glibc-tuned, but within its band: the smaller change wins.
+  auto tied_model = model;
+  tied_model.variants[2] = {"tcmalloc", -0.01 / (fresh * 1e-9), -0.04 / (fresh * 1e-9), 0.02 / (fresh * 1e-9), 1};
+  auto tied = tuner::choose_allocator(tied_model, *network, best, installed, "");
+  CHECK(tied.find("tcmalloc")->prediction.gain > tied.find("glibc-tuned")->prediction.gain);
+  CHECK(tied.chosen == "glibc-tuned");
+  CHECK(tied.note.find("within each other's band") != std::string::npos);
+  // Beyond glibc-tuned's band, tcmalloc is recommended.
+  tied_model.variants[2] = {"tcmalloc", -0.1 / (fresh * 1e-9), -0.11 / (fresh * 1e-9), -0.09 / (fresh * 1e-9), 1};
+  CHECK(tuner::choose_allocator(tied_model, *network, best, installed, "").chosen == "tcmalloc");
 
   // Priors only: nothing measured, the default stays.
   auto prior = tuner::choose_allocator(one_ns_per_byte(), *network, best, installed, "");

@@ -16,6 +16,14 @@ std::string basis(const AllocatorCandidate& candidate) {
   return candidate.prediction.measured ? "measured" : "prior: not anchored under it";
 }
 
+// How much a variant changes the ranks' environment: glibc's defaults nothing, glibc-tuned two
+// of glibc's own variables, the others a preloaded library. Among variants the model cannot tell
+// apart the least change is recommended, as the configuration's tie-break prefers the simplest.
+int change_rank(const std::string& name) {
+  if (name == "default") return 0;
+  return name == model::reference_allocator ? 1 : 2;
+}
+
 std::string environment_text(const std::vector<std::pair<std::string, std::string>>& environment) {
   if (environment.empty()) return "nothing set";
   std::string text;
@@ -78,6 +86,18 @@ AllocatorChoice choose_allocator(const std::optional<model::AllocationModel>& mo
     }
   }
   std::string note;
+  // The largest gain and the variants within its band: the least change among them.
+  if (const AllocatorCandidate* top = pick == "default" ? nullptr : choice.find(pick)) {
+    for (const AllocatorCandidate& candidate : choice.candidates)
+      if (candidate.allocator.name != "default" && candidate.prediction.gain_low > 1 &&
+          candidate.prediction.gain_high >= top->prediction.gain_low &&
+          change_rank(candidate.allocator.name) < change_rank(pick))
+        pick = candidate.allocator.name;
+    if (pick != top->allocator.name)
+      note = top->allocator.name + " (" + gain_text(top->prediction.gain) + "x) and " + pick + " (" +
+             gain_text(choice.find(pick)->prediction.gain) + "x) lie within each other's band: " + pick +
+             ", the smaller change to the ranks' environment, is recommended";
+  }
   if (!model) {
     note = "allocators are modelled only for a machine probed here, with its first-touch fault cost (a spec "
            "machine or another node's topology is not): glibc's defaults are kept";
