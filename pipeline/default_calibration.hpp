@@ -37,7 +37,7 @@ struct DefaultCalibrationRequest {
   std::string backend = "torch";
   double budget_seconds = 60;         // layer micro-runs of each new (network, batches); probe excluded
   double budget_cap_seconds = 100;    // the budget grows up to this when the network's grid needs it
-  Progress progress;                  // may be empty
+  Progress progress = nullptr;        // may be empty
 };
 
 struct DefaultCalibration {

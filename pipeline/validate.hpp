@@ -23,7 +23,7 @@ struct ValidationRequest {
   std::vector<model::TrainingConfiguration> configurations;
   RealTrainingOptions training;
   bool resume = false;              // read back the runs training.record_path already holds
-  Progress progress;                // may be empty
+  Progress progress = nullptr;      // may be empty
 };
 
 // Refuses a predictor that is not this machine's own calibration (the runs happen here).

@@ -148,14 +148,14 @@ TEST_CASE("each parameter is free exactly when the measurements show what its ru
       sample(LayerClass::batch_norm, 1, 1, false, 3)};
   const auto free = free_names(samples);
   // Free: what these samples show (a term added later may join them, in these classes only).
-  for (const std::string& name :
+  for (const char* name :
        {"conv_spatial.efficiency.forward", "conv_spatial.overhead_seconds.forward", "conv_spatial.contention",
         "batch_norm.efficiency.backward_data", "batch_norm.overhead_seconds.backward_data", "batch_norm.contention",
         "batch_norm.coherency", "batch_norm.smt_gain", "batch_norm.corun_slowdown", "bandwidth_efficiency",
         "smooth_max_exponent"})
     CHECK(free.count(name) == 1);
   // Pinned: what they do not show.
-  for (const std::string& name :
+  for (const char* name :
        {"conv_spatial.efficiency.backward_data", "conv_spatial.overhead_seconds.backward_weights",
         "conv_spatial.coherency", "conv_spatial.smt_gain", "conv_spatial.corun_slowdown",
         "batch_norm.efficiency.forward", "pooling_max.efficiency.forward", "pooling_max.contention"})
