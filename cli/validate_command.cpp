@@ -30,11 +30,12 @@ void run_validate(ValidateOptions options) {
     options.batches = {8};
     options.training.iterations = 3;
   }
-  if (options.resume && options.training.record_path.empty())
-    fail(bad_input("--resume reads the runs back from the --record FILE an earlier validate wrote: give it"));
+  pipeline::ValidationRequest request;
+  request.training = options.training;
+  request.resume = options.resume;
+  ok_or_fail(pipeline::check_validation_request(request));  // before the calibration, which may take minutes
   if (options.source.backend != "torch")
     fail(bad_input("validate trains with PyTorch (libtorch): it validates the torch backend only"));
-  pipeline::ValidationRequest request;
   request.models = options.models;
   for (const auto& name : options.models) request.networks.push_back(value_or_fail(workloads::load_network(name)));
   const auto predictor = value_or_fail(load_predictor(options.source, {options.models, options.batches, "torch"}));
@@ -42,8 +43,6 @@ void run_validate(ValidateOptions options) {
   space_options.batches_per_process = options.batches;
   space_options.fusion_megabytes = {25};  // the trainer's bucket size (PyTorch DDP's default)
   request.configurations = tuner::enumerate_search_space(predictor.rates(), space_options).valid;
-  request.training = options.training;
-  request.resume = options.resume;
   request.progress = [](const std::string& line) { std::cerr << "dnntune validate: " << line << std::endl; };
   const auto rows = value_or_fail(pipeline::validate_here(predictor, request));
   const auto summary = model::summarise_validation(rows);

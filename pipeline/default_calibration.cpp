@@ -29,11 +29,6 @@ namespace fs = std::filesystem;
 
 using Coverage = std::vector<workloads::NetworkAtBatch>;
 
-// What a run says while it works (the request's callback, when it has one).
-void say(const Progress& progress, const std::string& line) {
-  if (progress) progress(line);
-}
-
 std::string file_safe(std::string text) {
   for (char& character : text)
     if (!std::isalnum(static_cast<unsigned char>(character)) && character != '.' && character != '-') character = '_';
@@ -107,14 +102,14 @@ Expected<void> move_aside(const std::string& directory, const std::string& why, 
   std::error_code error;
   fs::rename(directory, kept, error);
   if (error) return failure(directory + ": cannot move it aside (" + error.message() + ")");
-  say(progress, why + ": kept as " + kept + ", measuring anew");
+  progress(why + ": kept as " + kept + ", measuring anew");
   return {};
 }
 
 // The layer micro-runs of the request's networks and batches, added to the entry's measurements
 // (resumed); `coverage` is emptied when those had to be moved aside.
 Expected<void> measure(const Entry& entry, const DefaultCalibrationRequest& request, Coverage& coverage) {
-  const Progress progress = [&request](const std::string& line) { say(request.progress, line); };
+  const Progress& progress = request.progress;
   calibrate::CalibrationRequest calibrate;
   calibrate.models = request.models;
   calibrate.batches = request.batches;
@@ -167,7 +162,7 @@ Expected<void> measure(const Entry& entry, const DefaultCalibrationRequest& requ
 // Fits the entry's measurements; an empty calibration path when no layer was measured.
 Expected<DefaultCalibration> fit(const Entry& entry, const DefaultCalibrationRequest& request,
                                  const Coverage& coverage) {
-  const Progress progress = [&request](const std::string& line) { say(request.progress, line); };
+  const Progress& progress = request.progress;
   DefaultCalibration result;
   result.machine_path = entry.machine;
   auto inputs = read_measurement_inputs({entry.measurements});
@@ -204,8 +199,11 @@ std::string cache_directory() {
   return "/tmp/dnntune-cache";
 }
 
-Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest& request) {
-  const Progress progress = [&request](const std::string& line) { say(request.progress, line); };
+Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest& asked) {
+  // The stages below call the callback unconditionally: a caller that wants no lines gets a no-op.
+  DefaultCalibrationRequest request = asked;
+  if (!request.progress) request.progress = [](const std::string&) {};
+  const Progress& progress = request.progress;
   if (auto checked = check_request(request); !checked) return checked.error();
   auto machine = probe::describe_this_machine();
   if (!machine) return machine.error();

@@ -6,10 +6,15 @@
 
 namespace dnntune::pipeline {
 
-Expected<std::vector<model::ValidationRow>> validate_here(const model::Predictor& predictor,
-                                                          const ValidationRequest& request) {
+Expected<void> check_validation_request(const ValidationRequest& request) {
   if (request.resume && request.training.record_path.empty())
     return bad_input("--resume reads the runs back from the --record FILE an earlier validate wrote: give it");
+  return {};
+}
+
+Expected<std::vector<model::ValidationRow>> validate_here(const model::Predictor& predictor,
+                                                          const ValidationRequest& request) {
+  if (auto checked = check_validation_request(request); !checked) return checked.error();
   if (predictor.spec_only())
     return bad_input("validate compares with training on this machine: give this machine's calibration, not --machine");
   const auto here = probe::describe_this_machine();

@@ -26,6 +26,9 @@ struct ValidationRequest {
   Progress progress = nullptr;      // may be empty
 };
 
+// What can be refused before any work: --resume without a record file to read back.
+Expected<void> check_validation_request(const ValidationRequest& request);
+
 // Refuses a predictor that is not this machine's own calibration (the runs happen here).
 Expected<std::vector<model::ValidationRow>> validate_here(const model::Predictor& predictor,
                                                           const ValidationRequest& request);

@@ -94,7 +94,7 @@ std::vector<std::string> mpirun_arguments(const model::TrainingConfiguration& c,
   request.ranks_per_node = c.processes_per_node;
   request.nodes = c.nodes;
   request.cpus_per_rank = cores_per_process(c, rates);
-  request.cores = rates.packages * rates.cores_per_package;
+  request.cores = rates.cores();
   request.pus = request.cores * std::max(1, rates.pus_per_core);
   request.packages = rates.packages;
   request.cores_per_package = rates.cores_per_package;
