@@ -12,9 +12,7 @@
 namespace dnntune::cli {
 
 model::GpuEfficiencies gpu_efficiencies() {
-  const char* reference = data::builtin_reference_calibration("torch-cuda");
-  if (!reference) return model::gpu_efficiency_priors();
-  return value_or_fail(model::gpu_calibration_from_json_text(reference, "<built-in torch-cuda reference>")).efficiencies;
+  return value_or_fail(model::reference_gpu_efficiencies(data::builtin_reference_calibration("torch-cuda")));
 }
 
 std::optional<GpuSource> gpu_machine(const ModelSourceOptions& source) {

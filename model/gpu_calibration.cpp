@@ -207,6 +207,13 @@ Expected<GpuCalibration> read_gpu_calibration(const std::string& path) {
   return gpu_calibration_from_document(*document, path);
 }
 
+Expected<GpuEfficiencies> reference_gpu_efficiencies(const char* reference_text) {
+  if (!reference_text) return gpu_efficiency_priors();
+  auto reference = gpu_calibration_from_json_text(reference_text, "<built-in torch-cuda reference>");
+  if (!reference) return reference.error();
+  return reference->efficiencies;
+}
+
 std::string gpu_calibration_text(const GpuCalibration& calibration) {
   std::ostringstream out;
   const GpuEfficiencies& e = calibration.efficiencies;

@@ -49,6 +49,12 @@ std::string to_json_text(const GpuCalibration& calibration);
 Expected<GpuCalibration> gpu_calibration_from_json_text(const std::string& text, const std::string& origin_name);
 Expected<GpuCalibration> read_gpu_calibration(const std::string& path);
 
+// The efficiencies GPU predictions use without a calibration of their own: those of a reference
+// calibration's text (data::builtin_reference_calibration("torch-cuda"), once one is measured),
+// else the documented priors (GpuEfficiencies::source says which). One rule for the command and
+// the Python module.
+Expected<GpuEfficiencies> reference_gpu_efficiencies(const char* reference_text);
+
 // The fit report: the efficiencies per class and the per-pass errors before and after.
 std::string gpu_calibration_text(const GpuCalibration& calibration);
 

@@ -1,7 +1,8 @@
 // python/dnntune_module.cpp — the native half of `import dnntune`: a Model made from a
-// calibration file or a spec machine, whose predict / scale / recommend return the same JSON
-// documents as `dnntune predict|scale|recommend --json` (as text: dnntune/__init__.py turns
-// them into dicts). Errors become ValueError with the command's one-line message.
+// calibration file or a CPU spec machine, and a GpuModel made from a GPU machine (k80 ... h200 or
+// a GPU profile JSON), whose predict / scale / recommend return the same JSON documents as
+// `dnntune predict|scale|recommend --json` (as text: dnntune/__init__.py turns them into dicts
+// and picks the class by machine_kind). Errors become ValueError with the command's one-line message.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -12,10 +13,13 @@
 #include "common/json_file.hpp"
 #include "data/builtin_machines.hpp"
 #include "model/calibration.hpp"
+#include "model/gpu_calibration.hpp"
+#include "model/gpu_report.hpp"
 #include "model/spec_model.hpp"
 #include "model/predictor.hpp"
 #include "model/report.hpp"
 #include "model/scaling.hpp"
+#include "tuner/gpu_recommendation.hpp"
 #include "tuner/recommendation.hpp"
 #include "tuner/report.hpp"
 #include "workloads/zoo.hpp"
@@ -109,6 +113,77 @@ class Model {
   model::Predictor predictor_;
 };
 
+// The GPU model of `dnntune predict|scale|recommend --machine GPU`: one process per GPU, with the
+// efficiencies of a `dnntune fit --backend torch-cuda` file or the built-in reference.
+class GpuModel {
+ public:
+  GpuModel(const std::string& machine, const std::optional<std::string>& calibration_path)
+      : node_(value_or_raise(model::gpu_node(value_or_raise(data::load_machine(machine))))),
+        efficiencies_(calibration_path
+                          ? value_or_raise(model::read_gpu_calibration(*calibration_path)).efficiencies
+                          : value_or_raise(model::reference_gpu_efficiencies(
+                                data::builtin_reference_calibration("torch-cuda")))) {}
+
+  std::string predict(const std::string& network, int gpus, std::int64_t batch, int nodes, double fusion_megabytes,
+                      const std::string& fabric) const {
+    const auto prediction = value_or_raise(model::predict_gpu(value_or_raise(workloads::load_network(network)), node_,
+                                                              efficiencies_,
+                                                              configuration_of(gpus, batch, nodes, fusion_megabytes, fabric)));
+    auto document = schema_head("dnntune.gpu-prediction", 1);
+    document.update(model::gpu_prediction_json(prediction));
+    return document.dump();
+  }
+
+  std::string scale(const std::string& network, int gpus, std::int64_t batch, const std::string& nodes,
+                    double fusion_megabytes, const std::string& fabric) const {
+    const auto rows = value_or_raise(model::predict_gpu_scaling(
+        value_or_raise(workloads::load_network(network)), node_, efficiencies_,
+        configuration_of(gpus, batch, 1, fusion_megabytes, fabric), value_or_raise(model::parse_node_counts(nodes))));
+    auto document = schema_head("dnntune.gpu-scaling", 1);
+    document["rows"] = model::gpu_scaling_json(rows);
+    return document.dump();
+  }
+
+  std::string recommend(const std::string& network, const std::vector<int>& gpus,
+                        const std::vector<std::int64_t>& batches, const std::vector<double>& fusion_megabytes,
+                        const std::string& nodes, const std::string& fabric) const {
+    tuner::GpuSearchOptions search;
+    search.gpus_per_node = gpus;
+    if (!batches.empty()) search.batches_per_gpu = batches;
+    if (!fusion_megabytes.empty()) search.fusion_megabytes = fusion_megabytes;
+    search.node_counts = value_or_raise(model::parse_node_counts(nodes));
+    search.fabric = fabric;
+    return tuner::gpu_recommendation_json(
+               value_or_raise(tuner::recommend_gpu(value_or_raise(workloads::load_network(network)), node_,
+                                                   efficiencies_, search)),
+               false)
+        .dump();
+  }
+
+  int gpus_per_node() const { return node_.gpus_per_node; }
+  std::string machine() const { return node_.name; }
+
+ private:
+  static model::GpuConfiguration configuration_of(int gpus, std::int64_t batch, int nodes, double fusion_megabytes,
+                                                  const std::string& fabric) {
+    model::GpuConfiguration configuration;
+    configuration.gpus_per_node = gpus;
+    configuration.batch_per_gpu = batch;
+    configuration.nodes = nodes;
+    configuration.fusion_bytes = fusion_megabytes * 1024 * 1024;
+    configuration.fabric = fabric;
+    return configuration;
+  }
+
+  model::GpuNode node_;
+  model::GpuEfficiencies efficiencies_;
+};
+
+// "gpu" or "cpu" for a machine name or profile file, so `dnntune.Model` builds the right model.
+std::string machine_kind(const std::string& machine) {
+  return value_or_raise(data::load_machine(machine)).kind == records::MachineKind::gpu ? "gpu" : "cpu";
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_dnntune, module) {
@@ -124,4 +199,16 @@ PYBIND11_MODULE(_dnntune, module) {
            py::arg("consider_smt"), py::arg("fabric"))
       .def_property_readonly("cores", &Model::cores)
       .def_property_readonly("machine", &Model::machine);
+  py::class_<GpuModel>(module, "GpuModel")
+      .def(py::init<const std::string&, const std::optional<std::string>&>(), py::arg("machine"),
+           py::arg("calibration") = py::none())
+      .def("predict_json", &GpuModel::predict, py::arg("network"), py::arg("gpus"), py::arg("batch"), py::arg("nodes"),
+           py::arg("fusion_megabytes"), py::arg("fabric"))
+      .def("scale_json", &GpuModel::scale, py::arg("network"), py::arg("gpus"), py::arg("batch"), py::arg("nodes"),
+           py::arg("fusion_megabytes"), py::arg("fabric"))
+      .def("recommend_json", &GpuModel::recommend, py::arg("network"), py::arg("gpus"), py::arg("batches"),
+           py::arg("fusion_megabytes"), py::arg("nodes"), py::arg("fabric"))
+      .def_property_readonly("gpus_per_node", &GpuModel::gpus_per_node)
+      .def_property_readonly("machine", &GpuModel::machine);
+  module.def("machine_kind", &machine_kind, py::arg("machine"));
 }

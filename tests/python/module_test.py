@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """tests/python/module_test.py DNNTUNE BUILD_DIR — `import dnntune` (the pybind11 module in
 BUILD_DIR/python) answers exactly what the command answers: predict, scale and recommend for a
-spec machine give the same JSON as `dnntune ... --json`, and bad input raises ValueError."""
+CPU and a GPU spec machine give the same JSON as `dnntune ... --json`, and bad input raises ValueError."""
 import json
 import subprocess
 import sys
@@ -40,7 +40,25 @@ expected = command_json("recommend", "--model", "resnet152", "--machine", "skyla
 check(recommendation["best"]["configuration"] == expected["best"]["configuration"],
       "recommend() picks what `dnntune recommend` picks")
 
+gpu = dnntune.Model(machine="v100")
+check(gpu.kind == "gpu" and gpu.gpus_per_node == 8 and gpu.machine == "v100", "a GPU machine loads (8 GPUs)")
+prediction = gpu.predict("resnet50", gpus=8, batch=64, nodes=2)
+expected = command_json("predict", "--model", "resnet50", "--machine", "v100", "--gpus", "8", "--batch", "64",
+                        "--nodes", "2")
+check(prediction == expected and prediction["schema"] == "dnntune.gpu-prediction",
+      "GPU predict() equals `dnntune predict --machine v100 --json`")
+scaling = gpu.scale("resnet152", gpus=8, nodes="1..16")
+expected = command_json("scale", "--model", "resnet152", "--machine", "v100", "--gpus", "8", "--nodes", "1..16")
+check(scaling == expected and len(scaling["rows"]) == 5, "GPU scale() equals `dnntune scale --machine v100 --json`")
+recommendation = gpu.recommend("resnet152", batches=[32, 64])
+expected = command_json("recommend", "--model", "resnet152", "--machine", "v100", "--batch", "32,64")
+check(recommendation == expected, "GPU recommend() equals `dnntune recommend --machine v100 --json`")
+
 for bad, call in [("unknown network", lambda: model.predict("resnet9000")),
+                  ("gpus on a CPU machine", lambda: model.predict("resnet50", gpus=2)),
+                  ("threads on a GPU machine", lambda: gpu.predict("resnet50", threads_per_process=4)),
+                  ("more GPUs than the node has", lambda: gpu.predict("resnet50", gpus=9)),
+                  ("a batch no GPU holds", lambda: gpu.predict("resnet152", batch=60000)),
                   ("batch 0", lambda: model.predict("resnet50", batch=0)),
                   ("unknown machine", lambda: dnntune.Model(machine="no-such-machine")),
                   ("no source", lambda: dnntune.Model())]:
