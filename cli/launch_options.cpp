@@ -3,7 +3,6 @@
 
 #include <cmath>
 
-#include <regex>
 
 #include "probe/allocators.hpp"
 
@@ -56,13 +55,11 @@ Expected<void> check_allocator(const LaunchOptions& options) {
 Expected<tuner::JobScriptOptions> job_script_options(const LaunchOptions& options, const std::string& network_name,
                                                      double seconds_to_train, const std::string& allocator_name) {
   tuner::JobScriptOptions job;
-  static const std::regex slurm_time(R"((\d+-)?\d{1,2}(:\d{2}){0,2}|\d+)");
-  static const std::regex slurm_name(R"([A-Za-z0-9._+-]+)");
-  if (!options.time_limit.empty() && !std::regex_match(options.time_limit, slurm_time))
-    return bad_input("--time " + options.time_limit + ": expected MINUTES, HH:MM:SS or D-HH:MM:SS");
+  if (!options.time_limit.empty())
+    if (auto checked = tuner::check_slurm_time(options.time_limit); !checked) return checked.error();
   for (const auto& [flag, value] : {std::pair{"--partition", &options.partition}, {"--account", &options.account}})
-    if (!value->empty() && !std::regex_match(*value, slurm_name))
-      return bad_input(std::string(flag) + " \"" + *value + "\": letters, digits and ._+- only");
+    if (!value->empty())
+      if (auto checked = tuner::check_slurm_name(flag, *value); !checked) return checked.error();
   if (options.time_limit.empty() && !(seconds_to_train > 0 && std::isfinite(seconds_to_train)))
     return bad_input("cannot derive --time from the prediction: give --time");
   job.time_limit = options.time_limit.empty() ? tuner::slurm_time_limit(seconds_to_train) : options.time_limit;

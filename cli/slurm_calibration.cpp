@@ -17,12 +17,14 @@
 
 #include "pipeline/default_calibration.hpp"
 #include "pipeline/measurement_inputs.hpp"
+#include "common/self_executable.hpp"
 #include "common/files.hpp"
 #include "common/json_file.hpp"
 #include "common/shell_words.hpp"
 #include "model/calibration.hpp"
 #include "model/fit.hpp"
 #include "records/machine_profile.hpp"
+#include "tuner/job_script.hpp"
 #include "workloads/zoo.hpp"
 
 namespace dnntune::cli {
@@ -79,23 +81,17 @@ Expected<std::vector<std::string>> partition_nodes(const std::string& partition)
 
 // A partition name goes into paths and job scripts: SLURM's own characters only.
 Expected<void> check_partition(const std::string& partition) {
-  static const std::regex slurm_name(R"([A-Za-z0-9._+-]+)");
   if (partition.empty()) return bad_input("--slurm needs --partition NAME");
-  if (!std::regex_match(partition, slurm_name) || partition == "." || partition == "..")
-    return bad_input("--partition \"" + partition + "\": letters, digits and ._+- only");
-  return {};
+  return tuner::check_slurm_name("--partition", partition);
 }
 
 Expected<void> check_names(const SlurmCalibrationRequest& request) {
   // Everything below reaches a job script; it is quoted there too, but a name SLURM would not
   // take is refused here, with the option that carried it.
-  static const std::regex slurm_name(R"([A-Za-z0-9._+-]+)");
-  static const std::regex slurm_time(R"((\d+-)?\d{1,2}(:\d{2}){0,2}|\d+)");
   if (auto partition = check_partition(request.partition); !partition) return partition.error();
-  if (!request.account.empty() && !std::regex_match(request.account, slurm_name))
-    return bad_input("--account \"" + request.account + "\": letters, digits and ._+- only");
-  if (!std::regex_match(request.time_limit, slurm_time))
-    return bad_input("--time " + request.time_limit + ": expected MINUTES, HH:MM:SS or D-HH:MM:SS");
+  if (!request.account.empty())
+    if (auto account = tuner::check_slurm_name("--account", request.account); !account) return account.error();
+  if (auto time = tuner::check_slurm_time(request.time_limit); !time) return time.error();
   if (request.models.empty()) return bad_input("--slurm needs --model: the networks to calibrate the node for");
   for (const auto& model : request.models)
     if (auto network = workloads::load_network(model); !network) return network.error();
@@ -104,11 +100,6 @@ Expected<void> check_names(const SlurmCalibrationRequest& request) {
     return bad_input("the cache directory \"" + cache + "\" goes into #SBATCH lines: give DNNTUNE_CACHE_DIR an "
                      "absolute path without spaces or quotes, on a file system the compute nodes share");
   return {};
-}
-
-std::string this_executable() {
-  std::error_code error;
-  return fs::read_symlink("/proc/self/exe", error).string();
 }
 
 // The #SBATCH head both jobs share.
@@ -230,8 +221,9 @@ Expected<void> calibrate_through_slurm(const SlurmCalibrationRequest& request) {
   auto nodes = partition_nodes(request.partition);
   if (!nodes) return nodes.error();
   if (nodes->empty()) return bad_input("partition " + request.partition + " has no nodes (sinfo -p " + request.partition + ")");
-  const std::string executable = this_executable();
-  if (executable.empty()) return failure("cannot find this program's path (/proc/self/exe)");
+  const auto found = self_executable_path();
+  if (!found) return found.error();
+  const std::string& executable = *found;
   std::error_code error;
   fs::create_directories(slurm_directory() + "/jobs", error);
   if (error) return failure(slurm_directory() + "/jobs: cannot create (" + error.message() + ")");

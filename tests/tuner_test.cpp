@@ -193,3 +193,14 @@ TEST_CASE("the SLURM script") {
   options.train_command.clear();
   CHECK(tuner::slurm_script(prediction, rates, options).find("put your training command here") != std::string::npos);
 }
+
+TEST_CASE("one rule for the words and times that reach #SBATCH lines") {
+  for (const char* good : {"debug", "gpu-a100", "cpu_2.x", "a+b"}) CHECK(tuner::check_slurm_name("--partition", good));
+  for (const char* bad : {"", ".", "..", "a;b", "a b", "$(id)", "a\nb", "a'b"}) {
+    const auto checked = tuner::check_slurm_name("--account", bad);
+    REQUIRE_FALSE(checked);
+    CHECK(checked.error().message.rfind("--account", 0) == 0);
+  }
+  for (const char* good : {"30", "1:30:00", "2-00:00:00", "12:00"}) CHECK(tuner::check_slurm_time(good));
+  for (const char* bad : {"", "soon", "1h", "1:2:3:4", "-5"}) CHECK_FALSE(tuner::check_slurm_time(bad));
+}

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <regex>
 #include <sstream>
 
 #include "common/mpirun_line.hpp"
@@ -200,6 +201,20 @@ std::string slurm_time_limit(double seconds) {
   std::snprintf(text, sizeof text, "%ld-%02ld:%02ld:%02ld", total / 86400, total % 86400 / 3600, total % 3600 / 60,
                 total % 60);
   return text;
+}
+
+Expected<void> check_slurm_name(const std::string& option, const std::string& value) {
+  static const std::regex slurm_name(R"([A-Za-z0-9._+-]+)");
+  if (!std::regex_match(value, slurm_name) || value == "." || value == "..")
+    return bad_input(option + " \"" + value + "\": letters, digits and ._+- only");
+  return {};
+}
+
+Expected<void> check_slurm_time(const std::string& value) {
+  static const std::regex slurm_time(R"((\d+-)?\d{1,2}(:\d{2}){0,2}|\d+)");
+  if (!std::regex_match(value, slurm_time))
+    return bad_input("--time " + value + ": expected MINUTES, HH:MM:SS or D-HH:MM:SS");
+  return {};
 }
 
 }  // namespace dnntune::tuner

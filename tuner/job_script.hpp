@@ -61,4 +61,11 @@ std::string slurm_script(const model::Prediction& prediction, const model::Machi
 // SLURM's --time for a job that trains `seconds`: 25% and 10 minutes of margin, D-HH:MM:SS.
 std::string slurm_time_limit(double seconds);
 
+// The one rule for words that reach #SBATCH lines and paths (--partition, --account): SLURM's
+// own characters, letters, digits and ._+- ("." and ".." refused); `option` names the flag in
+// the one-line error.
+Expected<void> check_slurm_name(const std::string& option, const std::string& value);
+// --time as SLURM takes it: MINUTES, MM:SS, HH:MM:SS or D-HH[:MM[:SS]].
+Expected<void> check_slurm_time(const std::string& value);
+
 }  // namespace dnntune::tuner
