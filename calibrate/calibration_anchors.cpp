@@ -9,7 +9,6 @@
 #include <filesystem>
 
 #include "common/parse_number.hpp"
-
 #include "probe/allocators.hpp"
 #include "calibrate/runner.hpp"
 #include "probe/memory_budget.hpp"
@@ -130,7 +129,8 @@ Expected<int> run_anchors(const PreparedCalibration& calibration, const std::fun
       }
       std::vector<std::string> over_budget;
       for (const std::string& allocator : allocators) {
-        const records::Measurement* done = recorded_anchor(recorded, calibration.fingerprint, network.name, batch, base, allocator);
+        const records::Measurement* done =
+            recorded_anchor(recorded, calibration.fingerprint, network.name, batch, base, allocator);
         if (done) {
           // A run recorded earlier tells how long the next one takes: its steps and a start.
           if (last_run_seconds == 0)
