@@ -2,10 +2,13 @@
 // train/anchor.hpp): each network of the request trained for real at each batch, in the
 // plan's base setting, unless DIR/network.jsonl already has that run; then the same run under
 // each other allocator variant installed here, within the allocator budget
-// (model/allocation.hpp fits the allocator term from them).
+// (model/allocation.hpp fits the allocator term from them); then each of the request's extra
+// anchor settings (--anchor-settings) under the default allocator.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 
+#include "common/parse_number.hpp"
 #include "probe/allocators.hpp"
 #include "calibrate/runner.hpp"
 #include "probe/memory_budget.hpp"
@@ -19,20 +22,6 @@ namespace {
 
 int request_steps(const PreparedCalibration& calibration) {
   return calibration.request.anchor_warmup + calibration.request.anchor_iterations;
-}
-
-// The recorded run of this network, batch and setting under `allocator`, or null.
-const records::Measurement* anchored(const std::vector<records::Measurement>& records, const std::string& fingerprint,
-                            const std::string& network, std::int64_t batch, const Setting& setting,
-                            const std::string& allocator) {
-  for (const records::Measurement& record : records)
-    if (record.kind == records::MeasurementKind::network && record.pass == "iteration" &&
-        record.status == records::MeasurementStatus::ok && record.machine_fingerprint == fingerprint &&
-        record.network == network && record.batch == batch && record.threads == setting.threads &&
-        record.smt == setting.smt && record.processes == setting.processes && record.nodes == 1 &&
-        record.allocator == allocator)
-      return &record;
-  return nullptr;
 }
 
 // The default first, then glibc-tuned (the reference the others are fitted against), then the
@@ -50,7 +39,58 @@ std::string joined(const std::vector<std::string>& words) {
   return text;
 }
 
+// One anchor: network `index` of the request at `batch` and `setting` under `allocator`.
+Expected<void> train_anchor(const PreparedCalibration& calibration, std::size_t index, std::int64_t batch,
+                            const Setting& setting, const std::string& allocator) {
+  train::AnchorRequest request;
+  request.executable = calibration.request.executable;
+  // A network file by its absolute path: the fit finds the network again from the record's command.
+  const std::string& model = calibration.request.models[index];
+  std::error_code error;
+  request.model = std::filesystem::is_regular_file(model, error) ? std::filesystem::absolute(model).string() : model;
+  request.batch = batch;
+  request.threads = setting.threads;
+  request.processes = setting.processes;
+  request.directory = calibration.request.directory;
+  request.warmup = calibration.request.anchor_warmup;
+  request.iterations = calibration.request.anchor_iterations;
+  request.allocator = allocator;
+  return train::run_anchor(request);
+}
+
 }  // namespace
+
+const records::Measurement* recorded_anchor(const std::vector<records::Measurement>& records,
+                                            const std::string& fingerprint, const std::string& network,
+                                            std::int64_t batch, const Setting& setting, const std::string& allocator) {
+  for (const records::Measurement& record : records)
+    if (record.kind == records::MeasurementKind::network && record.pass == "iteration" &&
+        record.status == records::MeasurementStatus::ok && record.machine_fingerprint == fingerprint &&
+        record.network == network && record.batch == batch && record.threads == setting.threads &&
+        record.smt == setting.smt && record.processes == setting.processes && record.nodes == 1 &&
+        record.allocator == allocator)
+      return &record;
+  return nullptr;
+}
+
+Expected<std::vector<Setting>> parse_anchor_settings(const std::string& text) {
+  std::vector<Setting> settings;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    const std::size_t times = item.find('x');
+    const auto processes = times == std::string::npos ? std::nullopt : parse_int64(item.substr(0, times));
+    const auto threads = times == std::string::npos ? std::nullopt : parse_int64(item.substr(times + 1));
+    if (!processes || !threads || *processes < 1 || *threads < 1 || *processes > 4096 || *threads > 4096)
+      return bad_input("--anchor-settings: '" + item +
+                       "' is not PROCESSESxTHREADS (positive whole numbers, e.g. 1x1,2x1; SMT off)");
+    const Setting setting{static_cast<int>(*threads), false, static_cast<int>(*processes)};
+    if (std::find(settings.begin(), settings.end(), setting) == settings.end()) settings.push_back(setting);
+    start = comma + 1;
+  }
+  return settings;
+}
 
 Expected<int> run_anchors(const PreparedCalibration& calibration, const std::function<void(const std::string&)>& progress) {
   const std::string path = calibration.request.directory + "/" + train::anchor_records_file;
@@ -81,7 +121,7 @@ Expected<int> run_anchors(const PreparedCalibration& calibration, const std::fun
       const auto cost = workloads::network_cost(network, batch);
       const double needed = cost ? cost->training_memory_bytes() * base.processes : 0;
       if (const auto spare = probe::spare_memory_bytes(); spare && needed > 0.8 * static_cast<double>(*spare)) {
-        if (!anchored(recorded, calibration.fingerprint, network.name, batch, base, "default") && progress)
+        if (!recorded_anchor(recorded, calibration.fingerprint, network.name, batch, base, "default") && progress)
           progress("anchor of " + label + " skipped: training it needs about " +
                    std::to_string(static_cast<long long>(needed / 1e9 + 0.5)) + " GB, this machine can spare " +
                    std::to_string(static_cast<long long>(static_cast<double>(*spare) / 1e9)) + " GB");
@@ -89,7 +129,8 @@ Expected<int> run_anchors(const PreparedCalibration& calibration, const std::fun
       }
       std::vector<std::string> over_budget;
       for (const std::string& allocator : allocators) {
-        const records::Measurement* done = anchored(recorded, calibration.fingerprint, network.name, batch, base, allocator);
+        const records::Measurement* done =
+            recorded_anchor(recorded, calibration.fingerprint, network.name, batch, base, allocator);
         if (done) {
           // A run recorded earlier tells how long the next one takes: its steps and a start.
           if (last_run_seconds == 0)
@@ -103,22 +144,8 @@ Expected<int> run_anchors(const PreparedCalibration& calibration, const std::fun
         if (progress)
           progress("anchor: training " + label + " for real (" + to_string(base) + ")" +
                    (allocator == "default" ? "" : " under the " + allocator + " allocator"));
-        train::AnchorRequest request;
-        request.executable = calibration.request.executable;
-        // A network file by its absolute path: the fit finds the network again from the record's command.
-        const std::string& model = calibration.request.models[index];
-        std::error_code error;
-        request.model =
-            std::filesystem::is_regular_file(model, error) ? std::filesystem::absolute(model).string() : model;
-        request.batch = batch;
-        request.threads = base.threads;
-        request.processes = base.processes;
-        request.directory = calibration.request.directory;
-        request.warmup = calibration.request.anchor_warmup;
-        request.iterations = calibration.request.anchor_iterations;
-        request.allocator = allocator;
         const auto started = std::chrono::steady_clock::now();
-        if (auto run = train::run_anchor(request); !run) return run.error();
+        if (auto run = train_anchor(calibration, index, batch, base, allocator); !run) return run.error();
         last_run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         if (allocator != "default") allocator_seconds_spent += last_run_seconds;
         ++trained;
@@ -128,6 +155,19 @@ Expected<int> run_anchors(const PreparedCalibration& calibration, const std::fun
                  std::to_string(static_cast<long long>(last_run_seconds + 0.5)) + " s, past the allocator budget of " +
                  std::to_string(static_cast<long long>(allocator_budget)) +
                  " s (calibrate --allocator-budget); their gain is then the prior's, never recommended");
+      // The settings asked for besides the base (a benchmark anchoring every setting it compares).
+      for (const Setting& setting : calibration.request.anchor_settings) {
+        if (setting == base || recorded_anchor(recorded, calibration.fingerprint, network.name, batch, setting, "default"))
+          continue;
+        if (const auto spare = probe::spare_memory_bytes();
+            spare && cost && cost->training_memory_bytes() * setting.processes > 0.8 * static_cast<double>(*spare)) {
+          if (progress) progress("anchor of " + label + " at " + to_string(setting) + " skipped: it does not fit in memory");
+          continue;
+        }
+        if (progress) progress("anchor: training " + label + " for real (" + to_string(setting) + ")");
+        if (auto run = train_anchor(calibration, index, batch, setting, "default"); !run) return run.error();
+        ++trained;
+      }
     }
   return trained;
 }

@@ -247,6 +247,10 @@ Expected<PreparedCalibration> prepare_calibration(const CalibrationRequest& requ
   auto settings = settings_for(request, calibration.usable_cores, speed.smt_ways);
   if (!settings) return settings.error();
   plan.settings = *settings;
+  for (const Setting& setting : request.anchor_settings)  // anchored later: refused now if the node cannot hold them
+    if (auto fits = cpu_sets_for(setting, calibration.usable_cores); !fits)
+      return bad_input("--anchor-settings " + std::to_string(setting.processes) + "x" + std::to_string(setting.threads) +
+                       ": " + fits.error().message);
   // What the numerical checks and worker start-ups will take comes off the budget first.
   const double overhead = static_cast<double>(plan.backends.size()) *
                           (speed.check_seconds + speed.worker_start_seconds * static_cast<double>(plan.settings.size()));

@@ -50,6 +50,9 @@ struct CalibrationRequest {
   // The anchors under the other allocator variants (glibc-tuned first, then jemalloc and tcmalloc
   // when installed): the next is skipped when it would take the time spent on them past this.
   double allocator_anchor_budget_seconds = 120;
+  // Settings anchored besides the base one, under the default allocator (calibrate
+  // --anchor-settings 1x1,2x1): to anchor every setting a benchmark compares.
+  std::vector<Setting> anchor_settings;
   bool resume = false;
   std::string executable;                   // the dnntune binary workers run (`calibrate --worker`)
 };
@@ -100,7 +103,19 @@ Expected<CalibrationSummary> run_calibration(const PreparedCalibration& calibrat
 // real for a few steps in the plan's base setting, its records appended to DIR/network.jsonl,
 // except what that file already has for this machine. Returns how many it trained; fails when a
 // training job fails.
+// Then each of request.anchor_settings, under the default allocator only.
 Expected<int> run_anchors(const PreparedCalibration& calibration, const std::function<void(const std::string&)>& progress);
+
+// The recorded run (kind network, pass iteration, ok, one node) of `network` at `batch` and
+// `setting` under `allocator` among `records` of the machine `fingerprint`, or null: what
+// makes anchoring resumable (a recorded run is never trained again).
+const records::Measurement* recorded_anchor(const std::vector<records::Measurement>& records,
+                                            const std::string& fingerprint, const std::string& network,
+                                            std::int64_t batch, const Setting& setting, const std::string& allocator);
+
+// "1x1,2x1": processes x threads per process, SMT off (the trainer binds one thread per core),
+// comma-separated; bad_input, one line, for anything else (the text of --anchor-settings).
+Expected<std::vector<Setting>> parse_anchor_settings(const std::string& text);
 
 // The cores this process may use on the profiled machine, each as its allowed OS CPUs.
 std::vector<std::vector<int>> usable_cores(const records::MachineProfile& profile);

@@ -2,8 +2,10 @@
 // oneDNN and libtorch over threads, SMT and co-running processes, within a time budget
 // (calibrate/runner.hpp), and `--report DIR` to summarise them. The hidden `--worker` mode is
 // the worker process the calibration starts for each backend and setting (calibrate/worker.hpp).
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include "cli/comm_calibration.hpp"
 #include "cli/command_support.hpp"
@@ -29,6 +31,8 @@ struct CalibrateOptions {
   bool keep_loading = false;
   bool comm = false;
   bool anchor = false;
+  std::string anchor_settings;  // --anchor-settings 1x1,2x1 (parsed before anything is written)
+  CLI::Option* anchor_settings_option = nullptr;
   CommCalibrationOptions comm_options;
   // --slurm: calibrate a node of a partition through the scheduler (cli/slurm_calibration.hpp)
   bool slurm = false, slurm_node_job = false, slurm_refit_fabric = false, no_wait = false;
@@ -79,6 +83,19 @@ void run_calibrate(CalibrateOptions& options) {
          options.request.threads.empty() ? 1 : options.request.threads.front(), options.keep_loading});
     if (status != 0) throw CLI::RuntimeError(status);
     return;
+  }
+  if (options.anchor_settings_option->count() > 0) {
+    // Checked before anything is probed or written; whether the node holds them, once it is probed.
+    if (!options.report_directory.empty() || options.slurm || options.slurm_node_job || options.comm)
+      fail(bad_input("--anchor-settings goes with a calibration of this machine (not --report, --slurm or --comm)"));
+    options.request.anchor_settings = value_or_fail(calibrate::parse_anchor_settings(options.anchor_settings));
+    const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    for (const calibrate::Setting& setting : options.request.anchor_settings)
+      if (setting.processes * setting.threads > cpus)
+        fail(bad_input("--anchor-settings " + std::to_string(setting.processes) + "x" + std::to_string(setting.threads) +
+                       " needs " + std::to_string(setting.processes * setting.threads) + " cores, this machine has " +
+                       std::to_string(cpus) + " CPUs"));
+    options.anchor = true;
   }
   if (!options.report_directory.empty()) return run_report(options);
   if (options.slurm || options.slurm_node_job || options.slurm_refit_fabric) return run_slurm_modes(options);
@@ -166,6 +183,10 @@ void add_calibrate_command(CLI::App& root) {
   command->add_flag("--anchor", options.anchor,
                     "Also train each --model at each --batch for real for a few steps in the base setting (records "
                     "in DIR/network.jsonl): the fit checks the sum of the layers against it");
+  options.anchor_settings_option = command->add_option("--anchor-settings", options.anchor_settings,
+                      "Also anchor at these settings, PROCESSESxTHREADS comma-separated (1x1,2x1; SMT off), under "
+                      "the default allocator; implies --anchor")
+      ->option_text("LIST");
   command->add_option("--allocator-budget", request.allocator_anchor_budget_seconds,
                       "With --anchor: seconds for the anchors under the other allocator variants (glibc-tuned, "
                       "jemalloc, tcmalloc); those that do not fit are skipped, and said")

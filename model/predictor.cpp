@@ -111,19 +111,47 @@ Expected<Predictor> Predictor::from_spec(const records::MachineProfile& machine,
   return predictor;
 }
 
-// Processes are compared as the setting's co-running count: the processes sharing a package,
-// the node's on a one-package machine.
-AnchorUse Predictor::anchor_for(const std::string& network, std::int64_t batch, const ExecutionSetting& setting) const {
+// Processes are compared as co-running counts: the anchor's processes placed on this node as a
+// configuration of theirs would be (on two packages, 2 processes run one per package), so that
+// the setting a correction is carried to is the one the anchor really ran. Exact also needs the
+// same processes per node when the caller knows them (two layouts can share an execution setting).
+// Threads weigh most: a dispatch cliff follows the thread count (Debian's libtorch at 1 thread),
+// so 4x1 takes a 2x1 anchor's correction, not 1x2's.
+AnchorUse Predictor::anchor_for(const std::string& network, std::int64_t batch, const ExecutionSetting& setting,
+                                int processes_per_node) const {
   AnchorUse use;
   int best_distance = 0;
   for (const Anchor& anchor : calibration_.anchors) {
     if (anchor.network != network) continue;
+    TrainingConfiguration anchored;
+    anchored.batch_per_process = anchor.batch;
+    anchored.threads_per_process = anchor.threads;
+    anchored.smt = anchor.smt;
+    anchored.processes_per_node = anchor.processes;
+    const auto placement = place(anchored, rates_);
+    const int co_running = placement ? placement->processes_per_package : anchor.processes;
     const int distance = 1000 * (anchor.batch != batch) + 100 * std::abs(anchor.threads - setting.threads) +
-                         50 * (anchor.smt != setting.smt) + 10 * std::abs(anchor.processes - setting.co_running);
+                         50 * (anchor.smt != setting.smt) + 10 * std::abs(co_running - setting.co_running) +
+                         (processes_per_node > 0 && anchor.processes != processes_per_node);
     if (use.used && distance >= best_distance) continue;
     use = {true, distance == 0, anchor, anchor.forward_ratio(), anchor.backward_ratio()};
     best_distance = distance;
   }
+  if (!use.used) return use;
+  // How far the anchors of this network at the chosen one's batch disagree in their correction:
+  // a carried correction can be off by that much (a cliff between two settings).
+  double lowest = 0, highest = 0;
+  bool first = true;
+  for (const Anchor& anchor : calibration_.anchors) {
+    if (anchor.network != network || anchor.batch != use.anchor.batch) continue;
+    const double layers = anchor.layers_forward_seconds + anchor.layers_backward_seconds;
+    if (!(layers > 0) || !(anchor.forward_seconds + anchor.backward_seconds > 0)) continue;
+    const double log_ratio = std::log((anchor.forward_seconds + anchor.backward_seconds) / layers);
+    lowest = first ? log_ratio : std::min(lowest, log_ratio);
+    highest = first ? log_ratio : std::max(highest, log_ratio);
+    first = false;
+  }
+  use.disagreement = highest - lowest;
   return use;
 }
 
@@ -314,7 +342,8 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
   const double exact_fraction = totals.layer_seconds > 0 ? totals.exactly_measured_seconds / totals.layer_seconds : 0;
   prediction.anchor = anchor_for(network.name, configuration.batch_per_process,
                                  {configuration.threads_per_process, configuration.smt,
-                                  placement->processes_per_package, placement->packages_spanned});
+                                  placement->processes_per_package, placement->packages_spanned},
+                                 configuration.processes_per_node);
   // Measured means checked against a real step: layer micro-runs alone have missed training by
   // 2.4x (page faults a training loop does not take); measured layers are "partly measured".
   const bool checked = prediction.anchor.exact && configuration.nodes == 1;
@@ -391,7 +420,9 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
       const double uncorrected = totals.terms.forward / prediction.anchor.forward_ratio +
                                  (totals.terms.backward_data + totals.terms.backward_weights) / prediction.anchor.backward_ratio;
       const double carried = std::log(corrected / uncorrected) * corrected / iteration;
-      log_variance += carried * carried;
+      // ... and by as much as the anchors disagree with each other (a cliff between settings).
+      const double disagreement = prediction.anchor.disagreement * corrected / iteration;
+      log_variance += carried * carried + disagreement * disagreement;
     }
   }
   const double half_width = 1.645 * std::sqrt(log_variance);

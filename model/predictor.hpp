@@ -13,8 +13,9 @@
 // forward and backward layer sums are multiplied by the anchor's measured / summed ratios — of
 // the anchor at this batch and setting when there is one (the prediction then reproduces the
 // real step, and the band covers it), else of the same network's nearest anchor (same batch
-// first, then the fewest threads, SMT and processes away), the band widened by the correction
-// carried. Only a prediction with an exact anchor, on one node, is labelled "measured".
+// first, then the fewest threads, SMT and co-running processes away: a cliff follows the thread
+// count), the band widened by the correction carried and by how much the anchors at that batch
+// disagree with each other. Only a prediction with an exact anchor, on one node, is labelled "measured".
 #pragma once
 
 #include <memory>
@@ -53,6 +54,9 @@ struct AnchorUse {
   bool exact = false;
   Anchor anchor;
   double forward_ratio = 1, backward_ratio = 1;  // measured / the layers' sum, applied to this prediction
+  // The spread (largest - smallest log of measured / the layers' sum, forward and backward
+  // together) among this network's anchors at the used one's batch: a carried band widens by it.
+  double disagreement = 0;
 };
 
 struct Prediction {
@@ -111,7 +115,10 @@ class Predictor {
   struct ComputeMemo;
   ComputePart compute_part(const workloads::Network& network, std::int64_t batch, const ExecutionSetting& setting,
                            const ModelParameters& parameters) const;
-  AnchorUse anchor_for(const std::string& network, std::int64_t batch, const ExecutionSetting& setting) const;
+  // processes_per_node > 0: an exact anchor must have run that many (predict knows; compute_part
+  // only has the execution setting).
+  AnchorUse anchor_for(const std::string& network, std::int64_t batch, const ExecutionSetting& setting,
+                       int processes_per_node = 0) const;
   IterationTotals iterate(const workloads::Network& network, const TrainingConfiguration& configuration,
                           const Placement& placement, const ModelParameters& parameters) const;
 

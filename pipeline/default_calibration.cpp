@@ -4,12 +4,14 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
 #include "pipeline/measurement_inputs.hpp"
+#include "pipeline/separating_anchors.hpp"
 #include "pipeline/version.hpp"
 #include "common/file_lock.hpp"
 #include "common/json_file.hpp"
@@ -90,6 +92,8 @@ Expected<void> check_request(const DefaultCalibrationRequest& request) {
                        ")");
   if (!(request.budget_seconds > 0) || !(request.budget_cap_seconds >= request.budget_seconds))
     return bad_input("the calibration budget must be positive and at most its cap");
+  if (!(request.separating_anchor_budget_seconds >= 0) || !std::isfinite(request.separating_anchor_budget_seconds))
+    return bad_input("the anchor budget must be zero or more seconds");
   return {};
 }
 
@@ -159,9 +163,10 @@ Expected<void> measure(const Entry& entry, const DefaultCalibrationRequest& requ
   return {};
 }
 
-// Fits the entry's measurements; an empty calibration path when no layer was measured.
+// Fits the entry's measurements; an empty calibration path when no layer was measured. Only the
+// last fit of a run writes the coverage that marks the entry done.
 Expected<DefaultCalibration> fit(const Entry& entry, const DefaultCalibrationRequest& request,
-                                 const Coverage& coverage) {
+                                 const Coverage& coverage, bool last = true) {
   const Progress& progress = request.progress;
   DefaultCalibration result;
   result.machine_path = entry.machine;
@@ -184,9 +189,38 @@ Expected<DefaultCalibration> fit(const Entry& entry, const DefaultCalibrationReq
   if (auto written = write_json_file(entry.calibration, nlohmann::json::parse(model::to_json_text(*calibration)));
       !written)
     return written.error();
-  if (auto written = write_coverage(entry.coverage, coverage); !written) return written.error();
+  if (last)
+    if (auto written = write_coverage(entry.coverage, coverage); !written) return written.error();
   result.calibration_path = entry.calibration;
   return result;
+}
+
+// The first fit, then the anchors that separate the tuner's top candidates, then the refit that
+// uses them (model/anchors.hpp reads every anchor in DIR/network.jsonl).
+Expected<DefaultCalibration> fit_and_separate(const Entry& entry, const DefaultCalibrationRequest& request,
+                                              const Coverage& coverage) {
+  auto first = fit(entry, request, coverage, false);
+  if (!first) return first.error();
+  if (first->calibration_path.empty()) return first;  // nothing measured: nothing cached either
+  auto calibration = model::read_calibration(first->calibration_path);
+  if (!calibration) return calibration.error();
+  auto executable = self_executable_path();
+  if (!executable) return executable.error();
+  SeparatingAnchorRequest separate;
+  separate.models = request.models;
+  separate.batches = request.batches;
+  separate.directory = entry.measurements;
+  separate.executable = *executable;
+  separate.budget_seconds = request.separating_anchor_budget_seconds;
+  separate.progress = request.progress;
+  auto trained = run_separating_anchors(*calibration, separate);
+  if (!trained) return trained.error();
+  if (*trained == 0) {
+    if (auto written = write_coverage(entry.coverage, coverage); !written) return written.error();
+    return first;
+  }
+  request.progress("refitting with " + std::to_string(*trained) + " more anchor" + (*trained == 1 ? "" : "s"));
+  return fit(entry, request, coverage);
 }
 
 }  // namespace
@@ -251,6 +285,7 @@ Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest
     if (auto measured = measure(entry, request, coverage); !measured) return measured.error();
     for (const auto& item : wanted)
       if (std::find(coverage.begin(), coverage.end(), item) == coverage.end()) coverage.push_back(item);
+    return fit_and_separate(entry, request, coverage);
   }
   return fit(entry, request, coverage);
 }

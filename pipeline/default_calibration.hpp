@@ -11,6 +11,10 @@
 //   - the layer micro-runs of the asked network: every distinct layer at the base setting first,
 //     then the other settings the tuner compares, within the budget, which is extended up to
 //     the cap when the network's grid needs it;
+//   - the anchors: the network trained for real at the base setting (and under the other allocators);
+//   - the first fit, then the anchors that separate the tuner's top candidates within their own
+//     budget (separating_anchors.hpp), and the refit. The entry counts as covered only after
+//     that, so an interrupted run resumes it;
 //   - the fit. A run that measured nothing still answers: from the model alone (the built-in
 //     reference calibration on this machine's probed peaks), said in a note, and not cached, so
 //     the next run measures again.
@@ -37,6 +41,7 @@ struct DefaultCalibrationRequest {
   std::string backend = "torch";
   double budget_seconds = 60;         // layer micro-runs of each new (network, batches); probe excluded
   double budget_cap_seconds = 100;    // the budget grows up to this when the network's grid needs it
+  double separating_anchor_budget_seconds = 60;  // anchors at the top candidates' settings (separating_anchors.hpp)
   Progress progress = nullptr;        // may be empty
 };
 

@@ -1,0 +1,185 @@
+// pipeline/separating_anchors.cpp — see separating_anchors.hpp.
+#include "pipeline/separating_anchors.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+
+#include "calibrate/runner.hpp"
+#include "model/predictor.hpp"
+#include "probe/memory_budget.hpp"
+#include "train/anchor.hpp"
+#include "tuner/recommendation.hpp"
+#include "workloads/costs.hpp"
+#include "workloads/zoo.hpp"
+
+namespace dnntune::pipeline {
+namespace {
+
+// A launch and the trainer's set-up, besides its steps (the allocator anchors' estimate).
+constexpr double start_seconds = 5;
+constexpr int setup_steps = 2;
+
+// "2x1": processes per node x threads per process, as --anchor-settings takes it.
+std::string setting_label(const model::TrainingConfiguration& configuration) {
+  return std::to_string(configuration.processes_per_node) + "x" + std::to_string(configuration.threads_per_process) +
+         (configuration.smt ? " smt" : "");
+}
+
+calibrate::Setting setting_of(const model::TrainingConfiguration& configuration) {
+  return {configuration.threads_per_process, configuration.smt, configuration.processes_per_node};
+}
+
+std::string whole_seconds(double seconds) { return std::to_string(static_cast<long long>(std::lround(seconds))); }
+
+// One network's work: the settings to anchor, each with why, in the order they are trained.
+struct Wanted {
+  model::Prediction prediction;
+  std::string why;
+};
+
+// The top-ranked candidates the tuner cannot separate: the top score and the pick, then every
+// other whose band overlaps the top one's, up to `limit`; each that no real step backs yet
+// (not "measured") is wanted, the closest call first.
+std::vector<Wanted> unseparated(const tuner::Recommendation& recommendation, std::size_t limit) {
+  std::vector<Wanted> wanted;
+  if (recommendation.ranking.empty()) return wanted;
+  const model::Prediction& top = recommendation.ranking.front().prediction;
+  std::size_t considered = 0;
+  for (const tuner::RankedPoint& point : recommendation.ranking) {
+    const model::Prediction& candidate = point.prediction;
+    const bool is_top = candidate.configuration == top.configuration;
+    const bool is_pick = candidate.configuration == recommendation.best.prediction.configuration;
+    const bool overlaps = candidate.images_per_second_high >= top.images_per_second_low;
+    if (!is_top && !is_pick && !overlaps) continue;
+    if (++considered > limit) break;
+    if (candidate.confidence == "measured") continue;
+    wanted.push_back({candidate, is_top ? "to check the top candidate against a real step"
+                                        : "to separate it from " + setting_label(top.configuration)});
+  }
+  return wanted;
+}
+
+// One thread per process at the top candidate's batch and cores (Px1, else 1x1), when no
+// anchor of that batch runs one thread: where Debian's libtorch has shown a dispatch cliff.
+std::optional<Wanted> one_thread_probe(const tuner::Recommendation& recommendation,
+                                       const std::vector<model::Anchor>& anchors, const std::string& network) {
+  if (recommendation.ranking.empty()) return std::nullopt;
+  const model::TrainingConfiguration& top = recommendation.ranking.front().prediction.configuration;
+  for (const model::Anchor& anchor : anchors)
+    if (anchor.network == network && anchor.batch == top.batch_per_process && anchor.threads == 1) return std::nullopt;
+  for (const int processes : {top.processes_per_node * top.threads_per_process, 1})
+    for (const tuner::RankedPoint& point : recommendation.ranking) {
+      const model::TrainingConfiguration& configuration = point.prediction.configuration;
+      if (configuration.batch_per_process == top.batch_per_process && configuration.threads_per_process == 1 &&
+          !configuration.smt && configuration.processes_per_node == processes)
+        return Wanted{point.prediction, "to look for a one-thread cliff"};
+    }
+  return std::nullopt;
+}
+
+// What a run at `candidate` should take: the steps of the recorded anchor its prediction was
+// corrected by, scaled by the model's ratio between the two settings, plus the start.
+double estimated_run_seconds(const model::Predictor& predictor, const workloads::Network& network,
+                             const model::Prediction& candidate, int steps) {
+  double step_seconds = candidate.iteration_seconds;
+  if (candidate.anchor.used) {
+    const model::Anchor& anchor = candidate.anchor.anchor;
+    model::TrainingConfiguration there;
+    there.batch_per_process = anchor.batch;
+    there.threads_per_process = anchor.threads;
+    there.smt = anchor.smt;
+    there.processes_per_node = anchor.processes;
+    if (const auto predicted = predictor.predict(network, there, false); predicted && predicted->iteration_seconds > 0)
+      step_seconds = anchor.iteration_seconds * candidate.iteration_seconds / predicted->iteration_seconds;
+  }
+  return (steps + setup_steps) * step_seconds + start_seconds * candidate.configuration.processes_per_node;
+}
+
+}  // namespace
+
+Expected<int> run_separating_anchors(const model::Calibration& calibration, const SeparatingAnchorRequest& request) {
+  const auto progress = [&](const std::string& line) {
+    if (request.progress) request.progress(line);
+  };
+  auto predictor = model::Predictor::from_calibration(calibration);
+  if (!predictor) return predictor.error();
+  const std::string path = request.directory + "/" + train::anchor_records_file;
+  std::vector<records::Measurement> recorded;
+  if (std::filesystem::exists(path)) {
+    if (auto dropped = records::drop_unterminated_last_line(path); !dropped) return dropped.error();
+    auto file = records::read_measurements(path);
+    if (!file) return file.error();
+    recorded = std::move(file->records);
+  }
+  const std::string fingerprint = records::fingerprint(calibration.machine);
+  const int steps = request.warmup + request.iterations;
+  double spent = 0;
+  int trained = 0;
+  for (const std::string& model : request.models) {
+    auto network = workloads::load_network(model);
+    if (!network) return network.error();
+    const bool anchored_anywhere = std::any_of(calibration.anchors.begin(), calibration.anchors.end(),
+                                               [&](const model::Anchor& anchor) { return anchor.network == network->name; });
+    if (!anchored_anywhere) continue;  // no real step to estimate from (the base anchor did not fit): said already
+    tuner::SearchSpaceOptions space;
+    space.batches_per_process = request.batches;
+    auto recommendation = tuner::recommend(*predictor, *network, space, {});
+    if (!recommendation) return recommendation.error();
+    std::vector<Wanted> wanted = unseparated(*recommendation, request.candidates);
+    if (auto probe = one_thread_probe(*recommendation, calibration.anchors, network->name);
+        probe && std::none_of(wanted.begin(), wanted.end(), [&](const Wanted& item) {
+          return item.prediction.configuration == probe->prediction.configuration;
+        }))
+      wanted.push_back(*probe);
+    for (const Wanted& item : wanted) {
+      const model::TrainingConfiguration& configuration = item.prediction.configuration;
+      const std::string label = network->name + " mb" + std::to_string(configuration.batch_per_process) + " at " +
+                                setting_label(configuration);
+      const calibrate::Setting setting = setting_of(configuration);
+      if (calibrate::recorded_anchor(recorded, fingerprint, network->name, configuration.batch_per_process, setting,
+                                     "default"))
+        continue;  // trained by an earlier run (resumed): the fit already has it
+      if (configuration.smt) {
+        progress("anchor of " + label + " not trained: the trainer binds one thread per core (SMT off), so it stays " +
+                 item.prediction.confidence);
+        continue;
+      }
+      const auto cost = workloads::network_cost(*network, configuration.batch_per_process);
+      const double needed = cost ? cost->training_memory_bytes() * configuration.processes_per_node : 0;
+      if (const auto spare = probe::spare_memory_bytes(); spare && needed > 0.8 * static_cast<double>(*spare)) {
+        progress("anchor of " + label + " skipped: training it needs about " + whole_seconds(needed / 1e9) +
+                 " GB, this machine can spare " + whole_seconds(static_cast<double>(*spare) / 1e9) + " GB");
+        continue;
+      }
+      const double estimate = estimated_run_seconds(*predictor, *network, item.prediction, steps);
+      if (spent + estimate > request.budget_seconds) {
+        progress("anchor of " + label + " skipped: it would take about " + whole_seconds(estimate) +
+                 " s, past the anchor budget of " + whole_seconds(request.budget_seconds) + " s (" +
+                 whole_seconds(spent) + " s spent); it stays " + item.prediction.confidence);
+        continue;
+      }
+      progress("anchor: training " + network->name + " mb" + std::to_string(configuration.batch_per_process) +
+               " for real (" + setting_label(configuration) + ") " + item.why);
+      train::AnchorRequest anchor;
+      anchor.executable = request.executable;
+      // A network file by its absolute path: the fit finds the network again from the record's command.
+      std::error_code error;
+      anchor.model = std::filesystem::is_regular_file(model, error) ? std::filesystem::absolute(model).string() : model;
+      anchor.batch = configuration.batch_per_process;
+      anchor.threads = configuration.threads_per_process;
+      anchor.processes = configuration.processes_per_node;
+      anchor.directory = request.directory;
+      anchor.warmup = request.warmup;
+      anchor.iterations = request.iterations;
+      const auto started = std::chrono::steady_clock::now();
+      if (auto run = train::run_anchor(anchor); !run) return run.error();
+      spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      ++trained;
+    }
+  }
+  return trained;
+}
+
+}  // namespace dnntune::pipeline

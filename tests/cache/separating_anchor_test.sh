@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# tests/cache/separating_anchor_test.sh DNNTUNE SOURCE_DIR — the anchors that separate the top
+# candidates (pipeline/separating_anchors.hpp), checked with the real command on a tiny network:
+#   1. a first `recommend` on an empty cache trains, besides the base anchor, the top candidates
+#      it cannot tell apart, says so, refits, and answers with both top settings "measured";
+#   2. every setting labelled "measured" has a real step recorded in network.jsonl, and one whose
+#      record is taken out of the measurements is no longer "measured" after a refit;
+#   3. resumable: a run that has to redo the entry (coverage lost) trains no anchor again;
+#   4. calibrate --anchor-settings anchors the settings asked for, and refuses bad text with a
+#      one-line error and exit 2 before writing anything.
+set -euo pipefail
+dnntune=$1
+source_dir=$2
+network=$source_dir/tests/fixtures/tiny_network.json
+work=$(mktemp -d /tmp/dnntune-separating-test-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAILED: $*" >&2; for log in "$work"/*.log; do echo "--- $log"; tail -20 "$log"; done >&2; exit 1; }
+export DNNTUNE_CACHE_DIR=$work/cache
+
+# The (ppn, threads, batch) of every ok default-allocator iteration record in a network.jsonl.
+anchored_settings() {
+    python3 - "$1" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    record = json.loads(line)
+    if record["kind"] == "network" and record["pass"] == "iteration" and record["status"] == "ok" \
+            and record.get("allocator", "default") == "default" and record["nodes"] == 1:
+        print(f'{record["processes"]}x{record["threads"]}b{record["batch"]}')
+PY
+}
+
+# 1. The first run separates its top candidates.
+"$dnntune" recommend --model "$network" --batch 4 --format json --explain >"$work/first.json" 2>"$work/first.log" \
+    || fail "first recommend exited $?"
+grep -q "anchor: training tiny_residual mb4 for real (2 threads)$" "$work/first.log" || fail "no base anchor"
+grep -Eq "anchor: training tiny_residual mb4 for real \([0-9]+x[0-9]+\) (to separate it from|to check the top)" \
+    "$work/first.log" || fail "no separating anchor trained"
+grep -q "refitting with" "$work/first.log" || fail "no refit after the separating anchors"
+python3 - "$work/first.json" <<'PY' || fail "the top two settings are not both measured"
+import json, sys
+ranking = json.load(open(sys.argv[1]))["ranking"]
+top = [(p["configuration"]["processes_per_node"], p["configuration"]["threads_per_process"], p["confidence"]) for p in ranking[:2]]
+print("top two:", top)
+assert len(top) == 2 and all(confidence == "measured" for *_, confidence in top), top
+PY
+entry=$(ls -d "$DNNTUNE_CACHE_DIR"/*/ | head -1)
+entry=${entry%/}
+records=$entry/measurements/network.jsonl
+[[ $(anchored_settings "$records" | sort -u | wc -l) -ge 2 ]] || fail "fewer than two settings anchored"
+echo "ok: first run anchored $(anchored_settings "$records" | sort -u | tr '\n' ' ')and both top settings are measured"
+
+# 2. "measured" only where a real step was recorded; taking one out takes the label away.
+python3 - "$work/first.json" <(anchored_settings "$records") <<'PY' || fail "a measured setting has no anchor"
+import json, sys
+anchored = set(open(sys.argv[2]).read().split())
+for p in json.load(open(sys.argv[1]))["ranking"]:
+    c = p["configuration"]
+    key = f'{c["processes_per_node"]}x{c["threads_per_process"]}b{c["batch_per_process"]}'
+    assert p["confidence"] != "measured" or key in anchored, key
+PY
+cp -r "$entry/measurements" "$work/without"
+python3 - "$work/without/network.jsonl" <<'PY'
+import json, sys
+path = sys.argv[1]
+kept = [line for line in open(path) if not (json.loads(line)["processes"] == 2 and json.loads(line)["threads"] == 1)]
+open(path, "w").writelines(kept)
+PY
+"$dnntune" fit "$work/without" --backend torch -o "$work/without.json" >/dev/null 2>"$work/fit.log" || fail "fit exited $?"
+"$dnntune" predict --calibration "$work/without.json" --model "$network" --batch 4 --ppn 2 --threads 1 --json \
+    >"$work/without-2x1.json" 2>"$work/predict.log" || fail "predict exited $?"
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["confidence"]; assert c != "measured", c' \
+    "$work/without-2x1.json" || fail "2x1 labelled measured without its anchor"
+echo "ok: measured only where anchored"
+
+# 3. Resumable: with its coverage lost the entry is redone from its records; no anchor is retrained.
+lines_before=$(wc -l <"$records")
+rm "$entry/covered.json"
+"$dnntune" recommend --model "$network" --batch 4 >"$work/again.out" 2>"$work/again.log" || fail "second run exited $?"
+grep -q "calibrating (once" "$work/again.log" || fail "the entry was not redone"
+! grep -q "anchor: training" "$work/again.log" || fail "an anchor was trained again"
+[[ $(wc -l <"$records") -eq $lines_before ]] || fail "network.jsonl grew on a resumed run"
+echo "ok: a resumed run trains no anchor again"
+
+# 4. calibrate --anchor-settings.
+for bad in "2y1" "0x1" "1x1," "" "64x64" "1x1 2x1"; do
+    set +e; "$dnntune" calibrate --model "$network" --batch 4 --anchor-settings "$bad" -o "$work/bad" \
+        >"$work/bad.out" 2>"$work/bad.log"; code=$?; set -e
+    [[ $code -eq 2 ]] || fail "--anchor-settings '$bad' exited $code, expected 2"
+    [[ $(wc -l <"$work/bad.log") -eq 1 ]] || fail "--anchor-settings '$bad': not a one-line error"
+    [[ ! -e "$work/bad" ]] || fail "--anchor-settings '$bad' wrote $work/bad"
+done
+"$dnntune" calibrate --model "$network" --batch 4 --backend torch --threads 2 --budget 10 --anchor-settings 1x1,2x1 \
+    -o "$work/asked" >"$work/asked.out" 2>"$work/asked.log" || fail "calibrate --anchor-settings exited $?"
+for setting in 1x2b4 1x1b4 2x1b4; do
+    anchored_settings "$work/asked/network.jsonl" | grep -qx "$setting" || fail "calibrate did not anchor $setting"
+done
+echo "ok: calibrate --anchor-settings anchors what it is asked, refuses bad text"

@@ -1,0 +1,156 @@
+// tests/model_cliff_test.cpp — a dispatch cliff found by anchors is carried, not assumed away:
+// with a real step at 1x2 that the layers' sum matches and one at 2x1 twenty times slower than
+// its layers' sum (Debian's libtorch at one thread: resnet50 b8 1x1 was 20x slower than 1x2 on
+// one VM), settings near the one-thread anchor take its correction (4x1 and 1x1 on a 4-core node),
+// settings near the two-thread anchor take the other's (1x4), and a carried band widens by the
+// disagreement between the anchors. On two packages, an anchor's processes are placed like a
+// configuration's, so only its own layout is "measured".
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "model/calibration.hpp"
+#include "model/fit.hpp"
+#include "model/predictor.hpp"
+#include "workloads/zoo.hpp"
+#include "tests/model_fixtures.hpp"
+
+using namespace dnntune;
+using namespace dnntune::model;
+
+namespace {
+
+constexpr double cliff = 20;  // measured / the layers' sum at one thread per process
+
+Calibration fitted(const records::MachineProfile& machine) {
+  FitOptions options;
+  options.bootstrap_replicates = 4;
+  auto calibration = fit_calibration(test::synthetic_records(machine, 0.01, 5), machine, "torch", {"synthetic"}, options);
+  REQUIRE(calibration);
+  return *calibration;
+}
+
+TrainingConfiguration layout(int processes, int threads) {
+  TrainingConfiguration configuration;
+  configuration.batch_per_process = 8;
+  configuration.processes_per_node = processes;
+  configuration.threads_per_process = threads;
+  return configuration;
+}
+
+// The real step of `network` at `configuration` as if measured: the uncorrected layer sums of
+// `calibration` (no anchors) times `ratio`, the rest of the step as modelled.
+Anchor anchor_at(const Calibration& calibration, const workloads::Network& network,
+                 const TrainingConfiguration& configuration, double ratio) {
+  Calibration uncorrected = calibration;
+  uncorrected.anchors.clear();
+  const auto predicted = Predictor::from_calibration(uncorrected)->predict(network, configuration, false);
+  REQUIRE(predicted);
+  Anchor anchor;
+  anchor.network = network.name;
+  anchor.batch = configuration.batch_per_process;
+  anchor.threads = configuration.threads_per_process;
+  anchor.processes = configuration.processes_per_node;
+  anchor.steps = 2;
+  anchor.layers_forward_seconds = predicted->terms.forward;
+  anchor.layers_backward_seconds = predicted->terms.backward_data + predicted->terms.backward_weights;
+  anchor.forward_seconds = ratio * anchor.layers_forward_seconds;
+  anchor.backward_seconds = ratio * anchor.layers_backward_seconds;
+  anchor.iteration_seconds = predicted->iteration_seconds - anchor.layers_forward_seconds -
+                             anchor.layers_backward_seconds + anchor.forward_seconds + anchor.backward_seconds;
+  anchor.iteration_coefficient_of_variation = 0.02;
+  return anchor;
+}
+
+double band_ratio(const Prediction& prediction) {
+  return prediction.images_per_second_high / prediction.images_per_second_low;
+}
+
+}  // namespace
+
+TEST_CASE("a one-thread cliff found by an anchor is carried to nearby settings, and widens their band") {
+  const auto network = workloads::build_network("resnet18");
+  REQUIRE(network);
+  const Calibration plain = fitted(test::test_machine());  // 1 package, 4 cores
+  Calibration with_cliff = plain;
+  with_cliff.anchors = {anchor_at(plain, *network, layout(1, 2), 1.0), anchor_at(plain, *network, layout(2, 1), cliff)};
+  Calibration without_cliff = plain;
+  without_cliff.anchors = {anchor_at(plain, *network, layout(1, 2), 1.0), anchor_at(plain, *network, layout(2, 1), 1.0)};
+  const auto predictor = Predictor::from_calibration(with_cliff);
+  const auto agreeing = Predictor::from_calibration(without_cliff);
+  const auto unanchored = Predictor::from_calibration(plain);
+  REQUIRE(predictor);
+  REQUIRE(agreeing);
+  REQUIRE(unanchored);
+
+  // Both anchored layouts are "measured" and reproduce their own step.
+  for (const auto& [processes, threads] : {std::pair{1, 2}, std::pair{2, 1}}) {
+    const auto exact = predictor->predict(*network, layout(processes, threads));
+    REQUIRE(exact);
+    CHECK(exact->confidence == "measured");
+    CHECK(exact->anchor.exact);
+  }
+
+  // 4x1 and 1x1: the one-thread anchor's correction (the cliff), never "measured".
+  for (const auto& [processes, threads] : {std::pair{4, 1}, std::pair{1, 1}}) {
+    INFO(processes << "x" << threads);
+    const auto near_cliff = predictor->predict(*network, layout(processes, threads));
+    const auto model_alone = unanchored->predict(*network, layout(processes, threads));
+    const auto without = agreeing->predict(*network, layout(processes, threads));
+    REQUIRE(near_cliff);
+    REQUIRE(model_alone);
+    REQUIRE(without);
+    CHECK(near_cliff->anchor.used);
+    CHECK_FALSE(near_cliff->anchor.exact);
+    CHECK(near_cliff->confidence != "measured");
+    CHECK(near_cliff->anchor.anchor.threads == 1);
+    CHECK(near_cliff->anchor.anchor.processes == 2);
+    CHECK(near_cliff->terms.forward == Approx(cliff * model_alone->terms.forward));
+    CHECK(near_cliff->images_per_second < model_alone->images_per_second / 5);
+    // The anchors disagree by the cliff: the band widens by it, beyond agreeing anchors' band.
+    CHECK(near_cliff->anchor.disagreement == Approx(std::log(cliff)));
+    CHECK(without->anchor.disagreement == Approx(0).margin(1e-9));
+    CHECK(band_ratio(*near_cliff) > band_ratio(*without) * 2);
+    // A step that really falls off the cliff lies inside the band.
+    const double fell = processes * 8 / (model_alone->iteration_seconds +
+                                         (cliff - 1) * (model_alone->terms.forward + model_alone->terms.backward_data +
+                                                        model_alone->terms.backward_weights));
+    CHECK(near_cliff->images_per_second_low <= fell);
+    CHECK(near_cliff->images_per_second_high >= fell);
+  }
+
+  // 1x4: the two-thread anchor's correction (no cliff there).
+  const auto far_from_cliff = predictor->predict(*network, layout(1, 4));
+  const auto model_alone = unanchored->predict(*network, layout(1, 4));
+  REQUIRE(far_from_cliff);
+  REQUIRE(model_alone);
+  CHECK(far_from_cliff->anchor.anchor.threads == 2);
+  CHECK(far_from_cliff->terms.forward == Approx(model_alone->terms.forward));
+  CHECK(far_from_cliff->confidence != "measured");
+}
+
+TEST_CASE("on two packages an anchor backs its own layout only") {
+  const auto network = workloads::build_network("resnet18");
+  REQUIRE(network);
+  records::MachineProfile machine = test::test_machine();
+  machine.topology.packages = 2;
+  machine.topology.numa_nodes = 2;
+  machine.topology.cores_per_package = 2;
+  Calibration calibration = fitted(machine);
+  calibration.anchors = {anchor_at(calibration, *network, layout(2, 1), cliff)};
+  const auto predictor = Predictor::from_calibration(calibration);
+  REQUIRE(predictor);
+  // 2x1 runs one process per package: its own anchor, measured.
+  const auto own = predictor->predict(*network, layout(2, 1));
+  REQUIRE(own);
+  CHECK(own->confidence == "measured");
+  // 4x1 runs two per package and 1x1 shares 2x1's execution setting: carried, never measured.
+  for (const auto& [processes, threads] : {std::pair{4, 1}, std::pair{1, 1}}) {
+    INFO(processes << "x" << threads);
+    const auto other = predictor->predict(*network, layout(processes, threads));
+    REQUIRE(other);
+    CHECK(other->anchor.used);
+    CHECK_FALSE(other->anchor.exact);
+    CHECK(other->confidence != "measured");
+  }
+}
