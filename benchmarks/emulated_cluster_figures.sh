@@ -14,10 +14,13 @@
 # the same network's trained alone (1 rank, no communication), as a share of the step (above
 # DNT_SHARE_LIMIT, default 0.1, time-shared compute moved the step by more than 10%); "spread" is
 # the steps' (max - min) / median (above DNT_SPREAD_LIMIT, default 0.25, something else on the
-# machine disturbed the run: a shaped link alone delivers the same step every time). CPU
-# accounting cannot say it: ranks waiting in MPI poll (user and system time alike), so every run
-# keeps the cores busy. Rows within both limits are "trusted"; the median errors are given over
-# them and over all rows.
+# machine disturbed the run: a shaped link alone delivers the same step every time); and per
+# rate, "link-bound": the sweep's fitted bandwidth over what TCP can carry at the shaped rate
+# (1448 payload bytes of each 1514-byte frame; below DNT_LINK_LIMIT, default 0.9, the cores, not
+# the links, limited communication: the namespaces' TCP, veth, bridge and tbf work runs on the
+# same 2 cores as the ranks). CPU accounting cannot say it: ranks waiting in MPI poll (user and
+# system time alike), so every run keeps the cores busy. Rows within all three limits are
+# "trusted"; the median errors are given over them and over all rows.
 # Measured efficiency is per worker against that network trained alone: the step alone over the
 # step here (ring, PS sync), or images/s per worker over images/s alone (PS async); the predicted
 # one is predict's (the same baselines).
@@ -46,6 +49,7 @@ iterations=${DNT_ITERS:-$default_iterations}
 queue_ms=${DNT_QUEUE_MS:-5}
 share_limit=${DNT_SHARE_LIMIT:-0.1}
 spread_limit=${DNT_SPREAD_LIMIT:-0.25}
+link_limit=${DNT_LINK_LIMIT:-0.9}
 batch=2
 for scheme in $schemes; do
     [[ $scheme =~ ^(ring|allreduce|ps-sync|ps-async)$ ]] || { echo "emulated_cluster_figures: unknown scheme $scheme (ring, allreduce, ps-sync, ps-async)" >&2; exit 2; }
@@ -114,7 +118,7 @@ echo "Predicted vs measured on the emulated cluster (1 rank per node, $(basename
 echo "links shaped by tbf with $queue_ms ms queues). step: median [min..max] of $iterations steps; fit: the fitted inter-node link;"
 echo "rate: --link-gbps with the fitted latency; exposed: exposed communication, measured / predicted (fit); efficiency: per worker"
 echo "against the network trained alone (step $(printf '%.4f' "$alone_step") s, forward + backward $(printf '%.4f' "$alone_compute") s), measured / predicted;"
-echo "shared and spread: what the run measured (trusted when shared <= $share_limit and spread <= $spread_limit)"
+echo "shared and spread: what the run measured (trusted when shared <= $share_limit, spread <= $spread_limit and the rate is link-bound)"
 printf "%5s %5s %-9s | %22s | %8s %7s | %8s %7s | %15s | %15s | %6s %6s %s\n" "Mb/s" "nodes" "scheme" "measured step s" \
     "pred fit" "error" "pred rate" "error" "exposed s" "efficiency" "shared" "spread" "row"
 alone_predicted=$("$dnntune" predict --model "$network" --ppn 1 --threads 1 --batch "$batch" --json \
@@ -124,6 +128,11 @@ errors_fit=() errors_rate=() trusted_fit=() trusted_rate=() errors_exposed=() tr
 for rate in $rates; do
     link_line=$(grep 'inter-node link:' "$work/fit-$rate.txt" || true)
     latency_us=$(sed -n 's/.*inter-node link: \([0-9.]*\) us.*/\1/p' <<<"$link_line")
+    link_gbs=$(sed -n 's/.*us, \([0-9.]*\) GB\/s.*/\1/p' <<<"$link_line")
+    link_bound=$(awk -v f="${link_gbs:-0}" -v r="$rate" 'BEGIN { printf "%.2f", f / (r / 8000 * 1448 / 1514) }')
+    rate_trusted=$(awk -v b="$link_bound" -v l="$link_limit" 'BEGIN { print (b >= l) }')
+    echo "$rate Mb/s: the sweep's link ${link_gbs:-?} GB/s, $link_bound of the shaped rate's TCP payload:" \
+         "$( ((rate_trusted)) && echo "link-bound" || echo "not link-bound (below $link_limit): every row untrusted")"
     for nodes in $node_counts; do
         for scheme in $schemes; do
             measured=$work/$rate/train-$nodes-$scheme.json
@@ -143,6 +152,7 @@ for rate in $rates; do
             shared=$(awk -v c="$compute" -v a="$alone_compute" -v s="$step" 'BEGIN { printf "%.3f", (c - a) / s }')
             spread=$(awk -v l="$low" -v h="$high" -v m="$step" 'BEGIN { printf "%.3f", (h - l) / m }')
             trusted=$(awk -v s="$shared" -v p="$spread" -v sl="$share_limit" -v pl="$spread_limit" 'BEGIN { print (s <= sl && p <= pl) ? "trusted" : "untrusted" }')
+            ((rate_trusted)) || trusted=untrusted
             error_fit=$(percent_error "$predicted_fit" "$step")
             error_rate=$(percent_error "$predicted_rate" "$step")
             errors_fit+=("$error_fit") errors_rate+=("$error_rate")
