@@ -74,7 +74,7 @@ std::string prediction_text(const Prediction& p) {
 nlohmann::json prediction_json(const Prediction& p) {
   const IterationTerms& t = p.terms;
   const TrainingConfiguration& c = p.configuration;
-  return {{"network", p.network},
+  nlohmann::json out = {{"network", p.network},
           {"backend", p.backend},
           {"machine", p.machine},
           {"configuration",
@@ -124,6 +124,8 @@ nlohmann::json prediction_json(const Prediction& p) {
                                                     {"text", anchor_text(p.anchor)}}
                                    : nlohmann::json(nullptr)},
           {"bottleneck", p.bottleneck}};
+  if (!p.step_spread_source.empty()) out["step_spread"] = p.step_spread_source;
+  return out;
 }
 
 std::string fit_report_text(const Calibration& calibration) {
