@@ -316,7 +316,8 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
   prediction.iteration_seconds = totals.iteration_seconds;
   prediction.images_per_second = totals.images_per_second;
   prediction.terms = totals.terms;
-  if (configuration.nodes > 1) prediction.step_spread_source = step_spread(calibration_.anchors, network.name).source;
+  const bool barrier = configuration.scheme == CommunicationScheme::allreduce || !configuration.asynchronous;
+  if (configuration.nodes > 1 && barrier) prediction.step_spread_source = step_spread(calibration_.anchors, network.name).source;
   prediction.measured_fraction = totals.layer_seconds > 0 ? totals.measured_seconds / totals.layer_seconds : 0;
   const double exact_fraction = totals.layer_seconds > 0 ? totals.exactly_measured_seconds / totals.layer_seconds : 0;
   prediction.anchor = anchor_for(network.name, configuration.batch_per_process,

@@ -117,6 +117,8 @@ TEST_CASE("stragglers slow synchronous steps across nodes, not one node nor asyn
   const auto asynchronous = with->predict(*network, configuration);
   REQUIRE(asynchronous);
   CHECK(asynchronous->terms.stragglers == 0);  // no barrier: nobody waits for the slowest
+  CHECK(asynchronous->step_spread_source.empty());
+  CHECK(synchronous->step_spread_source.find("anchor of resnet18") != std::string::npos);
 }
 
 TEST_CASE("the ring's per-step cost is fitted from gradient-sized messages, where training pays it") {
