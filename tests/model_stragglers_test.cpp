@@ -143,4 +143,21 @@ TEST_CASE("the ring's per-step cost is fitted from gradient-sized messages, wher
   // With a 2-node ring the 4-node fit predicts 2 steps of 8 ms on top of the volume.
   const CommunicationLinks links{default_intra_node_link(), *link};
   CHECK(allreduce_seconds(4.2e6, 1, 2, links) == Approx(2 * 8e-3 + 4.2e6 / 12e6).epsilon(1e-3));
+
+  // Sweeps over 2, 3 and 4 nodes (as the emulated cluster's benchmark runs them) are fitted
+  // together: the per-step cost is told apart from the bandwidth by the ring's step count.
+  std::vector<records::Measurement> over_node_counts;
+  for (int nodes : {2, 3, 4})
+    for (double bytes : {1e3, 1.5e6, 6e6}) {
+      records::Measurement record = records.front();
+      record.processes = record.nodes = nodes;
+      record.message_bytes = static_cast<std::int64_t>(bytes);
+      const double per_step = bytes >= 1 << 20 ? 8e-3 : 100e-6;
+      record.median_seconds = 2 * (nodes - 1) * per_step + 2.0 * (nodes - 1) / nodes * bytes / 12e6;
+      over_node_counts.push_back(record);
+    }
+  const auto together = fit_allreduce_link(over_node_counts, true);
+  REQUIRE(together);
+  CHECK(together->latency_seconds == Approx(8e-3).epsilon(1e-3));
+  CHECK(together->bandwidth_gbs == Approx(0.012).epsilon(1e-3));
 }
