@@ -244,7 +244,9 @@ Predictor::IterationTotals Predictor::iterate(const workloads::Network& network,
   int workers = ranks;
   // A barrier across nodes waits for the slowest node's work (the step spread the anchors measured).
   const double stragglers =
-      straggler_seconds(compute_seconds, step_spread(calibration_.anchors, network.name), configuration.nodes);
+      configuration.nodes > 1
+          ? straggler_seconds(compute_seconds, step_spread(calibration_.anchors, network.name), configuration.nodes)
+          : 0.0;
   if (configuration.scheme == CommunicationScheme::allreduce) {
     const OverlapResult overlap = simulate_allreduce_overlap(backward_layers, configuration.fusion_bytes,
                                                              configuration.processes_per_node, configuration.nodes,
