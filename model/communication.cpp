@@ -94,8 +94,10 @@ Expected<LinkModel> fit_allreduce_link(const std::vector<records::Measurement>& 
   // 12 GB/s at 4 MiB, 2.4 GB/s from 64 MiB), and each ring step of a large message pays more than
   // a small message's latency (over the emulated cluster's TCP links, 7-16 ms per step at 100 Mb/s
   // against 0.1 ms for 1 kB: the transfer's ramp-up and handshake after each step's wait). So
-  // with two or more messages of gradient size (>= 1 MiB) both come from them, the latency from
-  // all sizes only when those leave it negative or there are fewer.
+  // with two or more messages of gradient size (>= 1 MiB) the bandwidth comes from them, and
+  // across nodes the latency too (within a node, shared memory has no such handshake and the
+  // large messages' intercept is cache effects: its latency comes from all sizes, as it does
+  // when the large messages leave it negative).
   auto solve = [&](std::int64_t smallest) -> std::pair<double, double> {
     std::vector<const records::Measurement*> rows;
     for (const auto* record : usable)
@@ -119,7 +121,7 @@ Expected<LinkModel> fit_allreduce_link(const std::vector<records::Measurement>& 
   const double seconds_per_byte = gradient_sizes.second;
   if (!(seconds_per_byte > 0)) return failure("allreduce records do not grow with message size: cannot fit a bandwidth");
   LinkModel link;
-  const bool latency_of_gradient_sizes = gradient_sizes.first >= 0;
+  const bool latency_of_gradient_sizes = inter_node && large_sizes >= 2 && gradient_sizes.first >= 0;
   link.latency_seconds = std::max(0.0, latency_of_gradient_sizes ? gradient_sizes.first : all_sizes.first);
   link.bandwidth_gbs = 1 / seconds_per_byte / 1e9;
   link.measured = true;

@@ -1,6 +1,7 @@
 // tests/model_stragglers_test.cpp — the scaling terms the emulated cluster settled: the slowest of
 // N nodes (a measured step spread, the expected maximum of N normal draws) in synchronous steps
-// only, and the ring's per-step cost fitted where training communicates (gradient-sized messages).
+// only, and the inter-node ring's per-step cost fitted where training communicates (gradient-sized
+// messages).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -143,6 +144,14 @@ TEST_CASE("the ring's per-step cost is fitted from gradient-sized messages, wher
   // With a 2-node ring the 4-node fit predicts 2 steps of 8 ms on top of the volume.
   const CommunicationLinks links{default_intra_node_link(), *link};
   CHECK(allreduce_seconds(4.2e6, 1, 2, links) == Approx(2 * 8e-3 + 4.2e6 / 12e6).epsilon(1e-3));
+
+  // Within a node the same records keep the latency of all sizes: shared memory has no handshake.
+  std::vector<records::Measurement> within_node = records;
+  for (auto& record : within_node) record.nodes = 1;
+  const auto shared_memory = fit_allreduce_link(within_node, false);
+  REQUIRE(shared_memory);
+  CHECK(shared_memory->latency_seconds < 8e-3);
+  CHECK(shared_memory->source.find("latency from all sizes") != std::string::npos);
 
   // Sweeps over 2, 3 and 4 nodes (as the emulated cluster's benchmark runs them) are fitted
   // together: the per-step cost is told apart from the bandwidth by the ring's step count.
