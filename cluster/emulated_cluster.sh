@@ -31,7 +31,7 @@ while (($#)); do
         --ranks-per-node) ranks_per_node=$2; shift 2 ;;
         --queue-ms) queue_ms=$2; shift 2 ;;
         --) shift; break ;;
-        -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "emulated_cluster: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
