@@ -10,6 +10,7 @@
 
 #include "model/layer_class.hpp"
 #include "model/layer_time.hpp"
+#include "model/stragglers.hpp"
 #include "workloads/costs.hpp"
 
 namespace dnntune::model {
@@ -269,6 +270,11 @@ Predictor::IterationTotals Predictor::iterate(const workloads::Network& network,
       placement.cores_per_process * configuration.processes_per_node >= rates_.cores();
   const double cpu_share = cores_all_busy ? 1.0 / (configuration.threads_per_process + 1) : 0.0;
   int workers = ranks;
+  // A barrier across nodes waits for the slowest node's work (the step spread the anchors measured).
+  const double stragglers =
+      configuration.nodes > 1
+          ? straggler_seconds(compute_seconds, step_spread(calibration_.anchors, network.name), configuration.nodes)
+          : 0.0;
   if (configuration.scheme == CommunicationScheme::allreduce) {
     const OverlapResult overlap = simulate_allreduce_overlap(backward_layers, configuration.fusion_bytes,
                                                              configuration.processes_per_node, configuration.nodes,
@@ -276,7 +282,8 @@ Predictor::IterationTotals Predictor::iterate(const workloads::Network& network,
     terms.communication = overlap.communication;
     terms.exposed_communication = overlap.exposed;
     terms.communication_cpu = overlap.overlapped * cpu_share;
-    totals.iteration_seconds = compute_seconds + terms.exposed_communication + terms.communication_cpu;
+    terms.stragglers = stragglers;
+    totals.iteration_seconds = compute_seconds + terms.exposed_communication + terms.communication_cpu + stragglers;
     totals.images_per_second = ranks * batch / totals.iteration_seconds;
   } else {
     workers = ranks - configuration.parameter_servers;
@@ -285,7 +292,8 @@ Predictor::IterationTotals Predictor::iterate(const workloads::Network& network,
     if (!configuration.asynchronous) {
       // Push after the backward pass, pull before the next forward: nothing overlaps.
       terms.exposed_communication = terms.communication;
-      totals.iteration_seconds = compute_seconds + terms.communication;
+      terms.stragglers = stragglers;
+      totals.iteration_seconds = compute_seconds + terms.communication + stragglers;
       totals.images_per_second = workers * batch / totals.iteration_seconds;
     } else {
       // No barrier: each worker waits only for its own push and pull; the servers' links cap
@@ -338,6 +346,8 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
   prediction.iteration_seconds = totals.iteration_seconds;
   prediction.images_per_second = totals.images_per_second;
   prediction.terms = totals.terms;
+  const bool barrier = configuration.scheme == CommunicationScheme::allreduce || !configuration.asynchronous;
+  if (configuration.nodes > 1 && barrier) prediction.step_spread_source = step_spread(calibration_.anchors, network.name).source;
   prediction.measured_fraction = totals.layer_seconds > 0 ? totals.measured_seconds / totals.layer_seconds : 0;
   const double exact_fraction = totals.layer_seconds > 0 ? totals.exactly_measured_seconds / totals.layer_seconds : 0;
   prediction.anchor = anchor_for(network.name, configuration.batch_per_process,
@@ -379,6 +389,7 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
       {terms.memory_bound, "memory bandwidth (memory-bound layers)"},
       {terms.overhead_bound, "per-layer framework overhead"},
       {terms.exposed_communication + terms.communication_cpu, "communication"},
+      {terms.stragglers, "waiting for the slowest node (stragglers)"},
       {terms.optimizer + terms.gradient_sums, "optimizer and gradient sums (memory traffic)"}};
   const auto* largest = std::max_element(std::begin(candidates), std::end(candidates),
                                          [](const auto& a, const auto& b) { return a.first < b.first; });

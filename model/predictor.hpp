@@ -40,6 +40,7 @@ struct IterationTerms {
   double communication = 0;           // all of it (all-reduce buckets, or PS push + pull)
   double exposed_communication = 0;   // what the backward pass did not hide
   double communication_cpu = 0;       // compute slowed by communication running on the same cores
+  double stragglers = 0;              // a barrier waiting for the slowest node (model/stragglers.hpp)
   // The layer time by its limiting term, to name the bottleneck.
   double compute_bound = 0;
   double memory_bound = 0;
@@ -78,6 +79,7 @@ struct Prediction {
   std::string confidence;
   AnchorUse anchor;
   std::string bottleneck;              // the largest term, in words
+  std::string step_spread_source;      // where the straggler term's spread came from (or why none)
 };
 
 struct ExecutionSetting;  // model/layer_time.hpp

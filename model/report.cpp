@@ -54,7 +54,8 @@ std::string prediction_text(const Prediction& p) {
                                                  {"gradient sums", t.gradient_sums},
                                                  {"optimizer", t.optimizer},
                                                  {"exposed comm", t.exposed_communication},
-                                                 {"comm CPU", t.communication_cpu}};
+                                                 {"comm CPU", t.communication_cpu},
+                                                 {"stragglers", t.stragglers}};
   for (const auto& [name, seconds] : rows)
     if (seconds > 0)
       out << "    " << name << std::string(18 - std::string(name).size(), ' ') << format_seconds(seconds) << "  ("
@@ -63,6 +64,7 @@ std::string prediction_text(const Prediction& p) {
     out << "  communication " << format_seconds(t.communication) << " in all, "
         << percent(t.communication - t.exposed_communication, t.communication) << " hidden behind the backward pass\n";
   if (p.configuration.nodes > 1) out << "  scaling efficiency " << format_fixed(100 * p.scaling_efficiency, 1) << "%\n";
+  if (!p.step_spread_source.empty()) out << "  step spread   " << p.step_spread_source << "\n";
   out << "  bottleneck    " << p.bottleneck << "\n";
   out << "  measured      " << format_fixed(100 * p.measured_fraction, 0) << "% of layer time from this machine's micro-runs\n";
   out << "  anchor        " << anchor_text(p.anchor) << "\n";
@@ -72,7 +74,7 @@ std::string prediction_text(const Prediction& p) {
 nlohmann::json prediction_json(const Prediction& p) {
   const IterationTerms& t = p.terms;
   const TrainingConfiguration& c = p.configuration;
-  return {{"network", p.network},
+  nlohmann::json out = {{"network", p.network},
           {"backend", p.backend},
           {"machine", p.machine},
           {"configuration",
@@ -102,7 +104,8 @@ nlohmann::json prediction_json(const Prediction& p) {
             {"optimizer", t.optimizer},
             {"communication", t.communication},
             {"exposed_communication", t.exposed_communication},
-            {"communication_cpu", t.communication_cpu}}},
+            {"communication_cpu", t.communication_cpu},
+            {"stragglers", t.stragglers}}},
           {"layer_time_by_bound_seconds",
            {{"compute", t.compute_bound}, {"memory", t.memory_bound}, {"overhead", t.overhead_bound}}},
           {"measured_fraction", p.measured_fraction},
@@ -121,6 +124,8 @@ nlohmann::json prediction_json(const Prediction& p) {
                                                     {"text", anchor_text(p.anchor)}}
                                    : nlohmann::json(nullptr)},
           {"bottleneck", p.bottleneck}};
+  if (!p.step_spread_source.empty()) out["step_spread"] = p.step_spread_source;
+  return out;
 }
 
 std::string fit_report_text(const Calibration& calibration) {

@@ -13,6 +13,15 @@ probe_namespace=dntprobe$$
 ip netns add "$probe_namespace" 2>/dev/null || { echo "skipped: ip netns is not permitted here"; exit 77; }
 ip netns del "$probe_namespace"
 
+# Bad input is refused before anything is made: a one-line error and exit 2.
+for bad in "--queue-ms 0" "--queue-ms 5ms" "--nodes 0" "--mbit x"; do
+    status=0
+    # shellcheck disable=SC2086  # the option and its value are two words
+    error=$("$source_dir/cluster/emulated_cluster.sh" $bad -- true 2>&1) || status=$?
+    ((status == 2)) || { echo "FAILED: emulated_cluster.sh $bad exited $status, not 2" >&2; exit 1; }
+    [[ $error == "emulated_cluster: "* && $(wc -l <<<"$error") -eq 1 ]] || { echo "FAILED: emulated_cluster.sh $bad said: $error" >&2; exit 1; }
+done
+
 work=$(mktemp -d /tmp/dnntune-cluster-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 export DNT_TEST_DNNTUNE=$dnntune DNT_TEST_WORK=$work DNT_TEST_NETWORK=$source_dir/tests/fixtures/tiny_network.json
