@@ -401,11 +401,41 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
   // held-out model error of the modelled part, and for a spec machine the transfer itself.
   double log_variance = 0;
   if (with_band && !calibration_.bootstrap_parameters.empty()) {
+    // An anchored prediction is corrected, in each replicate too, by that replicate's own ratio
+    // of the anchor's measured passes to its layer sums there: what the parameters leave
+    // uncertain is then only how the anchor's step carries to this configuration (nothing, for
+    // an exact anchor), not the layer sums the anchor measured.
+    std::optional<std::pair<TrainingConfiguration, Placement>> anchored;
+    if (prediction.anchor.used) {
+      const Anchor& anchor = prediction.anchor.anchor;
+      TrainingConfiguration there;
+      there.batch_per_process = anchor.batch;
+      there.threads_per_process = anchor.threads;
+      there.smt = anchor.smt;
+      there.processes_per_node = anchor.processes;
+      if (auto placed = place(there, rates_)) anchored.emplace(there, *placed);
+    }
     std::vector<double> logs;
     for (const auto& replicate : calibration_.bootstrap_parameters) {
-      const IterationTotals drawn = iterate(network, configuration, *placement, unflatten(replicate));
-      logs.push_back(std::log(drawn.iteration_seconds));
-      if (replicate_images_per_second) replicate_images_per_second->push_back(drawn.images_per_second);
+      const ModelParameters parameters = unflatten(replicate);
+      const IterationTotals drawn = iterate(network, configuration, *placement, parameters);
+      double iteration_seconds = drawn.iteration_seconds;
+      if (anchored) {
+        const Anchor& anchor = prediction.anchor.anchor;
+        const IterationTerms at_anchor =
+            checked ? drawn.terms : iterate(network, anchored->first, anchored->second, parameters).terms;
+        const double backward_there = at_anchor.backward_data + at_anchor.backward_weights;
+        if (at_anchor.forward > 0 && backward_there > 0) {
+          const double backward = drawn.terms.backward_data + drawn.terms.backward_weights;
+          const double recorrected = drawn.terms.forward * anchor.forward_seconds / at_anchor.forward +
+                                     backward * anchor.backward_seconds / backward_there;
+          iteration_seconds = std::max(0.5 * drawn.iteration_seconds,
+                                       drawn.iteration_seconds - (drawn.terms.forward + backward) + recorrected);
+        }
+      }
+      logs.push_back(std::log(iteration_seconds));
+      if (replicate_images_per_second)
+        replicate_images_per_second->push_back(drawn.images_per_second * drawn.iteration_seconds / iteration_seconds);
     }
     double mean = 0;
     for (double value : logs) mean += value;
@@ -414,7 +444,9 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
   }
   const double iteration = totals.iteration_seconds;
   log_variance += totals.measurement_variance / (iteration * iteration);
-  const double modelled_share = (totals.layer_seconds - totals.exactly_measured_seconds) / iteration;
+  // The model's held-out error applies to the layer time no measurement pins down; a real step
+  // of this very configuration pins all of it (its residual and noise are added below).
+  const double modelled_share = checked ? 0 : (totals.layer_seconds - totals.exactly_measured_seconds) / iteration;
   log_variance += std::pow(calibration_.summary.held_out_log_sd * modelled_share, 2);
   if (spec_only_) log_variance += spec_transfer_log_sd * spec_transfer_log_sd;
   if (prediction.anchor.used) {
