@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -22,7 +23,8 @@ namespace {
 
 constexpr std::pair<MeasurementKind, const char*> kind_words[] = {
     {MeasurementKind::layer, "layer"}, {MeasurementKind::network, "network"},
-    {MeasurementKind::communication, "communication"}};
+    {MeasurementKind::communication, "communication"},
+    {MeasurementKind::module, "module"}};
 constexpr std::pair<MeasurementStatus, const char*> status_words[] = {
     {MeasurementStatus::ok, "ok"}, {MeasurementStatus::skipped, "skipped"},
     {MeasurementStatus::unimplemented, "unimplemented"}, {MeasurementStatus::failed, "failed"}};
@@ -36,7 +38,8 @@ std::string measurement_key(const Measurement& m) {
   return to_string(m.kind) + "|" + m.backend + "|" + m.machine_fingerprint + "|" + m.network + "|" +
          m.descriptor + "|" + m.pass + "|mb" + std::to_string(m.batch) + "|bytes" + std::to_string(m.message_bytes) +
          "|t" + std::to_string(m.threads) + (m.smt ? "|smt" : "|nosmt") + "|p" + std::to_string(m.processes) + "|n" +
-         std::to_string(m.nodes) + (m.allocator == "default" ? "" : "|alloc=" + m.allocator);
+         std::to_string(m.nodes) + (m.allocator == "default" ? "" : "|alloc=" + m.allocator) +
+         (m.kind == MeasurementKind::module ? "|module=" + m.module : "");
 }
 
 std::string to_json_line(const Measurement& m) {
@@ -66,6 +69,7 @@ std::string to_json_line(const Measurement& m) {
               {"command", m.command},
               {"timestamp", m.timestamp}};
   if (m.allocator != "default") out["allocator"] = m.allocator;  // absent: the default, as before the member
+  if (m.kind == MeasurementKind::module) out["module"] = m.module;
   return out.dump();
 }
 
@@ -101,6 +105,7 @@ Expected<Measurement> measurement_from_json_line(const std::string& line, const 
     m.command = in.at("command").get<std::string>();
     m.timestamp = in.at("timestamp").get<std::string>();
     if (in.contains("allocator")) m.allocator = in.at("allocator").get<std::string>();
+    if (m.kind == MeasurementKind::module) m.module = in.at("module").get<std::string>();
   } catch (const json::exception& error) {
     return json_conversion_error(error, origin);
   }
@@ -109,6 +114,14 @@ Expected<Measurement> measurement_from_json_line(const std::string& line, const 
   if (m.allocator.empty() || m.allocator.size() > 32 ||
       m.allocator.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos)
     return bad_input(origin + ": allocator must be a name of lower-case letters, digits and '-'");
+  if (m.kind == MeasurementKind::module) {
+    if (m.pass != "forward" && m.pass != "backward")
+      return bad_input(origin + ": a module record's pass must be forward or backward, not '" + m.pass + "'");
+    if (m.module.empty() || m.module.size() > 256 ||
+        std::any_of(m.module.begin(), m.module.end(), [](unsigned char c) { return c < 0x21 || c > 0x7e; }))
+      return bad_input(origin + ": a module record needs a module name of 1 to 256 printable characters without spaces");
+    if (m.network.empty()) return bad_input(origin + ": a module record needs the network it was timed in");
+  }
   if (m.threads < 1 || m.processes < 1 || m.nodes < 1)
     return bad_input(origin + ": threads, processes and nodes must be at least 1");
   return m;
