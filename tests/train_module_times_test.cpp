@@ -4,6 +4,7 @@
 // Bounds on sums only, never absolute timings.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -44,6 +45,13 @@ TEST_CASE("the layers timed inside the step sum to the step's forward and backwa
   const auto file = dnntune::records::read_measurements(records);
   REQUIRE(file);
   int forwards = 0, backwards = 0;
+  std::map<std::string, double> network_passes;
+  for (const auto& record : file->records)
+    if (record.kind == dnntune::records::MeasurementKind::network) network_passes[record.pass] = record.median_seconds;
+  REQUIRE(network_passes.count("forward_modules"));
+  REQUIRE(network_passes.count("backward_modules"));
+  CHECK(network_passes["forward_modules"] <= network_passes["forward"]);
+  CHECK(network_passes["backward_modules"] <= network_passes["backward"]);
   for (const auto& record : file->records) {
     if (record.kind != dnntune::records::MeasurementKind::module) continue;
     CHECK(record.network == "tiny_residual");
@@ -61,4 +69,49 @@ TEST_CASE("module times on a GPU are refused with one line") {
                                 "--device", "cuda", "--module-times"});
   CHECK(run.exit_code == 2);
   CHECK(run.err.find("--module-times") != std::string::npos);
+}
+
+TEST_CASE("calibrate --report --modules sets the micro-runs against the layers inside the step") {
+  const std::string directory = dnntune::test::make_temporary_directory();
+  const std::string tiny = dnntune::test::source_path("tests/fixtures/tiny_network.json");
+  // Without anchors, or with anchors that timed no modules: one clear line, exit 2.
+  const auto empty = run_dnntune({"calibrate", "--report", directory, "--modules"});
+  CHECK(empty.exit_code == 2);
+  CHECK(empty.err.find("network.jsonl") != std::string::npos);
+  REQUIRE(run_dnntune({"train", "--model", tiny, "--batch", "8", "--iters", "2", "--warmup", "1", "--threads", "1",
+                       "--record", directory + "/network.jsonl"})
+              .exit_code == 0);
+  const auto no_modules = run_dnntune({"calibrate", "--report", directory, "--modules"});
+  CHECK(no_modules.exit_code == 2);
+  CHECK(no_modules.err.find("--module-times") != std::string::npos);
+
+  const auto calibrated = run_dnntune({"calibrate", "--model", tiny, "--backend", "torch", "--batch", "8", "--threads",
+                                       "1", "--processes", "1", "--no-smt", "-o", directory});
+  INFO(calibrated.err);
+  REQUIRE(calibrated.exit_code == 0);
+  REQUIRE(run_dnntune({"train", "--model", tiny, "--batch", "8", "--iters", "3", "--warmup", "1", "--threads", "1",
+                       "--module-times", "--record", directory + "/network.jsonl"})
+              .exit_code == 0);
+  const auto run = run_dnntune({"calibrate", "--report", directory, "--modules", "--json"});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const json report = json::parse(run.out);
+  CHECK(report["schema"] == "dnntune.module-report");
+  REQUIRE(report["passes"].size() == 2);
+  for (const json& row : report["passes"]) {
+    INFO(row.dump());
+    CHECK(row["network"] == "tiny_residual");
+    CHECK(row["batch"] == 8);
+    CHECK(row["missing_passes"] == 0);  // the calibration measured every layer pass the network runs
+    CHECK(row["measured_passes"].get<int>() > 0);
+    CHECK(row["isolated_seconds"].get<double>() > 0);
+    CHECK(row["in_network_seconds"].get<double>() > 0);
+    CHECK(row["in_network_seconds"].get<double>() <= row["step_seconds"].get<double>());
+    CHECK(row["isolated_over_step"].get<double>() ==
+          Approx(row["isolated_seconds"].get<double>() / row["step_seconds"].get<double>()));
+  }
+  CHECK_FALSE(report["worst_modules"].empty());
+  const auto text = run_dnntune({"calibrate", "--report", directory, "--modules"});
+  CHECK(text.exit_code == 0);
+  CHECK(text.out.find("tiny_residual") != std::string::npos);
 }

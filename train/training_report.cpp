@@ -211,8 +211,22 @@ std::vector<records::Measurement> training_measurements(const TrainingReport& re
     record.timestamp = timestamp;
     records.push_back(std::move(record));
   }
-  // --module-times: one record per layer and pass it ran (kind module), the same setting.
+  // --module-times: per step the sum over the layers of each pass (kind network, passes
+  // "forward_modules" and "backward_modules": the pass less its untimed glue, from the same steps)...
   const records::Measurement setting = records.empty() ? records::Measurement{} : records.front();
+  if (!report.modules.empty())
+    for (const auto& [pass, timing] : {std::pair{"forward_modules", &report.modules_forward},
+                                       std::pair{"backward_modules", &report.modules_backward}}) {
+      records::Measurement record = setting;
+      record.pass = pass;
+      record.median_seconds = timing->median_seconds;
+      record.coefficient_of_variation = timing->coefficient_of_variation;
+      record.min_seconds = timing->min_seconds;
+      record.max_seconds = timing->max_seconds;
+      record.repetitions = timing->repetitions;
+      if (record.median_seconds > 0) records.push_back(std::move(record));
+    }
+  // ...and one record per layer and pass it ran (kind module), the same setting.
   for (const ModuleTime& module : report.modules)
     for (const auto& [pass, timing] : {std::pair{"forward", &module.forward}, std::pair{"backward", &module.backward}}) {
       if (timing->repetitions == 0 || !(timing->median_seconds > 0)) continue;
