@@ -34,6 +34,12 @@ constexpr std::pair<MeasurementStatus, const char*> status_words[] = {
 std::string to_string(MeasurementKind kind) { return enum_word(kind, kind_words); }
 std::string to_string(MeasurementStatus status) { return enum_word(status, status_words); }
 
+bool is_module_name(const std::string& name) {
+  // As a network file's layer names (workloads/network_json.cpp): anything but control characters.
+  return !name.empty() && name.size() <= max_module_name_bytes &&
+         std::none_of(name.begin(), name.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+}
+
 std::string measurement_key(const Measurement& m) {
   return to_string(m.kind) + "|" + m.backend + "|" + m.machine_fingerprint + "|" + m.network + "|" +
          m.descriptor + "|" + m.pass + "|mb" + std::to_string(m.batch) + "|bytes" + std::to_string(m.message_bytes) +
@@ -117,9 +123,9 @@ Expected<Measurement> measurement_from_json_line(const std::string& line, const 
   if (m.kind == MeasurementKind::module) {
     if (m.pass != "forward" && m.pass != "backward")
       return bad_input(origin + ": a module record's pass must be forward or backward, not '" + m.pass + "'");
-    if (m.module.empty() || m.module.size() > 256 ||
-        std::any_of(m.module.begin(), m.module.end(), [](unsigned char c) { return c < 0x21 || c > 0x7e; }))
-      return bad_input(origin + ": a module record needs a module name of 1 to 256 printable characters without spaces");
+    if (!is_module_name(m.module))
+      return bad_input(origin + ": a module record needs a module name of 1 to " + std::to_string(max_module_name_bytes) +
+                       " bytes without control characters");
     if (m.network.empty()) return bad_input(origin + ": a module record needs the network it was timed in");
   }
   if (m.threads < 1 || m.processes < 1 || m.nodes < 1)

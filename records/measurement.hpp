@@ -74,6 +74,11 @@ struct Measurement {
   std::string timestamp;   // UTC, ISO 8601
 };
 
+// What a kind module record's `module` may be: 1 to max_module_name_bytes bytes, no control
+// characters (a layer name of a network file; spaces and UTF-8 are fine).
+constexpr std::size_t max_module_name_bytes = 4096;
+bool is_module_name(const std::string& name);
+
 std::string to_string(MeasurementKind kind);
 std::string to_string(MeasurementStatus status);
 

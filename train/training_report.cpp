@@ -229,7 +229,8 @@ std::vector<records::Measurement> training_measurements(const TrainingReport& re
   // ...and one record per layer and pass it ran (kind module), the same setting.
   for (const ModuleTime& module : report.modules)
     for (const auto& [pass, timing] : {std::pair{"forward", &module.forward}, std::pair{"backward", &module.backward}}) {
-      if (timing->repetitions == 0 || !(timing->median_seconds > 0)) continue;
+      // (A layer name too long for a record is left out rather than written unreadable.)
+      if (timing->repetitions == 0 || !(timing->median_seconds > 0) || !records::is_module_name(module.name)) continue;
       records::Measurement record = setting;
       record.kind = records::MeasurementKind::module;
       record.module = module.name;
