@@ -188,7 +188,7 @@ TEST_CASE("an exact anchor keeps its whole-network correction over the class rat
   CHECK(carried->context_corrected_share > 0);
 }
 
-TEST_CASE("a calibration without module records has no ratios; the file member round-trips and is checked") {
+TEST_CASE("a calibration without module records has no ratios, and the file member round-trips and is checked") {
   const auto network = workloads::build_network("resnet18");
   REQUIRE(network);
   Calibration calibration = every_layer_measured(*network);
