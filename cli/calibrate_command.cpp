@@ -14,6 +14,7 @@
 #include "cli/slurm_calibration.hpp"
 #include "common/self_executable.hpp"
 #include "calibrate/calibration_report.hpp"
+#include "calibrate/module_report.hpp"
 #include "calibrate/runner.hpp"
 #include "calibrate/worker.hpp"
 
@@ -26,6 +27,7 @@ struct CalibrateOptions {
   bool dry_run = false;
   std::string report_directory;
   bool json = false;
+  bool modules = false;  // --modules: with --report, the micro-runs against the layers inside the step
   CLI::Option* output = nullptr;  // -o: with --report, the file the summary goes to
   bool worker = false;
   bool keep_loading = false;
@@ -59,6 +61,12 @@ void run_slurm_modes(CalibrateOptions& options) {
 }
 
 void run_report(const CalibrateOptions& options) {
+  if (options.modules) {
+    const auto report = value_or_fail(calibrate::make_module_report(options.report_directory));
+    write_output(options.json ? calibrate::module_report_json_text(report) : calibrate::module_report_text(report),
+                 options.output->count() > 0 ? options.request.directory : "");
+    return;
+  }
   const auto report = value_or_fail(calibrate::make_calibration_report(options.report_directory));
   write_output(options.json ? calibrate::report_json_text(report) : calibrate::report_text(report),
                options.output->count() > 0 ? options.request.directory : "");
@@ -199,6 +207,10 @@ void add_calibrate_command(CLI::App& root) {
                                      "thread scaling, contention, sum of layers against whole networks")
                      ->option_text("DIR");
   command->add_flag("--json", options.json, "With --report: JSON instead of text")->needs(report);
+  command->add_flag("--modules", options.modules,
+                    "With --report: per anchor run and pass, the sum of the isolated micro-runs, the sum of the "
+                    "layers timed inside the real step, the step, their ratios, and the modules that disagree most")
+      ->needs(report);
   auto* slurm = command->add_flag("--slurm", options.slurm,
                                   "Calibrate a compute node of --partition through SLURM: one exclusive node probes, "
                                   "measures and fits (and two nodes sweep all-reduce when the partition has them); "

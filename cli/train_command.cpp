@@ -55,6 +55,7 @@ std::vector<std::string> train_arguments(const TrainCommandOptions& options, int
   if (train.asynchronous) arguments.push_back("--async");
   if (train.device != defaults.device) add("--device", train.device);
   if (train.seed != defaults.seed) add("--seed", std::to_string(train.seed));
+  if (train.module_times) arguments.push_back("--module-times");
   if (!options.record_path.empty()) add("--record", options.record_path);
   if (options.output.json) arguments.push_back("--json");
   if (!options.output.path.empty()) add("--output", options.output.path);
@@ -197,6 +198,9 @@ void add_train_command(CLI::App& root) {
       ->capture_default_str();
   command->add_option("--seed", options.train.seed, "Seed of the weights and of each rank's synthetic batch")
       ->capture_default_str();
+  command->add_flag("--module-times", options.train.module_times,
+                    "Also time each layer inside the step (forward, and backward through gradient hooks; CPU only); "
+                    "--record appends them as kind module records");
   command->add_option("--record", options.record_path,
                       "Append the timings as measurement records (kind network) to this JSON Lines file")
       ->option_text("FILE");

@@ -8,6 +8,7 @@
 
 #include "common/json_file.hpp"
 #include "common/parse_number.hpp"
+#include "workloads/kernel_class.hpp"
 
 namespace dnntune::model {
 
@@ -197,6 +198,13 @@ std::string to_json_text(const Calibration& calibration) {
                        {"layers_forward_seconds", anchor.layers_forward_seconds},
                        {"layers_backward_seconds", anchor.layers_backward_seconds}});
   out["anchors"] = anchors;
+  if (!calibration.context_ratios.empty()) {
+    json context = json::array();
+    for (const ContextRatio& ratio : calibration.context_ratios)
+      context.push_back({{"class", ratio.layer_class}, {"pass", ratio.pass}, {"ratio", ratio.ratio},
+                         {"log_sd", ratio.log_sd}, {"modules", ratio.modules}, {"runs", ratio.runs}});
+    out["context_ratios"] = context;
+  }
   if (calibration.allocation) out["allocation"] = allocation_to_json(*calibration.allocation);
   const FitSummary& summary = calibration.summary;
   json estimates = json::array();
@@ -248,6 +256,17 @@ Expected<Calibration> calibration_from_json_text(const std::string& text, const 
              item.at("forward_seconds").get<double>(), item.at("backward_seconds").get<double>(),
              item.at("iteration_seconds").get<double>(), item.at("iteration_coefficient_of_variation").get<double>(),
              item.at("layers_forward_seconds").get<double>(), item.at("layers_backward_seconds").get<double>()});
+    if (in.contains("context_ratios"))  // absent without module times: no context correction
+      for (const auto& item : in.at("context_ratios")) {
+        ContextRatio ratio{item.at("class").get<std::string>(), item.at("pass").get<std::string>(),
+                           item.at("ratio").get<double>(), item.at("log_sd").get<double>(),
+                           item.at("modules").get<int>(), item.at("runs").get<int>()};
+        if (!workloads::kernel_class_named(ratio.layer_class) || (ratio.pass != "forward" && ratio.pass != "backward") ||
+            !std::isfinite(ratio.ratio) || !(ratio.ratio > 0) || !std::isfinite(ratio.log_sd) || ratio.log_sd < 0)
+          return bad_input(origin + ": context_ratios: a ratio needs a known class, pass forward or backward, "
+                           "a finite ratio above 0 and a finite log_sd of at least 0");
+        calibration.context_ratios.push_back(std::move(ratio));
+      }
     if (in.contains("allocation")) {  // optional: absent, the prior (model/allocation.hpp)
       auto allocation = allocation_from_json(in.at("allocation"), origin);
       if (!allocation) return allocation.error();

@@ -98,6 +98,17 @@ struct Anchor {
   double backward_ratio() const { return layers_backward_seconds > 0 ? backward_seconds / layers_backward_seconds : 1; }
 };
 
+// What a layer class's passes take inside a real training step against what the calibration
+// gives them in isolation (model/context_correction.hpp), from the anchors' module times.
+struct ContextRatio {
+  std::string layer_class;  // a kernel class name (workloads/kernel_class.hpp)
+  std::string pass;         // "forward" or "backward" (backward-data and backward-weights together)
+  double ratio = 1;         // in-network / isolated: the geometric mean over the anchors' runs
+  double log_sd = 0;        // the spread of those runs' log ratios: the band's widening
+  int modules = 0;          // module passes behind it
+  int runs = 0;             // anchor runs (network, batch, setting) behind it
+};
+
 struct Calibration {
   records::MachineProfile machine;
   std::string backend;          // "torch", "onednn"
@@ -112,6 +123,8 @@ struct Calibration {
   std::set<std::string> fused_passes;
   CommunicationLinks links;     // inter_node.measured == false: a fabric preset is used instead
   std::vector<Anchor> anchors;  // absent in calibrations written before anchors: none
+  // Absent when no anchor timed its modules (older calibrations): no context correction.
+  std::vector<ContextRatio> context_ratios;
   // The allocator term fitted from anchors under each allocator variant (model/allocation.hpp);
   // absent when none was anchored next to glibc-tuned: the prior then applies.
   std::optional<AllocationModel> allocation;

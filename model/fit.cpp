@@ -14,6 +14,7 @@
 #include <nlopt.hpp>
 
 #include "model/anchors.hpp"
+#include "model/context_correction.hpp"
 #include "model/machine_rates.hpp"
 #include "workloads/costs.hpp"
 
@@ -311,6 +312,7 @@ Expected<Calibration> fit_calibration(const std::vector<records::Measurement>& r
       inter ? *inter : LinkModel{0, 0, false, "no inter-node records: the --network preset is used"};
 
   calibration.anchors = fit_anchors(records, calibration);
+  calibration.context_ratios = fit_context_ratios(records, calibration);
   calibration.allocation = fit_allocation_from_records(records, calibration.machine, calibration.backend);
 
   summary.samples = static_cast<int>(samples->size());

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "model/context_correction.hpp"
 #include "model/layer_class.hpp"
 #include "model/layer_time.hpp"
 #include "model/stragglers.hpp"
@@ -23,6 +24,8 @@ struct Predictor::IterationTotals {
   double exactly_measured_seconds = 0;
   double measured_seconds = 0;              // exactly or scaled from another setting
   double measurement_variance = 0;          // seconds^2: noise of the medians used
+  double context_corrected_seconds = 0;     // layer passes under a class's context ratio
+  double context_spread_seconds = 0;        // their seconds x the ratio's log spread
 };
 
 // What one process computes in an iteration: every term but communication. It depends only on
@@ -105,6 +108,7 @@ Expected<Predictor> Predictor::from_spec(const records::MachineProfile& machine,
   predictor.calibration_ = reference;
   predictor.calibration_.machine = machine;
   predictor.calibration_.measured_layers.clear();  // another machine's kernels, not this one's
+  predictor.calibration_.context_ratios.clear();   // and its training steps' conditions
   predictor.calibration_.links.intra_node = default_intra_node_link();
   predictor.rates_ = *rates;
   predictor.spec_only_ = true;
@@ -176,7 +180,13 @@ Predictor::ComputePart Predictor::compute_part(const workloads::Network& network
       const LayerWork work{layer_class, pass_index(pass), static_cast<double>(pass_cost.flops),
                            static_cast<double>(pass_cost.bytes)};
       const LayerTime modelled = layer_time(work, setting, parameters, rates_);
-      const double correction = pass == workloads::Pass::forward ? anchor.forward_ratio : anchor.backward_ratio;
+      // Without an exact anchor of its own, a class's in-network ratio where the anchors timed
+      // their modules (model/context_correction.hpp); else the network's whole-pass ratio.
+      const ContextRatio* context =
+          anchor.exact ? nullptr : find_context_ratio(calibration_.context_ratios, layer_class, pass);
+      const double correction = context                                ? context->ratio
+                                : pass == workloads::Pass::forward ? anchor.forward_ratio
+                                                                   : anchor.backward_ratio;
       double seconds = modelled.total_seconds;
       const auto found = calibration_.measured_layers.find(measured_layer_key(layer.descriptor, work.pass, batch));
       if (found != calibration_.measured_layers.end()) {
@@ -205,6 +215,10 @@ Predictor::ComputePart Predictor::compute_part(const workloads::Network& network
         seconds *= correction;
       }
       totals.layer_seconds += seconds;
+      if (context) {
+        totals.context_corrected_seconds += seconds;
+        totals.context_spread_seconds += seconds * context->log_sd;
+      }
       (pass == workloads::Pass::forward ? terms.forward
        : pass == workloads::Pass::backward_data ? terms.backward_data
                                                 : terms.backward_weights) += seconds;
@@ -457,7 +471,7 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
       const double residual = std::log(iteration / anchor.iteration_seconds);
       const double noise = 1.2533 * anchor.iteration_coefficient_of_variation / std::sqrt(std::max(1, anchor.steps));
       log_variance += residual * residual + noise * noise;
-    } else {
+    } else if (totals.context_corrected_seconds == 0) {
       // A correction carried from another batch or setting may be off by as much as it corrects.
       const double corrected = totals.terms.forward + totals.terms.backward_data + totals.terms.backward_weights;
       const double uncorrected = totals.terms.forward / prediction.anchor.forward_ratio +
@@ -467,6 +481,13 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
       const double disagreement = prediction.anchor.disagreement * corrected / iteration;
       log_variance += carried * carried + disagreement * disagreement;
     }
+  }
+  // The class ratios carried here are as uncertain as they spread over the anchors' runs (taken
+  // as one error across classes: they share the step's conditions).
+  if (totals.context_corrected_seconds > 0) {
+    const double spread = totals.context_spread_seconds / iteration;
+    log_variance += spread * spread;
+    prediction.context_corrected_share = totals.context_corrected_seconds / iteration;
   }
   const double half_width = 1.645 * std::sqrt(log_variance);
   prediction.images_per_second_low = prediction.images_per_second * std::exp(-half_width);

@@ -78,6 +78,9 @@ struct Prediction {
   // "partly measured", "modelled", "spec"
   std::string confidence;
   AnchorUse anchor;
+  // The share of the iteration under a layer class's in-network ratio (context_correction.hpp):
+  // 0 with an exact anchor, or without module times in the calibration.
+  double context_corrected_share = 0;
   std::string bottleneck;              // the largest term, in words
   std::string step_spread_source;      // where the straggler term's spread came from (or why none)
 };

@@ -68,6 +68,10 @@ std::string prediction_text(const Prediction& p) {
   out << "  bottleneck    " << p.bottleneck << "\n";
   out << "  measured      " << format_fixed(100 * p.measured_fraction, 0) << "% of layer time from this machine's micro-runs\n";
   out << "  anchor        " << anchor_text(p.anchor) << "\n";
+  if (p.context_corrected_share > 0)
+    out << "  context       " << format_fixed(100 * p.context_corrected_share, 0)
+        << "% of the iteration corrected by layer-class ratios from the anchors' in-network module times"
+        << (p.anchor.used ? " (instead of the anchor's ratio)" : "") << ", the band widened by their spread\n";
   return out.str();
 }
 
@@ -123,6 +127,7 @@ nlohmann::json prediction_json(const Prediction& p) {
                                                     {"backward_ratio", p.anchor.backward_ratio},
                                                     {"text", anchor_text(p.anchor)}}
                                    : nlohmann::json(nullptr)},
+          {"context_corrected_share", p.context_corrected_share},
           {"bottleneck", p.bottleneck}};
   if (!p.step_spread_source.empty()) out["step_spread"] = p.step_spread_source;
   return out;

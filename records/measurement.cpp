@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -22,7 +23,8 @@ namespace {
 
 constexpr std::pair<MeasurementKind, const char*> kind_words[] = {
     {MeasurementKind::layer, "layer"}, {MeasurementKind::network, "network"},
-    {MeasurementKind::communication, "communication"}};
+    {MeasurementKind::communication, "communication"},
+    {MeasurementKind::module, "module"}};
 constexpr std::pair<MeasurementStatus, const char*> status_words[] = {
     {MeasurementStatus::ok, "ok"}, {MeasurementStatus::skipped, "skipped"},
     {MeasurementStatus::unimplemented, "unimplemented"}, {MeasurementStatus::failed, "failed"}};
@@ -32,11 +34,18 @@ constexpr std::pair<MeasurementStatus, const char*> status_words[] = {
 std::string to_string(MeasurementKind kind) { return enum_word(kind, kind_words); }
 std::string to_string(MeasurementStatus status) { return enum_word(status, status_words); }
 
+bool is_module_name(const std::string& name) {
+  // As a network file's layer names (workloads/network_json.cpp): anything but control characters.
+  return !name.empty() && name.size() <= max_module_name_bytes &&
+         std::none_of(name.begin(), name.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+}
+
 std::string measurement_key(const Measurement& m) {
   return to_string(m.kind) + "|" + m.backend + "|" + m.machine_fingerprint + "|" + m.network + "|" +
          m.descriptor + "|" + m.pass + "|mb" + std::to_string(m.batch) + "|bytes" + std::to_string(m.message_bytes) +
          "|t" + std::to_string(m.threads) + (m.smt ? "|smt" : "|nosmt") + "|p" + std::to_string(m.processes) + "|n" +
-         std::to_string(m.nodes) + (m.allocator == "default" ? "" : "|alloc=" + m.allocator);
+         std::to_string(m.nodes) + (m.allocator == "default" ? "" : "|alloc=" + m.allocator) +
+         (m.kind == MeasurementKind::module ? "|module=" + m.module : "");
 }
 
 std::string to_json_line(const Measurement& m) {
@@ -66,6 +75,7 @@ std::string to_json_line(const Measurement& m) {
               {"command", m.command},
               {"timestamp", m.timestamp}};
   if (m.allocator != "default") out["allocator"] = m.allocator;  // absent: the default, as before the member
+  if (m.kind == MeasurementKind::module) out["module"] = m.module;
   return out.dump();
 }
 
@@ -101,6 +111,7 @@ Expected<Measurement> measurement_from_json_line(const std::string& line, const 
     m.command = in.at("command").get<std::string>();
     m.timestamp = in.at("timestamp").get<std::string>();
     if (in.contains("allocator")) m.allocator = in.at("allocator").get<std::string>();
+    if (m.kind == MeasurementKind::module) m.module = in.at("module").get<std::string>();
   } catch (const json::exception& error) {
     return json_conversion_error(error, origin);
   }
@@ -109,6 +120,14 @@ Expected<Measurement> measurement_from_json_line(const std::string& line, const 
   if (m.allocator.empty() || m.allocator.size() > 32 ||
       m.allocator.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos)
     return bad_input(origin + ": allocator must be a name of lower-case letters, digits and '-'");
+  if (m.kind == MeasurementKind::module) {
+    if (m.pass != "forward" && m.pass != "backward")
+      return bad_input(origin + ": a module record's pass must be forward or backward, not '" + m.pass + "'");
+    if (!is_module_name(m.module))
+      return bad_input(origin + ": a module record needs a module name of 1 to " + std::to_string(max_module_name_bytes) +
+                       " bytes without control characters");
+    if (m.network.empty()) return bad_input(origin + ": a module record needs the network it was timed in");
+  }
   if (m.threads < 1 || m.processes < 1 || m.nodes < 1)
     return bad_input(origin + ": threads, processes and nodes must be at least 1");
   return m;

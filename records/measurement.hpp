@@ -26,6 +26,11 @@ enum class MeasurementKind {
   layer,          // one pass of one layer (descriptor + pass)
   network,        // one whole training iteration, or a part of it (pass = "forward", "backward", ...)
   communication,  // an MPI collective or point-to-point exchange of message_bytes
+  // One layer's pass timed inside a real training step (`dnntune train --module-times`): pass
+  // "forward" or "backward" (backward-data and backward-weights together, as autograd runs them),
+  // `module` names the layer in the network. A kind of its own, so that the readers of micro-runs
+  // (kind layer) never take an in-network time for an isolated one.
+  module,
 };
 
 // benchdnn's result statuses: ok (timed), skipped (not attempted, e.g. over the budget),
@@ -42,6 +47,7 @@ struct Measurement {
   std::string network;     // network records; also the network a layer was taken from ("" if none)
   std::string descriptor;  // layer: the canonical descriptor; communication: the operation ("allreduce", "sendrecv")
   std::string pass;        // layer: "forward", "backward_data", "backward_weights"; network: "iteration", ...
+  std::string module;      // kind module: the layer's name in the network ("layer1.0.conv1"); written only then
   std::int64_t batch = 0;  // per process
   std::int64_t message_bytes = 0;  // communication
 
@@ -67,6 +73,11 @@ struct Measurement {
   std::string command;     // a dnntune command line that reproduces this record
   std::string timestamp;   // UTC, ISO 8601
 };
+
+// What a kind module record's `module` may be: 1 to max_module_name_bytes bytes, no control
+// characters (a layer name of a network file; spaces and UTF-8 are fine).
+constexpr std::size_t max_module_name_bytes = 4096;
+bool is_module_name(const std::string& name);
 
 std::string to_string(MeasurementKind kind);
 std::string to_string(MeasurementStatus status);

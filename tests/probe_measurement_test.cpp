@@ -94,3 +94,45 @@ TEST_CASE("bad records are errors naming file and line") {
   CHECK_FALSE(records::measurement_from_json_line(records::to_json_line(bad), "f"));
   CHECK_FALSE(records::read_measurements("/nonexistent/records.jsonl"));
 }
+
+TEST_CASE("module records (layers timed inside a training step) round-trip, and bad ones are refused") {
+  auto module = sample_layer_record();
+  module.kind = records::MeasurementKind::module;
+  module.pass = "forward";
+  module.module = "layer1.0.conv1";
+  const auto back = records::measurement_from_json_line(records::to_json_line(module), "m");
+  REQUIRE(back);
+  CHECK(back->kind == records::MeasurementKind::module);
+  CHECK(back->module == "layer1.0.conv1");
+  CHECK(records::to_json_line(*back) == records::to_json_line(module));
+  // Two layers of one descriptor are two measurements; a micro-run of it is a third.
+  auto other = module;
+  other.module = "layer1.1.conv1";
+  CHECK(records::measurement_key(other) != records::measurement_key(module));
+  CHECK(records::measurement_key(sample_layer_record()) != records::measurement_key(module));
+  // Layer records carry no module member, so files written before it read as before.
+  CHECK(records::to_json_line(sample_layer_record()).find("\"module\"") == std::string::npos);
+
+  const auto refused = [](const std::string& line) { return !records::measurement_from_json_line(line, "m"); };
+  const std::string good = records::to_json_line(module);
+  const auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string line = good;
+    line.replace(line.find(from), from.size(), to);
+    return line;
+  };
+  CHECK(refused(replaced("\"module\":\"layer1.0.conv1\"", "\"module\":\"\"")));
+  CHECK(refused(replaced("\"module\":\"layer1.0.conv1\"", "\"module\":\"tab\\there\"")));
+  CHECK(refused(replaced("\"module\":\"layer1.0.conv1\"", "\"module\":\"a\\nb\"")));
+  CHECK(refused(replaced("\"module\":\"layer1.0.conv1\"", "\"module\":7")));
+  CHECK(refused(replaced("\"module\":\"layer1.0.conv1\"", "\"module\":\"" + std::string(5000, 'x') + "\"")));
+  CHECK(refused(replaced(",\"module\":\"layer1.0.conv1\"", "")));
+  CHECK(refused(replaced("\"pass\":\"forward\"", "\"pass\":\"backward_data\"")));
+  CHECK(refused(replaced("\"network\":\"resnet50\"", "\"network\":\"\"")));
+  CHECK(refused(replaced("\"kind\":\"module\"", "\"kind\":\"modules\"")));
+  CHECK(refused(replaced("\"median_seconds\":0.0125", "\"median_seconds\":-1")));
+  // Every cut of a good line is refused, never a crash (a truncated last line of a file).
+  for (std::size_t length = 0; length < good.size(); ++length) CHECK(refused(good.substr(0, length)));
+  CHECK_FALSE(refused(replaced("\"pass\":\"forward\"", "\"pass\":\"backward\"")));
+  // A network file's layer names may hold spaces and UTF-8: what the trainer writes reads back.
+  CHECK_FALSE(refused(replaced("\"module\":\"layer1.0.conv1\"", "\"module\":\"my block/conv 1 \u00e9\"")));
+}

@@ -20,6 +20,9 @@ Expected<void> run_anchor(const AnchorRequest& request) {
                            "--iters", std::to_string(request.iterations),
                            "--warmup", std::to_string(request.warmup),
                            "--record", request.directory + "/" + anchor_records_file,
+                           // Each layer's time inside the step: the fit's context correction
+                           // (model/context_correction.hpp) and `calibrate --report --modules`.
+                           "--module-times",
                            "--json", "--output", "/dev/null"});
   if (request.allocator != "default") argv.insert(argv.end(), {"--allocator", request.allocator});
   auto code = run_and_wait(argv);

@@ -3,8 +3,9 @@
 // process of its own, so it gets the binding and the malloc state a real job gets), so the fit
 // can check the sum of the layer micro-runs against a real step of the same network, batch and
 // setting. The records are kind network with passes iteration, forward, backward,
-// exposed_communication and optimizer (training_report.hpp); cli/measurement_inputs.cpp reads
-// DIR/network.jsonl.
+// exposed_communication and optimizer (training_report.hpp), and kind module: each layer's
+// forward and backward inside the step (train/module_timer.hpp); pipeline/measurement_inputs.cpp
+// reads DIR/network.jsonl.
 #pragma once
 
 #include <cstdint>

@@ -6,6 +6,9 @@
 
 #include <sstream>
 
+#include "probe/timing.hpp"
+#include "train/module_timer.hpp"
+
 namespace dnntune::train {
 
 using workloads::LayerKind;
@@ -102,6 +105,7 @@ struct TorchNetwork::Graph {
   std::vector<int> last_reader;       // by layer: the last layer reading its output, -1 if none
   std::vector<bool> in_place;         // by layer: it may overwrite its first input
   std::vector<int> loss_layers;
+  ModuleTimer* timer = nullptr;
 };
 
 TorchNetwork::TorchNetwork(std::unique_ptr<Graph> graph) : graph_(std::move(graph)) {}
@@ -160,6 +164,7 @@ at::Tensor TorchNetwork::forward(const at::Tensor& images, const at::Tensor& lab
       return outputs[static_cast<std::size_t>(layer.inputs[k])];
     };
     torch::Tensor output;
+    const double started = graph_->timer ? probe::now_seconds() : 0;
     switch (spec.kind) {
       case LayerKind::input:
         output = images;
@@ -211,6 +216,10 @@ at::Tensor TorchNetwork::forward(const at::Tensor& images, const at::Tensor& lab
         loss = loss.defined() ? loss + output : output;
         break;
     }
+    if (graph_->timer && spec.kind != LayerKind::input) {
+      graph_->timer->forward_done(id, probe::now_seconds() - started);
+      graph_->timer->watch_backward(id, output);
+    }
     outputs[id] = std::move(output);
     // Drop tensors no later layer reads (autograd keeps what backward needs).
     for (const int producer : layer.inputs)
@@ -219,6 +228,8 @@ at::Tensor TorchNetwork::forward(const at::Tensor& images, const at::Tensor& lab
   }
   return loss;
 }
+
+void TorchNetwork::set_module_timer(ModuleTimer* timer) { graph_->timer = timer; }
 
 std::vector<at::Tensor> TorchNetwork::parameters() const {
   std::vector<at::Tensor> result;

@@ -28,6 +28,8 @@ class Module;
 
 namespace dnntune::train {
 
+class ModuleTimer;  // train/module_timer.hpp
+
 class TorchNetwork {
  public:
   // Builds the modules of every layer that has parameters, on the CPU (move with
@@ -43,6 +45,10 @@ class TorchNetwork {
   // class indices (int64) on the same device. The sum of the network's loss layers (Inception-v3
   // has two), each the mean over the batch, as torch.nn.CrossEntropyLoss.
   at::Tensor forward(const at::Tensor& images, const at::Tensor& labels);
+
+  // Times each layer's op in forward() and hooks its output's gradient (module_timer.hpp) while
+  // `timer` is set; null (the default) times nothing. The timer outlives the steps it times.
+  void set_module_timer(ModuleTimer* timer);
 
   // The learnable parameters, in the order of the layers that own them (the forward order).
   std::vector<at::Tensor> parameters() const;

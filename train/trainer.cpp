@@ -21,6 +21,7 @@
 #include "train/comm/mpi_session.hpp"
 #include "probe/topology.hpp"
 #include "train/gradient_allreduce.hpp"
+#include "train/module_timer.hpp"
 #include "train/parameter_server.hpp"
 #include "train/torch_network.hpp"
 #include "workloads/zoo.hpp"
@@ -119,6 +120,7 @@ void unflatten_into(std::vector<torch::Tensor>& tensors, const float* flat) {
 
 struct StepSamples {
   std::vector<double> iteration, forward, backward, exposed_communication, optimizer, communication, losses;
+  std::optional<ModuleTimer> modules;  // --module-times
 };
 
 // Trains this rank for warmup + iterations steps. `allreduce` is null for one process and for
@@ -151,14 +153,20 @@ StepSamples run_steps(const TrainOptions& options, TorchNetwork& network, const 
   std::vector<float> flat_gradients, flat_weights;
 
   StepSamples samples;
+  if (options.module_times) {
+    samples.modules.emplace(network.network().layers.size());
+    network.set_module_timer(&*samples.modules);
+  }
   for (int step = 0; step < options.warmup + options.iterations; ++step) {
     const double start = synchronized_now();
+    if (samples.modules) samples.modules->begin_step(step >= options.warmup);
     // Gradients are not accumulated across steps: each step's backward makes them anew.
     for (auto& parameter : parameters) parameter.mutable_grad() = torch::Tensor();
     const torch::Tensor loss = network.forward(images, labels);
     const double forward_done = synchronized_now();
     loss.backward();
     const double backward_done = synchronized_now();
+    if (samples.modules) samples.modules->end_step(backward_done);
     double communication = 0;
     if (allreduce) {
       allreduce->wait_until_reduced();
@@ -192,13 +200,21 @@ StepSamples run_steps(const TrainOptions& options, TorchNetwork& network, const 
     samples.optimizer.push_back(done - communication_done);
     samples.communication.push_back(communication);
   }
+  network.set_module_timer(nullptr);
   return samples;
 }
 
 json samples_json(const StepSamples& samples) {
-  return {{"iteration", samples.iteration}, {"forward", samples.forward}, {"backward", samples.backward},
-          {"exposed_communication", samples.exposed_communication}, {"optimizer", samples.optimizer},
-          {"communication", samples.communication}};
+  json out = {{"iteration", samples.iteration}, {"forward", samples.forward}, {"backward", samples.backward},
+              {"exposed_communication", samples.exposed_communication}, {"optimizer", samples.optimizer},
+              {"communication", samples.communication}};
+  if (samples.modules) {
+    out["module_forward"] = samples.modules->forward_samples();
+    out["module_backward"] = samples.modules->backward_samples();
+    out["module_forward_sums"] = samples.modules->forward_sums();
+    out["module_backward_sums"] = samples.modules->backward_sums();
+  }
+  return out;
 }
 
 std::vector<double> pooled(const std::vector<json>& ranks, const char* phase) {
@@ -207,6 +223,35 @@ std::vector<double> pooled(const std::vector<json>& ranks, const char* phase) {
     if (rank.contains("samples"))
       for (const double value : rank["samples"][phase]) all.push_back(value);
   return all;
+}
+
+// --module-times: each layer's forward and backward pooled over workers, and the per-step sums.
+void add_module_times(const std::vector<json>& ranks, const workloads::Network& network, TrainingReport& report) {
+  const auto& layers = network.layers;
+  std::vector<std::vector<double>> forward(layers.size()), backward(layers.size());
+  std::vector<double> forward_sums, backward_sums;
+  for (const json& rank : ranks) {
+    if (!rank.contains("samples") || !rank["samples"].contains("module_forward")) continue;
+    for (const double value : rank["samples"]["module_forward_sums"]) forward_sums.push_back(value);
+    for (const double value : rank["samples"]["module_backward_sums"]) backward_sums.push_back(value);
+    const json& samples = rank["samples"];
+    for (std::size_t layer = 0; layer < layers.size(); ++layer) {
+      for (const double value : samples["module_forward"][layer]) forward[layer].push_back(value);
+      for (const double value : samples["module_backward"][layer]) backward[layer].push_back(value);
+    }
+  }
+  if (forward_sums.empty()) return;  // no rank timed its modules (a GPU rank: see train())
+  report.modules_forward = probe::summarize(forward_sums);
+  report.modules_backward = probe::summarize(backward_sums);
+  for (std::size_t layer = 0; layer < layers.size(); ++layer) {
+    if (forward[layer].empty()) continue;  // the input: no op of its own
+    ModuleTime module;
+    module.name = layers[layer].name;
+    module.descriptor = layers[layer].descriptor;
+    module.forward = probe::summarize(forward[layer]);
+    if (!backward[layer].empty()) module.backward = probe::summarize(backward[layer]);
+    report.modules.push_back(std::move(module));
+  }
 }
 
 // Rank 0: the job's report from every rank's JSON.
@@ -285,6 +330,8 @@ Expected<void> check_train_options(const TrainOptions& options) {
     return bad_input("--async trains through parameter servers: give --ps-servers S too");
   if (options.device != "auto" && options.device != "cpu" && options.device != "cuda")
     return bad_input("--device must be auto, cpu or cuda, not '" + options.device + "'");
+  if (options.module_times && options.device == "cuda")
+    return bad_input("--module-times times the CPU's synchronous ops: it needs --device cpu");
   return {};
 }
 
@@ -316,6 +363,13 @@ Expected<TrainingOutcome> train(const TrainOptions& options) {
                                                  (session ? session->local_rank() : 0) % torch::cuda::device_count()))
                : torch::Device(torch::kCPU);
 
+  // On a GPU the ops are asynchronous and the hooks fire when autograd queues a kernel, not when
+  // it ends: layer times would be wrong, so a GPU job (an anchor on a CUDA machine) times none.
+  TrainOptions run_options = options;
+  if (use_cuda && run_options.module_times) {
+    run_options.module_times = false;
+    setting.warnings.push_back("--module-times: the layers are not timed on a GPU (asynchronous kernels)");
+  }
   torch::manual_seed(options.seed);
   auto built = TorchNetwork::build(*workload);
   if (auto problem = first_problem(built ? std::nullopt : std::optional<Error>(built.error()))) return *problem;
@@ -364,7 +418,7 @@ Expected<TrainingOutcome> train(const TrainOptions& options) {
       mine["staleness_counts"] = statistics.staleness_counts;
       mine["weights_checksum"] = "";
     } else {
-      const StepSamples samples = run_steps(options, network, device, allreduce.get(), parameter_server.get(),
+      const StepSamples samples = run_steps(run_options, network, device, allreduce.get(), parameter_server.get(),
                                             options.seed + 1000003ull * static_cast<std::uint64_t>(rank + 1));
       mine["samples"] = samples_json(samples);
       mine["losses"] = samples.losses;
@@ -410,6 +464,7 @@ Expected<TrainingOutcome> train(const TrainOptions& options) {
                      ": lower --lr");
   }
   outcome.report = assemble_report(parsed, std::move(report), options.asynchronous);
+  if (options.module_times) add_module_times(parsed, *workload, outcome.report);
   return outcome;
 }
 

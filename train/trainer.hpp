@@ -32,6 +32,9 @@ struct TrainOptions {
   bool asynchronous = false;      // parameter servers without a barrier
   std::string device = "auto";    // "cpu", "cuda", or "auto" (CUDA when libtorch has a GPU)
   std::uint64_t seed = 1;         // weights (rank 0's, broadcast) and each rank's synthetic batch
+  // Time each layer inside the step (train/module_timer.hpp): a clock read around every op and a
+  // gradient hook per layer, a little slower, so off unless asked. CPU only.
+  bool module_times = false;
 };
 
 // The report's (and the records' descriptor) name of how a job of `ranks` ranks, `servers` of
@@ -55,6 +58,15 @@ struct RankReport {
   int torch_threads = 0;         // at::get_num_threads()
   std::string weights_checksum;  // FNV-1a of its final parameters' bytes (equal = identical weights)
   std::vector<std::string> warnings;
+};
+
+// One layer of the network as it ran inside the measured steps (--module-times), pooled over
+// workers: the median over steps of its forward and of its backward (backward-data and
+// backward-weights together; repetitions 0 when it ran no backward).
+struct ModuleTime {
+  std::string name;        // the layer's name in the network ("layer1.0.conv1")
+  std::string descriptor;  // its canonical descriptor, as the micro-runs record it
+  probe::TimingSummary forward, backward;
 };
 
 struct TrainingReport {
@@ -86,6 +98,10 @@ struct TrainingReport {
   std::vector<double> losses;    // rank 0's loss at every step, warm-up included
   std::vector<std::int64_t> staleness_counts;  // parameter servers: [k] = updates k versions late
   std::vector<RankReport> ranks;
+  // --module-times: every layer but the input, in the network's order, and per step the sums
+  // over layers of forward and backward (the rest of each pass is untimed glue).
+  std::vector<ModuleTime> modules;
+  probe::TimingSummary modules_forward, modules_backward;
 };
 
 // Trains as `options` say, on this process (and its MPI job when a launcher started it). Every

@@ -99,6 +99,18 @@ std::string training_report_text(const TrainingReport& report) {
     text += "all-reduce: " + format("%.3f", 1e3 * report.communication.median_seconds) +
             " ms per step in all (overlapped and exposed); exposed communication / backward = " +
             format("%.3f", report.exposed_communication.median_seconds / report.backward.median_seconds) + "\n";
+  if (!report.modules.empty()) {
+    // The glue: what the steps spent outside the layers' ops (the loop, the loss's sum, autograd's
+    // start), from the per-step sums, so that it is the same steps' difference.
+    const auto glue = [](const probe::TimingSummary& pass, const probe::TimingSummary& modules) {
+      return format("%.3f", 1e3 * modules.median_seconds) + " ms, untimed glue " +
+             format("%.3f", 1e3 * (pass.median_seconds - modules.median_seconds)) + " ms (" +
+             format("%.1f", pass.median_seconds > 0 ? 100 * (1 - modules.median_seconds / pass.median_seconds) : 0) + "%)";
+    };
+    text += "modules (" + std::to_string(report.modules.size()) + " layers, median per step): forward " +
+            glue(report.forward, report.modules_forward) + "; backward " + glue(report.backward, report.modules_backward) +
+            "\n";
+  }
   if (!report.losses.empty())
     text += "loss (rank 0): " + format("%.4f", report.losses.front()) + " at the first step, " +
             format("%.4f", report.losses.back()) + " at the last\n";
@@ -127,7 +139,7 @@ std::string training_report_json(const TrainingReport& report) {
   json timings = json::object();
   for (const auto& [pass, timing] : passes(report)) timings[pass] = timing_json(*timing);
   timings["communication"] = timing_json(report.communication);
-  const json document = {{"schema", training_report_schema},
+  json document = {{"schema", training_report_schema},
                          {"schema_version", training_report_schema_version},
                          {"network", report.network},
                          {"parameters", report.parameters},
@@ -152,6 +164,15 @@ std::string training_report_json(const TrainingReport& report) {
                          {"losses", report.losses},
                          {"staleness_counts", report.staleness_counts},
                          {"ranks", ranks}};
+  if (!report.modules.empty()) {
+    json modules = json::array();
+    for (const ModuleTime& module : report.modules)
+      modules.push_back({{"module", module.name}, {"descriptor", module.descriptor},
+                         {"forward", timing_json(module.forward)}, {"backward", timing_json(module.backward)}});
+    document["module_times"] = {{"forward_sum", timing_json(report.modules_forward)},
+                                {"backward_sum", timing_json(report.modules_backward)},
+                                {"modules", modules}};
+  }
   return document.dump(2) + "\n";
 }
 
@@ -190,6 +211,38 @@ std::vector<records::Measurement> training_measurements(const TrainingReport& re
     record.timestamp = timestamp;
     records.push_back(std::move(record));
   }
+  // --module-times: per step the sum over the layers of each pass (kind network, passes
+  // "forward_modules" and "backward_modules": the pass less its untimed glue, from the same steps)...
+  const records::Measurement setting = records.empty() ? records::Measurement{} : records.front();
+  if (!report.modules.empty())
+    for (const auto& [pass, timing] : {std::pair{"forward_modules", &report.modules_forward},
+                                       std::pair{"backward_modules", &report.modules_backward}}) {
+      records::Measurement record = setting;
+      record.pass = pass;
+      record.median_seconds = timing->median_seconds;
+      record.coefficient_of_variation = timing->coefficient_of_variation;
+      record.min_seconds = timing->min_seconds;
+      record.max_seconds = timing->max_seconds;
+      record.repetitions = timing->repetitions;
+      if (record.median_seconds > 0) records.push_back(std::move(record));
+    }
+  // ...and one record per layer and pass it ran (kind module), the same setting.
+  for (const ModuleTime& module : report.modules)
+    for (const auto& [pass, timing] : {std::pair{"forward", &module.forward}, std::pair{"backward", &module.backward}}) {
+      // (A layer name too long for a record is left out rather than written unreadable.)
+      if (timing->repetitions == 0 || !(timing->median_seconds > 0) || !records::is_module_name(module.name)) continue;
+      records::Measurement record = setting;
+      record.kind = records::MeasurementKind::module;
+      record.module = module.name;
+      record.descriptor = module.descriptor;
+      record.pass = pass;
+      record.median_seconds = timing->median_seconds;
+      record.coefficient_of_variation = timing->coefficient_of_variation;
+      record.min_seconds = timing->min_seconds;
+      record.max_seconds = timing->max_seconds;
+      record.repetitions = timing->repetitions;
+      records.push_back(std::move(record));
+    }
   return records;
 }
 

@@ -20,7 +20,9 @@ std::string training_report_json(const TrainingReport& report);
 // Every warning of every rank, for standard error.
 std::vector<std::string> training_warnings(const TrainingReport& report);
 
-// One record per pass; `command` is the command line that reproduces them. The records'
+// One record per pass; `command` is the command line that reproduces them. With module times
+// also kind network passes "forward_modules" / "backward_modules" (per step, the layers' sum) and
+// one kind module record per layer and pass. The records'
 // descriptor names the strategy ("single", "allreduce", "ps-sync", "ps-async"), so runs of one
 // network under different strategies are different measurements.
 std::vector<records::Measurement> training_measurements(const TrainingReport& report, const std::string& command);

@@ -2,11 +2,12 @@
 """tests/schemas/validate_outputs.py DNNTUNE SOURCE_DIR — every reporting command's JSON output
 validates against its JSON Schema in schemas/ (Debian's python3-jsonschema): predict, scale,
 recommend (--json and its alias --format json; CPU and GPU machines), compare, machines, models,
-models show, probe --machine for spec machines, and train and validate for real on the recorded tiny network (this machine's
+models show, probe --machine for spec machines, calibrate --report --modules, and train (with --module-times) and validate for real on the recorded tiny network (this machine's
 calibration made in a temporary cache)."""
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -83,6 +84,16 @@ validate(["models", "--json"])
 validate(["models", "show", "inception_v3", "--json"])
 validate(["probe", "--machine", "epyc-7551", "--json"])
 validate(["train", "--model", tiny, "--batch", "4", "--iters", "2", "--warmup", "1", "--json"])
+# Layers timed inside the step, and the report that sets them against the micro-runs.
+modules_directory = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"dnntune-modules-{os.getpid()}")
+os.makedirs(modules_directory, exist_ok=True)
+try:
+    shutil.copy(source / "tests/fixtures/anchored_resnet18_calibration/layers.jsonl", modules_directory)
+    validate(["train", "--model", tiny, "--batch", "4", "--iters", "2", "--warmup", "1", "--module-times", "--record",
+              os.path.join(modules_directory, "network.jsonl"), "--json"])
+    validate(["calibrate", "--report", modules_directory, "--modules", "--json"])
+finally:
+    shutil.rmtree(modules_directory, ignore_errors=True)
 os.environ["DNNTUNE_CACHE_DIR"] = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"dnntune-schemas-{os.getpid()}")
 try:
     validate(["validate", "--model", tiny, "--batch", "4", "--iters", "2", "--warmup", "1", "--json"])

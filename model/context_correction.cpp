@@ -1,0 +1,111 @@
+// model/context_correction.cpp — see context_correction.hpp.
+#include "model/context_correction.hpp"
+
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "model/anchors.hpp"
+#include "model/layer_time.hpp"
+#include "model/machine_rates.hpp"
+#include "workloads/costs.hpp"
+
+namespace dnntune::model {
+
+namespace {
+
+const char* context_pass_name(workloads::Pass pass) { return pass == workloads::Pass::forward ? "forward" : "backward"; }
+
+// What the calibration gives one layer's passes of `context_pass` in isolation at `setting`:
+// the micro-run measured in exactly that setting, else the fitted model, as the predictor takes
+// them before any correction.
+double isolated_seconds(const workloads::Layer& layer, const std::string& context_pass, std::int64_t batch,
+                        const ExecutionSetting& setting, const Calibration& calibration, const MachineRates& rates) {
+  const workloads::LayerCost cost = workloads::layer_cost(layer, batch);
+  const LayerClass layer_class = classify(layer.spec, calibration.backend, batch, setting.threads);
+  double seconds = 0;
+  for (const workloads::Pass pass : workloads::all_passes) {
+    if (context_pass_name(pass) != context_pass) continue;
+    const workloads::PassCost& pass_cost = cost.pass(pass);
+    if (pass_cost.flops == 0 && pass_cost.bytes == 0) continue;
+    if (calibration.fused_passes.count(fused_pass_key(layer.spec.kind, pass_index(pass)))) continue;
+    const LayerWork work{layer_class, pass_index(pass), static_cast<double>(pass_cost.flops),
+                         static_cast<double>(pass_cost.bytes)};
+    double pass_seconds = layer_time(work, setting, calibration.parameters, rates).total_seconds;
+    const auto found = calibration.measured_layers.find(measured_layer_key(layer.descriptor, work.pass, batch));
+    if (found != calibration.measured_layers.end())
+      for (const MeasuredLayer& measured : found->second)
+        if (measured.threads == setting.threads && measured.smt == setting.smt && measured.co_running == setting.co_running)
+          pass_seconds = measured.seconds;
+    seconds += pass_seconds;
+  }
+  return seconds;
+}
+
+}  // namespace
+
+std::vector<ContextRatio> fit_context_ratios(const std::vector<records::Measurement>& records,
+                                             const Calibration& calibration) {
+  std::vector<ContextRatio> ratios;
+  auto rates = machine_rates(calibration.machine);
+  if (!rates) return ratios;
+  const std::string fingerprint = records::fingerprint(calibration.machine);
+  // The run a module record belongs to: network, batch, threads, SMT, processes.
+  using Run = std::tuple<std::string, std::int64_t, int, bool, int>;
+  std::map<Run, std::map<std::pair<std::string, std::string>, const records::Measurement*>> runs;
+  for (const records::Measurement& record : records)
+    if (record.kind == records::MeasurementKind::module && record.status == records::MeasurementStatus::ok &&
+        record.backend == calibration.backend && record.machine_fingerprint == fingerprint && record.nodes == 1 &&
+        record.allocator == "default" && record.median_seconds > 0)
+      runs[{record.network, record.batch, record.threads, record.smt, record.processes}][{record.module, record.pass}] =
+          &record;
+
+  // Per class and pass: each run's summed in-network and isolated seconds.
+  using ClassPass = std::pair<std::string, std::string>;
+  std::map<ClassPass, std::vector<double>> log_ratios;
+  std::map<ClassPass, int> module_counts;
+  for (const auto& [run, modules] : runs) {
+    const auto& [name, batch, threads, smt, processes] = run;
+    const auto network = trained_network(*modules.begin()->second);
+    if (!network) continue;
+    std::map<std::string, const workloads::Layer*> layers;
+    for (const workloads::Layer& layer : network->layers) layers[layer.name] = &layer;
+    // Processes of one anchor share the node's package, as the calibration's co-running micro-runs.
+    const ExecutionSetting setting{threads, smt, processes, 1};
+    std::map<ClassPass, std::pair<double, double>> sums;  // in-network, isolated
+    for (const auto& [key, record] : modules) {
+      const auto found = layers.find(key.first);
+      if (found == layers.end() || found->second->descriptor != record->descriptor) continue;
+      const workloads::Layer& layer = *found->second;
+      const double isolated = isolated_seconds(layer, key.second, batch, setting, calibration, *rates);
+      if (!(isolated > 0)) continue;  // nothing of this pass in isolation (a fused pass)
+      const ClassPass class_pass{class_name(classify(layer.spec, calibration.backend, batch, threads)), key.second};
+      sums[class_pass].first += record->median_seconds;
+      sums[class_pass].second += isolated;
+      ++module_counts[class_pass];
+    }
+    for (const auto& [class_pass, pair] : sums) log_ratios[class_pass].push_back(std::log(pair.first / pair.second));
+  }
+  for (const auto& [class_pass, logs] : log_ratios) {
+    double mean = 0;
+    for (const double value : logs) mean += value;
+    mean /= static_cast<double>(logs.size());
+    double variance = 0;
+    for (const double value : logs) variance += (value - mean) * (value - mean);
+    // One run shows no spread: it is taken to be off elsewhere by as much as it corrects.
+    const double log_sd = logs.size() > 1 ? std::sqrt(variance / static_cast<double>(logs.size() - 1)) : std::abs(mean);
+    ratios.push_back({class_pass.first, class_pass.second, std::exp(mean), log_sd, module_counts[class_pass],
+                      static_cast<int>(logs.size())});
+  }
+  return ratios;
+}
+
+const ContextRatio* find_context_ratio(const std::vector<ContextRatio>& ratios, LayerClass layer_class,
+                                       workloads::Pass pass) {
+  const std::string name = class_name(layer_class);
+  for (const ContextRatio& ratio : ratios)
+    if (ratio.layer_class == name && ratio.pass == context_pass_name(pass)) return &ratio;
+  return nullptr;
+}
+
+}  // namespace dnntune::model

@@ -1,0 +1,216 @@
+// tests/model_context_correction_test.cpp — the context correction (model/context_correction.hpp):
+// in-network module times fitted into ratios per layer class and pass against the isolated
+// micro-runs; a network without an anchor of its own predicted through them, with a wider band;
+// an exact anchor keeping its whole-network correction; calibrations without module records
+// unchanged, and the calibration file's new member round-tripping and refusing bad values.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "model/calibration.hpp"
+#include "model/context_correction.hpp"
+#include "model/fit.hpp"
+#include "model/layer_class.hpp"
+#include "model/predictor.hpp"
+#include "workloads/costs.hpp"
+#include "workloads/zoo.hpp"
+#include "tests/model_fixtures.hpp"
+
+using namespace dnntune;
+using namespace dnntune::model;
+
+namespace {
+
+constexpr double isolated_pass_seconds = 2e-3;
+
+// Every layer pass of `network` at batch 8 measured in the one-thread, one-process setting.
+Calibration every_layer_measured(const workloads::Network& network) {
+  FitOptions options;
+  options.bootstrap_replicates = 2;
+  const auto machine = test::test_machine();
+  auto calibration = fit_calibration(test::synthetic_records(machine, 0.01, 5), machine, "torch", {"synthetic"}, options);
+  REQUIRE(calibration);
+  for (const workloads::Layer& layer : network.layers) {
+    const workloads::LayerCost cost = workloads::layer_cost(layer, 8);
+    for (const workloads::Pass pass : workloads::all_passes)
+      if (cost.pass(pass).flops > 0 || cost.pass(pass).bytes > 0)
+        calibration->measured_layers[measured_layer_key(layer.descriptor, pass_index(pass), 8)] = {
+            {1, false, 1, isolated_pass_seconds, 0.02, 5}};
+  }
+  return *calibration;
+}
+
+// The module records of one anchor run of `network` (batch 8, one thread): each layer's forward
+// `forward_ratio` x its isolated forward, its backward `backward_ratio` x its isolated backward.
+std::vector<records::Measurement> module_records(const workloads::Network& network, const Calibration& calibration,
+                                                 double forward_ratio, double backward_ratio) {
+  std::vector<records::Measurement> out;
+  for (const workloads::Layer& layer : network.layers) {
+    const workloads::LayerCost cost = workloads::layer_cost(layer, 8);
+    int forward_passes = 0, backward_passes = 0;
+    for (const workloads::Pass pass : workloads::all_passes)
+      if (cost.pass(pass).flops > 0 || cost.pass(pass).bytes > 0)
+        ++(pass == workloads::Pass::forward ? forward_passes : backward_passes);
+    for (const auto& [pass, passes, ratio] : {std::tuple{"forward", forward_passes, forward_ratio},
+                                              std::tuple{"backward", backward_passes, backward_ratio}}) {
+      if (passes == 0) continue;
+      records::Measurement record;
+      record.kind = records::MeasurementKind::module;
+      record.backend = "torch";
+      record.machine_fingerprint = records::fingerprint(calibration.machine);
+      record.network = network.name;
+      record.module = layer.name;
+      record.descriptor = layer.descriptor;
+      record.pass = pass;
+      record.batch = 8;
+      record.median_seconds = ratio * passes * isolated_pass_seconds;
+      record.repetitions = 3;
+      out.push_back(record);
+    }
+  }
+  return out;
+}
+
+TrainingConfiguration one_thread_at(std::int64_t batch) {
+  TrainingConfiguration configuration;
+  configuration.batch_per_process = batch;
+  return configuration;
+}
+
+double band_log_width(const Prediction& prediction) {
+  return std::log(prediction.images_per_second_high / prediction.images_per_second_low);
+}
+
+}  // namespace
+
+TEST_CASE("module times fit one ratio per layer class and pass against the isolated micro-runs") {
+  const auto network = workloads::build_network("resnet18");
+  REQUIRE(network);
+  const Calibration calibration = every_layer_measured(*network);
+  const auto ratios = fit_context_ratios(module_records(*network, calibration, 0.5, 1.5), calibration);
+  REQUIRE_FALSE(ratios.empty());
+  bool forward = false, backward = false;
+  for (const ContextRatio& ratio : ratios) {
+    INFO(ratio.layer_class << " " << ratio.pass);
+    CHECK(ratio.ratio == Approx(ratio.pass == "forward" ? 0.5 : 1.5));
+    CHECK(ratio.runs == 1);
+    CHECK(ratio.log_sd == Approx(std::abs(std::log(ratio.ratio))));  // one run: as much as it corrects
+    forward = forward || ratio.pass == "forward";
+    backward = backward || ratio.pass == "backward";
+  }
+  CHECK(forward);
+  CHECK(backward);
+
+  // Another machine's, another backend's or another allocator's module times are not this one's.
+  auto foreign = module_records(*network, calibration, 0.5, 1.5);
+  for (auto& record : foreign) record.machine_fingerprint = "another";
+  CHECK(fit_context_ratios(foreign, calibration).empty());
+  foreign = module_records(*network, calibration, 0.5, 1.5);
+  for (auto& record : foreign) record.allocator = "jemalloc";
+  CHECK(fit_context_ratios(foreign, calibration).empty());
+
+  // Two runs (resnet34 shares resnet18's layer shapes, all measured) of forward ratios 0.5 and 2:
+  // their geometric mean 1, and the spread of the two logs, sqrt(2) ln 2.
+  const auto resnet34 = workloads::build_network("resnet34");
+  REQUIRE(resnet34);
+  auto two_runs = module_records(*network, calibration, 0.5, 1.5);
+  for (const auto& record : module_records(*resnet34, calibration, 2.0, 1.5)) two_runs.push_back(record);
+  int pooled = 0;
+  for (const ContextRatio& ratio : fit_context_ratios(two_runs, calibration)) {
+    if (ratio.runs != 2) continue;
+    ++pooled;
+    INFO(ratio.layer_class << " " << ratio.pass);
+    CHECK(ratio.ratio == Approx(ratio.pass == "forward" ? 1.0 : 1.5));
+    CHECK(ratio.log_sd == Approx(ratio.pass == "forward" ? std::sqrt(2.0) * std::log(2.0) : 0).margin(1e-9));
+  }
+  CHECK(pooled >= 4);
+}
+
+TEST_CASE("the context correction moves an un-anchored network by the class ratios and widens its band") {
+  const auto network = workloads::build_network("resnet18");
+  REQUIRE(network);
+  Calibration calibration = every_layer_measured(*network);
+  const auto before = Predictor::from_calibration(calibration)->predict(*network, one_thread_at(8));
+  REQUIRE(before);
+  CHECK(before->context_corrected_share == 0);
+
+  calibration.context_ratios = fit_context_ratios(module_records(*network, calibration, 0.5, 1.5), calibration);
+  REQUIRE_FALSE(calibration.context_ratios.empty());
+  const auto predictor = Predictor::from_calibration(calibration);
+  REQUIRE(predictor);
+  const auto after = predictor->predict(*network, one_thread_at(8));
+  REQUIRE(after);
+  CHECK(after->terms.forward == Approx(0.5 * before->terms.forward).epsilon(1e-9));
+  CHECK(after->terms.backward_data + after->terms.backward_weights ==
+        Approx(1.5 * (before->terms.backward_data + before->terms.backward_weights)).epsilon(1e-9));
+  CHECK(after->context_corrected_share > 0.5);
+  CHECK(band_log_width(*after) > band_log_width(*before) + 0.1);
+  CHECK(after->confidence != "measured");  // a class ratio is not a check of this step
+
+  // Another network without an anchor of its own: its classes' ratios apply too.
+  const auto other = workloads::build_network("resnet34");
+  REQUIRE(other);
+  const auto other_before = Predictor::from_calibration(every_layer_measured(*network))->predict(*other, one_thread_at(8));
+  const auto other_after = predictor->predict(*other, one_thread_at(8));
+  REQUIRE(other_before);
+  REQUIRE(other_after);
+  CHECK(other_after->terms.forward < 0.75 * other_before->terms.forward);
+  CHECK(other_after->context_corrected_share > 0);
+  CHECK(band_log_width(*other_after) > band_log_width(*other_before));
+}
+
+TEST_CASE("an exact anchor keeps its whole-network correction over the class ratios") {
+  const auto network = workloads::build_network("resnet18");
+  REQUIRE(network);
+  Calibration calibration = every_layer_measured(*network);
+  const auto uncorrected = Predictor::from_calibration(calibration)->predict(*network, one_thread_at(8));
+  REQUIRE(uncorrected);
+  Anchor anchor;
+  anchor.network = network->name;
+  anchor.batch = 8;
+  anchor.steps = 3;
+  anchor.layers_forward_seconds = uncorrected->terms.forward;
+  anchor.layers_backward_seconds = uncorrected->terms.backward_data + uncorrected->terms.backward_weights;
+  anchor.forward_seconds = 1.2 * anchor.layers_forward_seconds;
+  anchor.backward_seconds = anchor.layers_backward_seconds;
+  anchor.iteration_seconds = anchor.forward_seconds + anchor.backward_seconds + 2 * uncorrected->terms.optimizer;
+  anchor.iteration_coefficient_of_variation = 0.03;
+  calibration.anchors = {anchor};
+  calibration.context_ratios = fit_context_ratios(module_records(*network, calibration, 0.5, 1.5), calibration);
+  const auto predicted = Predictor::from_calibration(calibration)->predict(*network, one_thread_at(8));
+  REQUIRE(predicted);
+  CHECK(predicted->terms.forward == Approx(1.2 * uncorrected->terms.forward).epsilon(1e-9));
+  CHECK(predicted->context_corrected_share == 0);
+  CHECK(predicted->confidence == "measured");
+  // At another batch the anchor is not exact: the class ratios take over.
+  const auto carried = Predictor::from_calibration(calibration)->predict(*network, one_thread_at(16));
+  REQUIRE(carried);
+  CHECK(carried->context_corrected_share > 0);
+}
+
+TEST_CASE("a calibration without module records has no ratios, and the file member round-trips and is checked") {
+  const auto network = workloads::build_network("resnet18");
+  REQUIRE(network);
+  Calibration calibration = every_layer_measured(*network);
+  CHECK(calibration.context_ratios.empty());  // fitted from micro-runs only
+  CHECK(to_json_text(calibration).find("context_ratios") == std::string::npos);
+
+  calibration.context_ratios = fit_context_ratios(module_records(*network, calibration, 0.5, 1.5), calibration);
+  const std::string text = to_json_text(calibration);
+  const auto loaded = calibration_from_json_text(text, "c");
+  REQUIRE(loaded);
+  REQUIRE(loaded->context_ratios.size() == calibration.context_ratios.size());
+  CHECK(loaded->context_ratios.front().ratio == Approx(calibration.context_ratios.front().ratio));
+  CHECK(to_json_text(*loaded) == text);
+
+  for (const auto& [from, to] : {std::pair{"\"pass\": \"forward\"", "\"pass\": \"backward_data\""},
+                                 std::pair{"\"ratio\": 0.5", "\"ratio\": -0.5"},
+                                 std::pair{"\"ratio\": 0.5", "\"ratio\": 0"},
+                                 std::pair{"\"ratio\": 0.5", "\"ratio\": \"x\""}}) {
+    std::string bad = text;
+    const auto at = bad.find(from);
+    REQUIRE(at != std::string::npos);
+    bad.replace(at, std::string(from).size(), to);
+    CHECK_FALSE(calibration_from_json_text(bad, "c"));
+  }
+}

@@ -1,0 +1,117 @@
+// tests/train_module_times_test.cpp — `dnntune train --module-times` on the tiny network: every
+// layer timed inside the real step, the layers' forwards summing to the measured forward (the
+// rest is untimed glue, a few percent), the same for backward, and the kind module records.
+// Bounds on sums only, never absolute timings.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "records/measurement.hpp"
+#include "tests/cli_support.hpp"
+
+using dnntune::test::run_dnntune;
+using nlohmann::json;
+
+TEST_CASE("the layers timed inside the step sum to the step's forward and backward") {
+  const std::string records = dnntune::test::make_temporary_directory() + "/train.jsonl";
+  // Batch 64 so that the layers' ops, not the loop around them, fill the step.
+  const auto run = run_dnntune({"train", "--model", dnntune::test::source_path("tests/fixtures/tiny_network.json"),
+                                "--batch", "64", "--iters", "5", "--warmup", "1", "--threads", "1", "--module-times",
+                                "--record", records, "--json"});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const json report = json::parse(run.out);
+  REQUIRE(report.contains("module_times"));
+  const json& modules = report["module_times"];
+  for (const char* pass : {"forward", "backward"}) {
+    INFO(pass);
+    const double step = report["timings"][pass]["median_seconds"];
+    const double sum = modules[std::string(pass) + "_sum"]["median_seconds"];
+    CHECK(sum <= step);         // the layers run inside the pass
+    CHECK(sum >= 0.85 * step);  // the glue around them is small
+  }
+  std::set<std::string> names;
+  for (const json& module : modules["modules"]) {
+    names.insert(module["module"].get<std::string>());
+    CHECK(module["forward"]["repetitions"] == 5);
+  }
+  CHECK(names.count("conv1"));
+  CHECK(names.count("block.conv"));
+  CHECK_FALSE(names.count("input"));  // no op of its own
+
+  const auto file = dnntune::records::read_measurements(records);
+  REQUIRE(file);
+  int forwards = 0, backwards = 0;
+  std::map<std::string, double> network_passes;
+  for (const auto& record : file->records)
+    if (record.kind == dnntune::records::MeasurementKind::network) network_passes[record.pass] = record.median_seconds;
+  REQUIRE(network_passes.count("forward_modules"));
+  REQUIRE(network_passes.count("backward_modules"));
+  CHECK(network_passes["forward_modules"] <= network_passes["forward"]);
+  CHECK(network_passes["backward_modules"] <= network_passes["backward"]);
+  for (const auto& record : file->records) {
+    if (record.kind != dnntune::records::MeasurementKind::module) continue;
+    CHECK(record.network == "tiny_residual");
+    CHECK(record.batch == 64);
+    CHECK(names.count(record.module));
+    CHECK(record.median_seconds > 0);
+    (record.pass == "forward" ? forwards : backwards) += 1;
+  }
+  CHECK(forwards == static_cast<int>(names.size()));
+  CHECK(backwards >= 3);  // at least the convolutions and the classifier ran backward
+}
+
+TEST_CASE("module times on a GPU are refused with one line") {
+  const auto run = run_dnntune({"train", "--model", dnntune::test::source_path("tests/fixtures/tiny_network.json"),
+                                "--device", "cuda", "--module-times"});
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("--module-times") != std::string::npos);
+}
+
+TEST_CASE("calibrate --report --modules sets the micro-runs against the layers inside the step") {
+  const std::string directory = dnntune::test::make_temporary_directory();
+  const std::string tiny = dnntune::test::source_path("tests/fixtures/tiny_network.json");
+  // Without anchors, or with anchors that timed no modules: one clear line, exit 2.
+  const auto empty = run_dnntune({"calibrate", "--report", directory, "--modules"});
+  CHECK(empty.exit_code == 2);
+  CHECK(empty.err.find("network.jsonl") != std::string::npos);
+  REQUIRE(run_dnntune({"train", "--model", tiny, "--batch", "8", "--iters", "2", "--warmup", "1", "--threads", "1",
+                       "--record", directory + "/network.jsonl"})
+              .exit_code == 0);
+  const auto no_modules = run_dnntune({"calibrate", "--report", directory, "--modules"});
+  CHECK(no_modules.exit_code == 2);
+  CHECK(no_modules.err.find("--module-times") != std::string::npos);
+
+  const auto calibrated = run_dnntune({"calibrate", "--model", tiny, "--backend", "torch", "--batch", "8", "--threads",
+                                       "1", "--processes", "1", "--no-smt", "-o", directory});
+  INFO(calibrated.err);
+  REQUIRE(calibrated.exit_code == 0);
+  REQUIRE(run_dnntune({"train", "--model", tiny, "--batch", "8", "--iters", "3", "--warmup", "1", "--threads", "1",
+                       "--module-times", "--record", directory + "/network.jsonl"})
+              .exit_code == 0);
+  const auto run = run_dnntune({"calibrate", "--report", directory, "--modules", "--json"});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const json report = json::parse(run.out);
+  CHECK(report["schema"] == "dnntune.module-report");
+  REQUIRE(report["passes"].size() == 2);
+  for (const json& row : report["passes"]) {
+    INFO(row.dump());
+    CHECK(row["network"] == "tiny_residual");
+    CHECK(row["batch"] == 8);
+    CHECK(row["missing_passes"] == 0);  // the calibration measured every layer pass the network runs
+    CHECK(row["measured_passes"].get<int>() > 0);
+    CHECK(row["isolated_seconds"].get<double>() > 0);
+    CHECK(row["in_network_seconds"].get<double>() > 0);
+    CHECK(row["in_network_seconds"].get<double>() <= row["step_seconds"].get<double>());
+    CHECK(row["isolated_over_step"].get<double>() ==
+          Approx(row["isolated_seconds"].get<double>() / row["step_seconds"].get<double>()));
+  }
+  CHECK_FALSE(report["worst_modules"].empty());
+  const auto text = run_dnntune({"calibrate", "--report", directory, "--modules"});
+  CHECK(text.exit_code == 0);
+  CHECK(text.out.find("tiny_residual") != std::string::npos);
+}
