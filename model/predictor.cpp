@@ -419,8 +419,9 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
     // of the anchor's measured passes to its layer sums there: what the parameters leave
     // uncertain is then only how the anchor's step carries to this configuration (nothing, for
     // an exact anchor), not the layer sums the anchor measured.
+    // (Layers under class context ratios were corrected by those, not by the anchor's ratio.)
     std::optional<std::pair<TrainingConfiguration, Placement>> anchored;
-    if (prediction.anchor.used) {
+    if (prediction.anchor.used && (checked || totals.context_corrected_seconds == 0)) {
       const Anchor& anchor = prediction.anchor.anchor;
       TrainingConfiguration there;
       there.batch_per_process = anchor.batch;
