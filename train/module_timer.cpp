@@ -3,6 +3,8 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+
 #include "probe/timing.hpp"
 
 namespace dnntune::train {
