@@ -202,7 +202,8 @@ std::string to_json_text(const Calibration& calibration) {
     json context = json::array();
     for (const ContextRatio& ratio : calibration.context_ratios)
       context.push_back({{"class", ratio.layer_class}, {"pass", ratio.pass}, {"ratio", ratio.ratio},
-                         {"log_sd", ratio.log_sd}, {"modules", ratio.modules}, {"runs", ratio.runs}});
+                         {"log_sd", ratio.log_sd}, {"modules", ratio.modules}, {"runs", ratio.runs},
+                         {"threads", ratio.threads}});
     out["context_ratios"] = context;
   }
   if (calibration.allocation) out["allocation"] = allocation_to_json(*calibration.allocation);
@@ -260,11 +261,12 @@ Expected<Calibration> calibration_from_json_text(const std::string& text, const 
       for (const auto& item : in.at("context_ratios")) {
         ContextRatio ratio{item.at("class").get<std::string>(), item.at("pass").get<std::string>(),
                            item.at("ratio").get<double>(), item.at("log_sd").get<double>(),
-                           item.at("modules").get<int>(), item.at("runs").get<int>()};
+                           item.at("modules").get<int>(), item.at("runs").get<int>(),
+                           item.value("threads", 1)};
         if (!workloads::kernel_class_named(ratio.layer_class) || (ratio.pass != "forward" && ratio.pass != "backward") ||
-            !std::isfinite(ratio.ratio) || !(ratio.ratio > 0) || !std::isfinite(ratio.log_sd) || ratio.log_sd < 0)
+            !std::isfinite(ratio.ratio) || !(ratio.ratio > 0) || !std::isfinite(ratio.log_sd) || ratio.log_sd < 0 || ratio.threads < 1)
           return bad_input(origin + ": context_ratios: a ratio needs a known class, pass forward or backward, "
-                           "a finite ratio above 0 and a finite log_sd of at least 0");
+                           "a finite ratio above 0, a finite log_sd of at least 0 and threads of at least 1");
         calibration.context_ratios.push_back(std::move(ratio));
       }
     if (in.contains("allocation")) {  // optional: absent, the prior (model/allocation.hpp)

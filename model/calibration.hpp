@@ -107,6 +107,9 @@ struct ContextRatio {
   double log_sd = 0;        // the spread of those runs' log ratios: the band's widening
   int modules = 0;          // module passes behind it
   int runs = 0;             // anchor runs (network, batch, setting) behind it
+  // Threads per process of those runs: a dispatch cliff (Debian's libtorch at 1 thread) follows
+  // the thread count, so a ratio is carried to the nearest thread count, as anchors are.
+  int threads = 1;
 };
 
 struct Calibration {

@@ -2,6 +2,7 @@
 #include "model/context_correction.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <tuple>
 
@@ -60,8 +61,8 @@ std::vector<ContextRatio> fit_context_ratios(const std::vector<records::Measurem
       runs[{record.network, record.batch, record.threads, record.smt, record.processes}][{record.module, record.pass}] =
           &record;
 
-  // Per class and pass: each run's summed in-network and isolated seconds.
-  using ClassPass = std::pair<std::string, std::string>;
+  // Per class, pass and threads per process: each run's summed in-network and isolated seconds.
+  using ClassPass = std::tuple<std::string, std::string, int>;
   std::map<ClassPass, std::vector<double>> log_ratios;
   std::map<ClassPass, int> module_counts;
   for (const auto& [run, modules] : runs) {
@@ -79,7 +80,8 @@ std::vector<ContextRatio> fit_context_ratios(const std::vector<records::Measurem
       const workloads::Layer& layer = *found->second;
       const double isolated = isolated_seconds(layer, key.second, batch, setting, calibration, *rates);
       if (!(isolated > 0)) continue;  // nothing of this pass in isolation (a fused pass)
-      const ClassPass class_pass{class_name(classify(layer.spec, calibration.backend, batch, threads)), key.second};
+      const ClassPass class_pass{class_name(classify(layer.spec, calibration.backend, batch, threads)), key.second,
+                                 threads};
       sums[class_pass].first += record->median_seconds;
       sums[class_pass].second += isolated;
       ++module_counts[class_pass];
@@ -94,18 +96,21 @@ std::vector<ContextRatio> fit_context_ratios(const std::vector<records::Measurem
     for (const double value : logs) variance += (value - mean) * (value - mean);
     // One run shows no spread: it is taken to be off elsewhere by as much as it corrects.
     const double log_sd = logs.size() > 1 ? std::sqrt(variance / static_cast<double>(logs.size() - 1)) : std::abs(mean);
-    ratios.push_back({class_pass.first, class_pass.second, std::exp(mean), log_sd, module_counts[class_pass],
-                      static_cast<int>(logs.size())});
+    ratios.push_back({std::get<0>(class_pass), std::get<1>(class_pass), std::exp(mean), log_sd,
+                      module_counts[class_pass], static_cast<int>(logs.size()), std::get<2>(class_pass)});
   }
   return ratios;
 }
 
 const ContextRatio* find_context_ratio(const std::vector<ContextRatio>& ratios, LayerClass layer_class,
-                                       workloads::Pass pass) {
+                                       workloads::Pass pass, int threads) {
   const std::string name = class_name(layer_class);
+  const ContextRatio* nearest = nullptr;
   for (const ContextRatio& ratio : ratios)
-    if (ratio.layer_class == name && ratio.pass == context_pass_name(pass)) return &ratio;
-  return nullptr;
+    if (ratio.layer_class == name && ratio.pass == context_pass_name(pass) &&
+        (!nearest || std::abs(ratio.threads - threads) < std::abs(nearest->threads - threads)))
+      nearest = &ratio;
+  return nearest;
 }
 
 }  // namespace dnntune::model

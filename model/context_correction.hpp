@@ -1,8 +1,9 @@
 // model/context_correction.hpp — the context correction: a layer pass inside a real training
 // step does not take what its isolated micro-run took (the allocator's state, warm caches and a
 // running OpenMP team inside the step; see benchmarks/layer_sum_figures.sh). Every anchor times
-// each module inside its steps (`train --module-times`, kind module records); per layer class and
-// pass (forward; backward = backward-data + backward-weights) the ratio of those in-network times
+// each module inside its steps (`train --module-times`, kind module records); per layer class,
+// pass (forward; backward = backward-data + backward-weights) and threads per process, the ratio
+// of those in-network times
 // to what the calibration gives the same layers in isolation (the exact micro-run, else the
 // model) is fitted here, pooled over the anchors' runs.
 //
@@ -26,9 +27,10 @@ namespace dnntune::model {
 std::vector<ContextRatio> fit_context_ratios(const std::vector<records::Measurement>& records,
                                              const Calibration& calibration);
 
-// The ratio for a pass of a layer of `layer_class`, or null when none was fitted. Backward-data and
-// backward-weights both take the "backward" ratio.
+// The ratio for a pass of a layer of `layer_class` at `threads` per process: fitted at that
+// thread count, else at the nearest one (the fewer on a tie); null when none was fitted.
+// Backward-data and backward-weights both take the "backward" ratio.
 const ContextRatio* find_context_ratio(const std::vector<ContextRatio>& ratios, LayerClass layer_class,
-                                       workloads::Pass pass);
+                                       workloads::Pass pass, int threads);
 
 }  // namespace dnntune::model

@@ -183,7 +183,7 @@ Predictor::ComputePart Predictor::compute_part(const workloads::Network& network
       // Without an exact anchor of its own, a class's in-network ratio where the anchors timed
       // their modules (model/context_correction.hpp); else the network's whole-pass ratio.
       const ContextRatio* context =
-          anchor.exact ? nullptr : find_context_ratio(calibration_.context_ratios, layer_class, pass);
+          anchor.exact ? nullptr : find_context_ratio(calibration_.context_ratios, layer_class, pass, setting.threads);
       const double correction = context                                ? context->ratio
                                 : pass == workloads::Pass::forward ? anchor.forward_ratio
                                                                    : anchor.backward_ratio;

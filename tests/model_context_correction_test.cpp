@@ -214,3 +214,29 @@ TEST_CASE("a calibration without module records has no ratios, and the file memb
     CHECK_FALSE(calibration_from_json_text(bad, "c"));
   }
 }
+
+TEST_CASE("context ratios are kept per thread count and carried to the nearest one, as a cliff is") {
+  const auto network = workloads::build_network("resnet18");
+  REQUIRE(network);
+  const Calibration calibration = every_layer_measured(*network);
+  auto records = module_records(*network, calibration, 20, 20);  // a one-thread cliff: 20x the micro-runs
+  for (auto record : module_records(*network, calibration, 1, 1)) {
+    record.threads = 2;
+    records.push_back(record);
+  }
+  const auto ratios = fit_context_ratios(records, calibration);
+  const auto at = [&](int threads) {
+    for (const ContextRatio& ratio : ratios)
+      if (ratio.threads == threads) return &ratio;
+    return static_cast<const ContextRatio*>(nullptr);
+  };
+  REQUIRE(at(1));
+  REQUIRE(at(2));
+  CHECK(at(1)->ratio == Approx(20));
+  const ContextRatio& one = *at(1);
+  const LayerClass layer_class = *workloads::kernel_class_named(one.layer_class);
+  const workloads::Pass pass = one.pass == "forward" ? workloads::Pass::forward : workloads::Pass::backward_data;
+  CHECK(find_context_ratio(ratios, layer_class, pass, 1)->threads == 1);
+  CHECK(find_context_ratio(ratios, layer_class, pass, 2)->threads == 2);
+  CHECK(find_context_ratio(ratios, layer_class, pass, 8)->threads == 2);
+}
