@@ -7,8 +7,9 @@
 # (confidence), measured by `dnntune train --launch`, and by PyTorch from Python
 # (benchmarks/torch_images_per_second.py; for P > 1, P independent one-process trainings run at
 # once, each pinned to its own cores with taskset, images/s summed: no gradient exchange). Then
-# the mean absolute percentage error against `dnntune train` and how many measured values fall
-# inside the bands.
+# the mean absolute percentage error against `dnntune train` and against PyTorch, how many
+# measured values fall inside the bands, and per network and batch whether `dnntune recommend`
+# (from the same cache: no new calibration) picks the configuration measured fastest.
 #
 # Environment: MODELS (default "resnet18 resnet50"), BATCHES ("8 16"), CONFIGURATIONS
 # ("1x1 1x2 2x1"), STEPS (timed steps, 5), WARMUP (2), PYTHON (/usr/bin/python3, with
@@ -40,7 +41,7 @@ python_images_per_second() {
 }
 
 printf '%-12s %5s %6s  %-28s %-16s %8s %8s %7s %s\n' network batch config "predicted [band]" confidence train python error inside
-errors=() inside=0 compared=0
+errors=() python_errors=() inside=0 compared=0 picked_best=0 picks=0
 for model in $models; do
   for batch in $batches; do
     cache="$work/cache-$model-$batch"
@@ -50,6 +51,7 @@ for model in $models; do
       > /dev/null 2> "$work/calibration-$model-$batch.log"
     printf '# %s batch %s: first-run calibration (and one prediction) took %.0f s\n' "$model" "$batch" \
       "$(echo "$(date +%s.%N) - $start" | bc)"
+    best_trained=0 best_configuration=""
     for configuration in $configurations; do
       processes=${configuration%x*} threads=${configuration#*x}
       prediction=$(DNNTUNE_CACHE_DIR=$cache "$dnntune" predict --model "$model" --batch "$batch" --ppn "$processes" \
@@ -63,6 +65,8 @@ for model in $models; do
       trained=$(jq -r '.images_per_second' "$work/train.json")
       from_python=$(python_images_per_second "$model" "$batch" "$processes" "$threads")
       error=$(echo "100 * ($predicted - $trained) / $trained" | bc -l)
+      python_errors+=("$(echo "100 * ($predicted - $from_python) / $from_python" | bc -l)")
+      if (($(echo "$trained > $best_trained" | bc -l))); then best_trained=$trained best_configuration=$configuration; fi
       in_band=$(echo "$low <= $trained && $trained <= $high" | bc -l)
       errors+=("$error")
       inside=$((inside + in_band))
@@ -71,8 +75,17 @@ for model in $models; do
         "$configuration" "$predicted" "$low" "$high" "$confidence" "$trained" "$from_python" "$error" \
         "$([ "$in_band" = 1 ] && echo yes || echo no)"
     done
+    recommended=$(DNNTUNE_CACHE_DIR=$cache "$dnntune" recommend --model "$model" --batch "$batch" --json 2> /dev/null |
+      jq -r '.best.configuration | "\(.processes_per_node)x\(.threads_per_process)"')
+    picks=$((picks + 1))
+    [ "$recommended" = "$best_configuration" ] && picked_best=$((picked_best + 1))
+    printf '# %s batch %s: recommend picks %s; measured fastest by dnntune train: %s\n' "$model" "$batch" \
+      "$recommended" "$best_configuration"
   done
 done
 printf '%s\n' "${errors[@]}" | awk -v inside="$inside" -v compared="$compared" \
   '{sum += ($1 < 0 ? -$1 : $1)} END {printf "mean absolute error against dnntune train: %.1f%% over %d; measured inside the band: %d of %d\n", sum / NR, NR, inside, compared}'
+printf '%s\n' "${python_errors[@]}" | awk \
+  '{sum += ($1 < 0 ? -$1 : $1)} END {printf "mean absolute error against PyTorch from Python: %.1f%% over %d\n", sum / NR, NR}'
+echo "recommend picked the measured fastest configuration for $picked_best of $picks networks and batches"
 echo "Logs and caches: $work"
