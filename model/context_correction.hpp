@@ -7,9 +7,9 @@
 // to what the calibration gives the same layers in isolation (the exact micro-run, else the
 // model) is fitted here, pooled over the anchors' runs.
 //
-// The predictor applies it to every network, batch and setting without an exact anchor of its
-// own (an exact anchor keeps its whole-network correction), and widens the band by the spread of
-// the runs' ratios: ratio^(±1.645 log_sd) on the corrected share. A calibration without module
+// The predictor applies it to networks never trained on this machine (one with an anchor of its
+// own keeps that anchor's whole-network correction, the nearest setting's), and widens the band
+// by the spread of the runs' ratios: ratio^(±1.645 log_sd) on the corrected share. A calibration without module
 // records has no ratios and predicts exactly as before.
 #pragma once
 

@@ -180,10 +180,13 @@ Predictor::ComputePart Predictor::compute_part(const workloads::Network& network
       const LayerWork work{layer_class, pass_index(pass), static_cast<double>(pass_cost.flops),
                            static_cast<double>(pass_cost.bytes)};
       const LayerTime modelled = layer_time(work, setting, parameters, rates_);
-      // Without an exact anchor of its own, a class's in-network ratio where the anchors timed
-      // their modules (model/context_correction.hpp); else the network's whole-pass ratio.
+      // A network trained for real here takes its own anchor's whole-pass ratio (the nearest
+      // setting's: it holds what no module timer sees, the glue between layers, and a cliff at
+      // that thread count); a network never trained here takes its layer classes' in-network
+      // ratios (model/context_correction.hpp). Measured: carried by class ratios from a 2x1 anchor,
+      // inception_v3 b8 1x1 came out at 2.4x its real step.
       const ContextRatio* context =
-          anchor.exact ? nullptr : find_context_ratio(calibration_.context_ratios, layer_class, pass, setting.threads);
+          anchor.used ? nullptr : find_context_ratio(calibration_.context_ratios, layer_class, pass, setting.threads);
       const double correction = context                                ? context->ratio
                                 : pass == workloads::Pass::forward ? anchor.forward_ratio
                                                                    : anchor.backward_ratio;
@@ -469,8 +472,13 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
     if (checked) {
       // What the correction leaves between this prediction and the real step (the optimizer and
       // gradient sums are still modelled), and the noise of the step's median.
+      // The band is where a new run's median falls: the anchor's median of a few steps and the
+      // new run's (`dnntune train` times 10 by default) are both uncertain, by the step spread
+      // (this anchor's, at least the node's median over its anchors: two steps can agree by chance).
       const double residual = std::log(iteration / anchor.iteration_seconds);
-      const double noise = 1.2533 * anchor.iteration_coefficient_of_variation / std::sqrt(std::max(1, anchor.steps));
+      const double spread = std::max(anchor.iteration_coefficient_of_variation,
+                                     step_spread(calibration_.anchors, network.name).coefficient_of_variation);
+      const double noise = 1.2533 * spread * std::sqrt(1.0 / std::max(1, anchor.steps) + 1.0 / 10);
       log_variance += residual * residual + noise * noise;
     } else if (totals.context_corrected_seconds == 0) {
       // A correction carried from another batch or setting may be off by as much as it corrects.

@@ -159,7 +159,7 @@ TEST_CASE("the context correction moves an un-anchored network by the class rati
   CHECK(band_log_width(*other_after) > band_log_width(*other_before));
 }
 
-TEST_CASE("an exact anchor keeps its whole-network correction over the class ratios") {
+TEST_CASE("a network trained here keeps its own anchor's correction over the class ratios") {
   const auto network = workloads::build_network("resnet18");
   REQUIRE(network);
   Calibration calibration = every_layer_measured(*network);
@@ -182,10 +182,18 @@ TEST_CASE("an exact anchor keeps its whole-network correction over the class rat
   CHECK(predicted->terms.forward == Approx(1.2 * uncorrected->terms.forward).epsilon(1e-9));
   CHECK(predicted->context_corrected_share == 0);
   CHECK(predicted->confidence == "measured");
-  // At another batch the anchor is not exact: the class ratios take over.
+  // At another batch the anchor is carried, still its whole-network ratio (it holds the glue
+  // between layers no module timer sees): no class ratio is used.
   const auto carried = Predictor::from_calibration(calibration)->predict(*network, one_thread_at(16));
   REQUIRE(carried);
-  CHECK(carried->context_corrected_share > 0);
+  CHECK(carried->context_corrected_share == 0);
+  CHECK(carried->anchor.used);
+  // A network never trained here takes the class ratios.
+  const auto other = workloads::build_network("resnet34");
+  REQUIRE(other);
+  const auto untrained = Predictor::from_calibration(calibration)->predict(*other, one_thread_at(8));
+  REQUIRE(untrained);
+  CHECK(untrained->context_corrected_share > 0);
 }
 
 TEST_CASE("a calibration without module records has no ratios, and the file member round-trips and is checked") {
