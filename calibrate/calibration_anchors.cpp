@@ -93,14 +93,9 @@ Expected<std::vector<Setting>> parse_anchor_settings(const std::string& text) {
 }
 
 Expected<int> run_anchors(const PreparedCalibration& calibration, const std::function<void(const std::string&)>& progress) {
-  const std::string path = calibration.request.directory + "/" + train::anchor_records_file;
-  std::vector<records::Measurement> recorded;
-  if (std::filesystem::exists(path)) {
-    if (auto dropped = records::drop_unterminated_last_line(path); !dropped) return dropped.error();
-    auto file = records::read_measurements(path);
-    if (!file) return file.error();
-    recorded = std::move(file->records);
-  }
+  auto read = train::read_anchor_records(calibration.request.directory);
+  if (!read) return read.error();
+  std::vector<records::Measurement> recorded = std::move(*read);
   const Setting base = calibration.plan_request.settings.empty() ? Setting{} : calibration.plan_request.settings.front();
   const std::vector<std::string> allocators = allocators_to_anchor();
   if (progress && allocators.size() == 2)

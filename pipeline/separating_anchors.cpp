@@ -105,14 +105,9 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
   };
   auto predictor = model::Predictor::from_calibration(calibration);
   if (!predictor) return predictor.error();
-  const std::string path = request.directory + "/" + train::anchor_records_file;
-  std::vector<records::Measurement> recorded;
-  if (std::filesystem::exists(path)) {
-    if (auto dropped = records::drop_unterminated_last_line(path); !dropped) return dropped.error();
-    auto file = records::read_measurements(path);
-    if (!file) return file.error();
-    recorded = std::move(file->records);
-  }
+  auto read = train::read_anchor_records(request.directory);
+  if (!read) return read.error();
+  std::vector<records::Measurement> recorded = std::move(*read);
   const std::string fingerprint = records::fingerprint(calibration.machine);
   const int steps = request.warmup + request.iterations;
   double spent = 0;

@@ -1,11 +1,21 @@
 // train/anchor.cpp — see anchor.hpp.
 #include "train/anchor.hpp"
 
+#include <filesystem>
 #include <vector>
 
 #include "train/launch.hpp"
 
 namespace dnntune::train {
+
+Expected<std::vector<records::Measurement>> read_anchor_records(const std::string& directory) {
+  const std::string path = directory + "/" + anchor_records_file;
+  if (!std::filesystem::exists(path)) return std::vector<records::Measurement>{};
+  if (auto dropped = records::drop_unterminated_last_line(path); !dropped) return dropped.error();
+  auto file = records::read_measurements(path);
+  if (!file) return file.error();
+  return std::move(file->records);
+}
 
 Expected<void> run_anchor(const AnchorRequest& request) {
   if (request.batch < 1 || request.threads < 1 || request.processes < 1 || request.iterations < 1 || request.warmup < 0)

@@ -10,8 +10,10 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/expected.hpp"
+#include "records/measurement.hpp"
 
 namespace dnntune::train {
 
@@ -30,6 +32,10 @@ struct AnchorRequest {
   std::string directory;        // the measurement directory: records go to DIR/network.jsonl
   std::string allocator = "default";  // every rank trains under it (probe/allocators.hpp)
 };
+
+// The runs recorded in DIR/network.jsonl so far (none when there is no file yet); a last line an
+// interrupted run left unterminated is dropped first, so the next run appends cleanly.
+Expected<std::vector<records::Measurement>> read_anchor_records(const std::string& directory);
 
 // Trains as `request` says and appends its records to DIR/network.jsonl. Fails when the job
 // cannot start or fails (its exit code and command line say how).

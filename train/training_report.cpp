@@ -182,6 +182,19 @@ std::vector<std::string> training_warnings(const TrainingReport& report) {
   return warnings;
 }
 
+namespace {
+
+// A record's timing fields from the steps' summary.
+void with_timing(records::Measurement& record, const probe::TimingSummary& timing) {
+  record.median_seconds = timing.median_seconds;
+  record.coefficient_of_variation = timing.coefficient_of_variation;
+  record.min_seconds = timing.min_seconds;
+  record.max_seconds = timing.max_seconds;
+  record.repetitions = timing.repetitions;
+}
+
+}  // namespace
+
 std::vector<records::Measurement> training_measurements(const TrainingReport& report, const std::string& command) {
   std::vector<records::Measurement> records;
   std::vector<std::vector<int>> cpu_sets;
@@ -202,11 +215,7 @@ std::vector<records::Measurement> training_measurements(const TrainingReport& re
     record.processes = report.processes;
     record.nodes = report.nodes;
     record.cpu_sets = cpu_sets;
-    record.median_seconds = timing->median_seconds;
-    record.coefficient_of_variation = timing->coefficient_of_variation;
-    record.min_seconds = timing->min_seconds;
-    record.max_seconds = timing->max_seconds;
-    record.repetitions = timing->repetitions;
+    with_timing(record, *timing);
     record.command = command;
     record.timestamp = timestamp;
     records.push_back(std::move(record));
@@ -219,11 +228,7 @@ std::vector<records::Measurement> training_measurements(const TrainingReport& re
                                        std::pair{"backward_modules", &report.modules_backward}}) {
       records::Measurement record = setting;
       record.pass = pass;
-      record.median_seconds = timing->median_seconds;
-      record.coefficient_of_variation = timing->coefficient_of_variation;
-      record.min_seconds = timing->min_seconds;
-      record.max_seconds = timing->max_seconds;
-      record.repetitions = timing->repetitions;
+      with_timing(record, *timing);
       if (record.median_seconds > 0) records.push_back(std::move(record));
     }
   // ...and one record per layer and pass it ran (kind module), the same setting.
@@ -236,11 +241,7 @@ std::vector<records::Measurement> training_measurements(const TrainingReport& re
       record.module = module.name;
       record.descriptor = module.descriptor;
       record.pass = pass;
-      record.median_seconds = timing->median_seconds;
-      record.coefficient_of_variation = timing->coefficient_of_variation;
-      record.min_seconds = timing->min_seconds;
-      record.max_seconds = timing->max_seconds;
-      record.repetitions = timing->repetitions;
+      with_timing(record, *timing);
       records.push_back(std::move(record));
     }
   return records;

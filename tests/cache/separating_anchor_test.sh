@@ -91,7 +91,9 @@ for bad in "2y1" "0x1" "1x1," "" "64x64" "1x1 2x1"; do
 done
 "$dnntune" calibrate --model "$network" --batch 4 --backend torch --threads 2 --budget 10 --anchor-settings 1x1,2x1 \
     -o "$work/asked" >"$work/asked.out" 2>"$work/asked.log" || fail "calibrate --anchor-settings exited $?"
+# (Read whole first: `grep -q` stops at the first match, and under pipefail the writer's broken pipe fails the test.)
+asked_settings=$(anchored_settings "$work/asked/network.jsonl")
 for setting in 1x2b4 1x1b4 2x1b4; do
-    anchored_settings "$work/asked/network.jsonl" | grep -qx "$setting" || fail "calibrate did not anchor $setting"
+    grep -qx "$setting" <<<"$asked_settings" || fail "calibrate did not anchor $setting"
 done
 echo "ok: calibrate --anchor-settings anchors what it is asked, refuses bad text"
