@@ -17,33 +17,8 @@
 using namespace dnntune;
 using namespace dnntune::model;
 
-namespace {
-
-// A calibration in which every layer pass of `network` at batch 8 was measured in exactly the
-// one-thread, one-process setting: before anchors, such a prediction was labelled "measured".
-Calibration every_layer_measured(const workloads::Network& network) {
-  FitOptions options;
-  options.bootstrap_replicates = 2;
-  const auto machine = test::test_machine();
-  auto calibration = fit_calibration(test::synthetic_records(machine, 0.01, 5), machine, "torch", {"synthetic"}, options);
-  REQUIRE(calibration);
-  for (const workloads::Layer& layer : network.layers) {
-    const workloads::LayerCost cost = workloads::layer_cost(layer, 8);
-    for (const workloads::Pass pass : workloads::all_passes)
-      if (cost.pass(pass).flops > 0 || cost.pass(pass).bytes > 0)
-        calibration->measured_layers[measured_layer_key(layer.descriptor, pass_index(pass), 8)] = {
-            {1, false, 1, 2e-3, 0.02, 5}};
-  }
-  return *calibration;
-}
-
-TrainingConfiguration one_thread_at(std::int64_t batch) {
-  TrainingConfiguration configuration;
-  configuration.batch_per_process = batch;
-  return configuration;
-}
-
-}  // namespace
+using test::every_layer_measured;
+using test::one_thread_at;
 
 TEST_CASE("without an anchor no prediction is labelled measured, however many layers were") {
   const auto network = workloads::build_network("resnet18");

@@ -21,24 +21,9 @@ using namespace dnntune::model;
 
 namespace {
 
-constexpr double isolated_pass_seconds = 2e-3;
-
-// Every layer pass of `network` at batch 8 measured in the one-thread, one-process setting.
-Calibration every_layer_measured(const workloads::Network& network) {
-  FitOptions options;
-  options.bootstrap_replicates = 2;
-  const auto machine = test::test_machine();
-  auto calibration = fit_calibration(test::synthetic_records(machine, 0.01, 5), machine, "torch", {"synthetic"}, options);
-  REQUIRE(calibration);
-  for (const workloads::Layer& layer : network.layers) {
-    const workloads::LayerCost cost = workloads::layer_cost(layer, 8);
-    for (const workloads::Pass pass : workloads::all_passes)
-      if (cost.pass(pass).flops > 0 || cost.pass(pass).bytes > 0)
-        calibration->measured_layers[measured_layer_key(layer.descriptor, pass_index(pass), 8)] = {
-            {1, false, 1, isolated_pass_seconds, 0.02, 5}};
-  }
-  return *calibration;
-}
+using test::every_layer_measured;
+using test::one_thread_at;
+constexpr double isolated_pass_seconds = test::measured_pass_seconds;
 
 // The module records of one anchor run of `network` (batch 8, one thread): each layer's forward
 // `forward_ratio` x its isolated forward, its backward `backward_ratio` x its isolated backward.
@@ -69,12 +54,6 @@ std::vector<records::Measurement> module_records(const workloads::Network& netwo
     }
   }
   return out;
-}
-
-TrainingConfiguration one_thread_at(std::int64_t batch) {
-  TrainingConfiguration configuration;
-  configuration.batch_per_process = batch;
-  return configuration;
 }
 
 double band_log_width(const Prediction& prediction) {

@@ -3,7 +3,9 @@
 
 #include <cmath>
 #include <random>
+#include <stdexcept>
 
+#include "model/fit.hpp"
 #include "model/layer_time.hpp"
 #include "model/machine_rates.hpp"
 #include "workloads/costs.hpp"
@@ -89,5 +91,27 @@ std::vector<records::Measurement> synthetic_records(const records::MachineProfil
   return records;
 }
 
+
+Calibration every_layer_measured(const workloads::Network& network) {
+  FitOptions options;
+  options.bootstrap_replicates = 2;
+  const auto machine = test_machine();
+  auto calibration = fit_calibration(synthetic_records(machine, 0.01, 5), machine, "torch", {"synthetic"}, options);
+  if (!calibration) throw std::runtime_error("the synthetic fit failed: " + calibration.error().message);
+  for (const workloads::Layer& layer : network.layers) {
+    const workloads::LayerCost cost = workloads::layer_cost(layer, 8);
+    for (const workloads::Pass pass : workloads::all_passes)
+      if (cost.pass(pass).flops > 0 || cost.pass(pass).bytes > 0)
+        calibration->measured_layers[measured_layer_key(layer.descriptor, pass_index(pass), 8)] = {
+            {1, false, 1, measured_pass_seconds, 0.02, 5}};
+  }
+  return *calibration;
+}
+
+TrainingConfiguration one_thread_at(std::int64_t batch) {
+  TrainingConfiguration configuration;
+  configuration.batch_per_process = batch;
+  return configuration;
+}
 
 }  // namespace dnntune::test

@@ -4,9 +4,12 @@
 
 #include <vector>
 
+#include "model/calibration.hpp"
 #include "model/parameters.hpp"
+#include "model/training_configuration.hpp"
 #include "records/machine_profile.hpp"
 #include "records/measurement.hpp"
+#include "workloads/graph.hpp"
 
 namespace dnntune::test {
 
@@ -21,5 +24,16 @@ model::ModelParameters true_parameters();
 // settings (1, 2, 4 threads; SMT; 2 and 4 co-running processes), each multiplied by
 // exp(N(0, noise)).
 std::vector<records::Measurement> synthetic_records(const records::MachineProfile& machine, double noise, unsigned seed);
+
+// The time every_layer_measured gives each layer pass of its network.
+constexpr double measured_pass_seconds = 2e-3;
+
+// A calibration fitted to synthetic_records (2 bootstrap replicates) in which every layer pass of
+// `network` at batch 8 was measured, at measured_pass_seconds, in exactly the one-thread,
+// one-process setting. Throws when the fit fails.
+model::Calibration every_layer_measured(const workloads::Network& network);
+
+// One process of one thread at `batch` per process.
+model::TrainingConfiguration one_thread_at(std::int64_t batch);
 
 }  // namespace dnntune::test
