@@ -53,7 +53,8 @@ Expected<void> train_anchor(const PreparedCalibration& calibration, std::size_t 
   request.processes = setting.processes;
   request.directory = calibration.request.directory;
   request.warmup = calibration.request.anchor_warmup;
-  request.iterations = calibration.request.anchor_iterations;
+  request.iterations = allocator == "default" ? calibration.request.anchor_iterations
+                                               : calibration.request.allocator_anchor_iterations;
   request.allocator = allocator;
   return train::run_anchor(request);
 }

@@ -120,10 +120,16 @@ Expected<void> measure(const Entry& entry, const DefaultCalibrationRequest& requ
   calibrate.backends = {request.backend};
   calibrate.budget_seconds = request.budget_seconds;
   calibrate.budget_cap_seconds = request.budget_cap_seconds;
-  // A first run's anchor: one untimed step (the one that faults every activation in) and two
-  // timed ones, so that resnet152 at batch 32 on 2 cores stays within about a minute.
+  // A first run's anchor: one untimed step (the one that faults every activation in), then
+  // three timed ones under glibc's default malloc and two under the others. The default is still
+  // settling on its second step: its mmap threshold moves and big activations are mmapped and
+  // faulted in anew (resnet50 b16, 2 threads: steps of 2.49 and 1.90 s, where 5-step training
+  // settles at 1.84 s; the other allocators' two steps agreed within 6% in all 18 anchors of an
+  // accuracy run). A median of three drops that step; resnet152 at batch 32 on 2 cores stays
+  // within about a minute.
   calibrate.anchor_warmup = 1;
-  calibrate.anchor_iterations = 2;
+  calibrate.anchor_iterations = 3;
+  calibrate.allocator_anchor_iterations = 2;
   // The same anchor under glibc-tuned, jemalloc and tcmalloc, as many as a minute holds
   // (resnet18 at batch 8: all of them; resnet152 at batch 32: about one).
   calibrate.allocator_anchor_budget_seconds = 60;

@@ -148,7 +148,15 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
                  " GB, this machine can spare " + whole_seconds(static_cast<double>(*spare) / 1e9) + " GB");
         continue;
       }
-      const double estimate = estimated_run_seconds(*predictor, *network, item.prediction, steps);
+      // A slow setting (a one-thread cliff: 14 s steps) runs one timed step fewer when that is
+      // what fits: its steps are long enough to agree (max/min 1.00 over such anchors), the
+      // median of three guards the short, noisy ones.
+      int iterations = request.iterations;
+      double estimate = estimated_run_seconds(*predictor, *network, item.prediction, steps);
+      if (spent + estimate > request.budget_seconds && iterations > 2) {
+        iterations = 2;
+        estimate = estimated_run_seconds(*predictor, *network, item.prediction, request.warmup + iterations);
+      }
       if (spent + estimate > request.budget_seconds) {
         progress("anchor of " + label + " skipped: it would take about " + whole_seconds(estimate) +
                  " s, past the anchor budget of " + whole_seconds(request.budget_seconds) + " s (" +
@@ -167,7 +175,7 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
       anchor.processes = configuration.processes_per_node;
       anchor.directory = request.directory;
       anchor.warmup = request.warmup;
-      anchor.iterations = request.iterations;
+      anchor.iterations = iterations;
       const auto started = std::chrono::steady_clock::now();
       if (auto run = train::run_anchor(anchor); !run) return run.error();
       spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

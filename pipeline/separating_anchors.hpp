@@ -28,7 +28,7 @@ struct SeparatingAnchorRequest {
   std::string directory;              // the measurement directory: DIR/network.jsonl is read and appended
   std::string executable;             // the dnntune binary (its `train` command trains)
   double budget_seconds = 60;         // estimated from the recorded anchor; the next run that would pass it is skipped
-  int warmup = 1, iterations = 2;     // like the first run's base anchor
+  int warmup = 1, iterations = 3;     // like the first run's base anchor (glibc's default malloc settles late)
   std::size_t candidates = 3;         // the top-ranked settings considered per network
   std::function<void(const std::string&)> progress;  // a line per anchor trained or skipped; may be empty
 };
