@@ -201,7 +201,7 @@ std::string to_json_text(const Calibration& calibration) {
   if (!calibration.context_ratios.empty()) {
     json context = json::array();
     for (const ContextRatio& ratio : calibration.context_ratios)
-      context.push_back({{"class", ratio.layer_class}, {"pass", ratio.pass}, {"ratio", ratio.ratio},
+      context.push_back({{"pass", ratio.pass}, {"ratio", ratio.ratio},
                          {"log_sd", ratio.log_sd}, {"modules", ratio.modules}, {"runs", ratio.runs},
                          {"threads", ratio.threads}});
     out["context_ratios"] = context;
@@ -259,13 +259,14 @@ Expected<Calibration> calibration_from_json_text(const std::string& text, const 
              item.at("layers_forward_seconds").get<double>(), item.at("layers_backward_seconds").get<double>()});
     if (in.contains("context_ratios"))  // absent without module times: no context correction
       for (const auto& item : in.at("context_ratios")) {
-        ContextRatio ratio{item.at("class").get<std::string>(), item.at("pass").get<std::string>(),
-                           item.at("ratio").get<double>(), item.at("log_sd").get<double>(),
-                           item.at("modules").get<int>(), item.at("runs").get<int>(),
+        // A per-class ratio of an earlier dnntune is left out: the next refit pools them per pass.
+        if (item.contains("class")) continue;
+        ContextRatio ratio{item.at("pass").get<std::string>(), item.at("ratio").get<double>(),
+                           item.at("log_sd").get<double>(), item.at("modules").get<int>(), item.at("runs").get<int>(),
                            item.value("threads", 1)};
-        if (!workloads::kernel_class_named(ratio.layer_class) || (ratio.pass != "forward" && ratio.pass != "backward") ||
-            !std::isfinite(ratio.ratio) || !(ratio.ratio > 0) || !std::isfinite(ratio.log_sd) || ratio.log_sd < 0 || ratio.threads < 1)
-          return bad_input(origin + ": context_ratios: a ratio needs a known class, pass forward or backward, "
+        if ((ratio.pass != "forward" && ratio.pass != "backward") || !std::isfinite(ratio.ratio) || !(ratio.ratio > 0) ||
+            !std::isfinite(ratio.log_sd) || ratio.log_sd < 0 || ratio.threads < 1)
+          return bad_input(origin + ": context_ratios: a ratio needs pass forward or backward, "
                            "a finite ratio above 0, a finite log_sd of at least 0 and threads of at least 1");
         calibration.context_ratios.push_back(std::move(ratio));
       }

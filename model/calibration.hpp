@@ -98,10 +98,9 @@ struct Anchor {
   double backward_ratio() const { return layers_backward_seconds > 0 ? backward_seconds / layers_backward_seconds : 1; }
 };
 
-// What a layer class's passes take inside a real training step against what the calibration
+// What a pass of the layers takes inside a real training step against what the calibration
 // gives them in isolation (model/context_correction.hpp), from the anchors' module times.
 struct ContextRatio {
-  std::string layer_class;  // a kernel class name (workloads/kernel_class.hpp)
   std::string pass;         // "forward" or "backward" (backward-data and backward-weights together)
   double ratio = 1;         // in-network / isolated: the geometric mean over the anchors' runs
   double log_sd = 0;        // the spread of those runs' log ratios: the band's widening

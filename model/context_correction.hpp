@@ -2,10 +2,10 @@
 // step does not take what its isolated micro-run took (the allocator's state, warm caches and a
 // running OpenMP team inside the step; see benchmarks/layer_sum_figures.sh). Every anchor times
 // each module inside its steps (`train --module-times`, kind module records); per layer class,
-// pass (forward; backward = backward-data + backward-weights) and threads per process, the ratio
-// of those in-network times
-// to what the calibration gives the same layers in isolation (the exact micro-run, else the
-// model) is fitted here, pooled over the anchors' runs.
+// Per pass (forward; backward = backward-data + backward-weights) and threads per process, the
+// ratio of those in-network times, summed over all layers of a run, to what the calibration
+// gives the same layers in isolation (the exact micro-run, else the model) is fitted here, the
+// geometric mean over the anchors' runs.
 //
 // The predictor applies it to networks never trained on this machine (one with an anchor of its
 // own keeps that anchor's whole-network correction, the nearest setting's), and widens the band
@@ -22,15 +22,14 @@
 namespace dnntune::model {
 
 // The ratios from `records` (kind module, this calibration's machine and backend, one node,
-// glibc's default allocator), the newest record of each module and pass counting. A class and
-// pass with no isolated time to compare against is left out.
+// glibc's default allocator), the newest record of each module and pass counting. A pass with
+// no isolated time to compare against is left out.
 std::vector<ContextRatio> fit_context_ratios(const std::vector<records::Measurement>& records,
                                              const Calibration& calibration);
 
-// The ratio for a pass of a layer of `layer_class` at `threads` per process: fitted at that
-// thread count, else at the nearest one (the fewer on a tie); null when none was fitted.
-// Backward-data and backward-weights both take the "backward" ratio.
-const ContextRatio* find_context_ratio(const std::vector<ContextRatio>& ratios, LayerClass layer_class,
-                                       workloads::Pass pass, int threads);
+// The ratio for `pass` at `threads` per process: fitted at that thread count, else at the
+// nearest one (the fewer on a tie); null when none was fitted. Backward-data and
+// backward-weights both take the "backward" ratio.
+const ContextRatio* find_context_ratio(const std::vector<ContextRatio>& ratios, workloads::Pass pass, int threads);
 
 }  // namespace dnntune::model

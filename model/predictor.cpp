@@ -182,11 +182,11 @@ Predictor::ComputePart Predictor::compute_part(const workloads::Network& network
       const LayerTime modelled = layer_time(work, setting, parameters, rates_);
       // A network trained for real here takes its own anchor's whole-pass ratio (the nearest
       // setting's: it holds what no module timer sees, the glue between layers, and a cliff at
-      // that thread count); a network never trained here takes its layer classes' in-network
-      // ratios (model/context_correction.hpp). Measured: carried by class ratios from a 2x1 anchor,
+      // that thread count); a network never trained here takes the other networks' in-network
+      // ratio of the pass (model/context_correction.hpp). Measured: carried by ratios from a 2x1 anchor,
       // inception_v3 b8 1x1 came out at 2.4x its real step.
       const ContextRatio* context =
-          anchor.used ? nullptr : find_context_ratio(calibration_.context_ratios, layer_class, pass, setting.threads);
+          anchor.used ? nullptr : find_context_ratio(calibration_.context_ratios, pass, setting.threads);
       const double correction = context                                ? context->ratio
                                 : pass == workloads::Pass::forward ? anchor.forward_ratio
                                                                    : anchor.backward_ratio;
@@ -491,7 +491,7 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
       log_variance += carried * carried + disagreement * disagreement;
     }
   }
-  // The class ratios carried here are as uncertain as they spread over the anchors' runs (taken
+  // The pass ratios carried here are as uncertain as they spread over the anchors' runs (taken
   // as one error across classes: they share the step's conditions).
   if (totals.context_corrected_seconds > 0) {
     const double spread = totals.context_spread_seconds / iteration;
