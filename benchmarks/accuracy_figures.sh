@@ -52,7 +52,7 @@ train_images_per_second() {
 }
 
 # "median low high" of three images/s figures.
-summary() { tr ' ' '\n' <<< "$1" | sort -g | awk '{v[NR] = $1} END {print v[2], v[1], v[NR]}'; }
+summary() { tr ' ' '\n' <<< "$1" | sort -g | awk '{v[NR] = $1} END {printf "%.2f %.2f %.2f\n", v[2], v[1], v[NR]}'; }
 
 printf '%-12s %5s %6s  %-28s %-16s %8s %8s %7s %s\n' network batch config "predicted [band]" confidence train python error inside
 errors=() python_errors=() inside=0 compared=0 picked_best=0 picked_tied=0 picks=0
@@ -91,7 +91,7 @@ for model in $models; do
       jq -r '.best.configuration | "\(.processes_per_node)x\(.threads_per_process)"')
     # The two fastest by one run each; within 5%, two more runs each, alternately, decide.
     read -r first second < <(for c in "${!runs[@]}"; do echo "${runs[$c]} $c"; done | sort -gr | head -2 |
-      awk '{printf "%s ", $2}')
+      awk '{printf "%s ", $2} END {print ""}')
     best_configuration=$first verdict=""
     if [ -n "$second" ] && (($(echo "${runs[$second]} > 0.95 * ${runs[$first]}" | bc -l))); then
       declare -A repeated=([$first]="${runs[$first]}" [$second]="${runs[$second]}")
