@@ -11,6 +11,16 @@
 
 namespace dnntune::model {
 
+// How far the median of one short training run moves from another run of the same network and
+// setting on the same node (log sd), at least: glibc's default malloc faults in a different
+// share of each run's buffers, and a VM's neighbours come and go. Measured on this project's
+// 2-core VMs (benchmarks/accuracy_figures.sh, three runs each of four settings: resnet18 b8 1x2
+// and 2x1, resnet50 b16 1x2 and 2x1): 1.0-4.1%, 2.3% pooled; resnet50 b16 1x2 over nine runs of
+// one session 4.5%, with steps spread 7% within its anchor. Bands of a measured prediction
+// without it were 1-4% wide and missed 4 of 12 runs. A quieter node gets a wider band than it
+// needs, never a narrower one.
+constexpr double run_to_run_log_sd = 0.025;
+
 // The network a run trained: the --model of its reproducing command (a network file's path; a
 // built-in's name), else the recorded name. Paths dnntune quotes (spaces) are not unquoted.
 Expected<workloads::Network> trained_network(const records::Measurement& record);

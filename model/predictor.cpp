@@ -8,6 +8,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "model/anchors.hpp"
 #include "model/context_correction.hpp"
 #include "model/layer_class.hpp"
 #include "model/layer_time.hpp"
@@ -471,15 +472,9 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
     const Anchor& anchor = prediction.anchor.anchor;
     if (checked) {
       // What the correction leaves between this prediction and the real step (the optimizer and
-      // gradient sums are still modelled), and the noise of the step's median.
-      // The band is where a new run's median falls: the anchor's median of a few steps and the
-      // new run's (`dnntune train` times 10 by default) are both uncertain, by the step spread
-      // (this anchor's, at least the node's median over its anchors: two steps can agree by chance).
+      // gradient sums are still modelled).
       const double residual = std::log(iteration / anchor.iteration_seconds);
-      const double spread = std::max(anchor.iteration_coefficient_of_variation,
-                                     step_spread(calibration_.anchors, network.name).coefficient_of_variation);
-      const double noise = 1.2533 * spread * std::sqrt(1.0 / std::max(1, anchor.steps) + 1.0 / 10);
-      log_variance += residual * residual + noise * noise;
+      log_variance += residual * residual;
     } else if (totals.context_corrected_seconds == 0) {
       // A correction carried from another batch or setting may be off by as much as it corrects.
       const double corrected = totals.terms.forward + totals.terms.backward_data + totals.terms.backward_weights;
@@ -490,6 +485,16 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
       const double disagreement = prediction.anchor.disagreement * corrected / iteration;
       log_variance += carried * carried + disagreement * disagreement;
     }
+    // The band is where a new run's median falls. A run's median moves between runs by about as
+    // much as its steps spread (not that over the root of their count: what slows a step, the
+    // share of buffers glibc faults in anew, the neighbours of a VM, holds for a whole run), and
+    // by at least the run-to-run spread measured on these VMs; the anchor's run and the new run
+    // each do. The spread is the anchor's, at least the node's median over its anchors (a few
+    // steps can agree by chance).
+    const double per_run = std::max({anchor.iteration_coefficient_of_variation,
+                                     step_spread(calibration_.anchors, network.name).coefficient_of_variation,
+                                     run_to_run_log_sd});
+    log_variance += 2 * per_run * per_run;
   }
   // The pass ratios carried here are as uncertain as they spread over the anchors' runs (taken
   // as one error across classes: they share the step's conditions).
