@@ -109,7 +109,6 @@ for model in $models; do
       else
         tied=$best_configuration verdict+=")"
       fi
-      unset repeated
     else
       tied=$first
     fi
@@ -118,7 +117,6 @@ for model in $models; do
     [[ " $tied " == *" $recommended "* ]] && picked_tied=$((picked_tied + 1))
     printf '# %s batch %s: recommend picks %s; measured fastest by dnntune train: %s%s\n' "$model" "$batch" \
       "$recommended" "$best_configuration" "$verdict"
-    unset runs
   done
 done
 printf '%s\n' "${errors[@]}" | awk -v inside="$inside" -v compared="$compared" \

@@ -1,7 +1,7 @@
 // model/context_correction.hpp — the context correction: a layer pass inside a real training
 // step does not take what its isolated micro-run took (the allocator's state, warm caches and a
 // running OpenMP team inside the step; see benchmarks/layer_sum_figures.sh). Every anchor times
-// each module inside its steps (`train --module-times`, kind module records); per layer class,
+// each module inside its steps (`train --module-times`, kind module records).
 // Per pass (forward; backward = backward-data + backward-weights) and threads per process, the
 // ratio of those in-network times, summed over all layers of a run, to what the calibration
 // gives the same layers in isolation (the exact micro-run, else the model) is fitted here, the

@@ -184,7 +184,7 @@ Predictor::ComputePart Predictor::compute_part(const workloads::Network& network
       // A network trained for real here takes its own anchor's whole-pass ratio (the nearest
       // setting's: it holds what no module timer sees, the glue between layers, and a cliff at
       // that thread count); a network never trained here takes the other networks' in-network
-      // ratio of the pass (model/context_correction.hpp). Measured: carried by ratios from a 2x1 anchor,
+      // ratio of the pass (model/context_correction.hpp). Measured: carried by layer-class ratios from a 2x1 anchor,
       // inception_v3 b8 1x1 came out at 2.4x its real step.
       const ContextRatio* context =
           anchor.used ? nullptr : find_context_ratio(calibration_.context_ratios, pass, setting.threads);
@@ -497,7 +497,7 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
     log_variance += 2 * per_run * per_run;
   }
   // The pass ratios carried here are as uncertain as they spread over the anchors' runs (taken
-  // as one error across classes: they share the step's conditions).
+  // as one error across the passes: they share the step's conditions).
   if (totals.context_corrected_seconds > 0) {
     const double spread = totals.context_spread_seconds / iteration;
     log_variance += spread * spread;

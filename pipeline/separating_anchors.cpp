@@ -109,7 +109,6 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
   if (!read) return read.error();
   std::vector<records::Measurement> recorded = std::move(*read);
   const std::string fingerprint = records::fingerprint(calibration.machine);
-  const int steps = request.warmup + request.iterations;
   double spent = 0;
   int trained = 0;
   for (const std::string& model : request.models) {
@@ -151,11 +150,14 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
       // A slow setting (a one-thread cliff: 14 s steps) runs one timed step fewer when that is
       // what fits: its steps are long enough to agree (max/min 1.00 over such anchors), the
       // median of three guards the short, noisy ones.
+      const auto estimate_with = [&](int timed_steps) {
+        return estimated_run_seconds(*predictor, *network, item.prediction, request.warmup + timed_steps);
+      };
       int iterations = request.iterations;
-      double estimate = estimated_run_seconds(*predictor, *network, item.prediction, steps);
+      double estimate = estimate_with(iterations);
       if (spent + estimate > request.budget_seconds && iterations > 2) {
         iterations = 2;
-        estimate = estimated_run_seconds(*predictor, *network, item.prediction, request.warmup + iterations);
+        estimate = estimate_with(iterations);
       }
       if (spent + estimate > request.budget_seconds) {
         progress("anchor of " + label + " skipped: it would take about " + whole_seconds(estimate) +

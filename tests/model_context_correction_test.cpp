@@ -106,8 +106,8 @@ TEST_CASE("module times fit one ratio per pass against the isolated micro-runs")
 }
 
 TEST_CASE("a run's ratio weighs its layers by their time") {
-  // Half the layers (by name order) at 3x their isolated forward, the rest at 1x: the run's
-  // forward ratio is their in-network total over their isolated total, not a mean of ratios.
+  // Every fourth record's forward at 3x its isolated time, the rest at 1x: the run's forward
+  // ratio is their in-network total over their isolated total, not a mean of their ratios.
   const auto network = workloads::build_network("resnet18");
   REQUIRE(network);
   const Calibration calibration = every_layer_measured(*network);
