@@ -127,7 +127,8 @@ class CalibrationRun {
   }
 
   std::string key(const PlannedMeasurement& measurement) const {
-    return records::measurement_key(planned_record(measurement, calibration_.fingerprint));
+    return records::measurement_key(
+        planned_record(measurement, calibration_.fingerprint, calibration_.request.allocator));
   }
 
   // Starts the workers of `measurement`'s backend and setting (and runs the backend's numerical
@@ -197,7 +198,8 @@ class CalibrationRun {
   }
 
   Expected<void> record_skipped(const PlannedMeasurement& measurement) {
-    records::Measurement record = planned_record(measurement, calibration_.fingerprint);
+    records::Measurement record =
+        planned_record(measurement, calibration_.fingerprint, calibration_.request.allocator);
     record.status = records::MeasurementStatus::skipped;
     record.reason = "over the " + std::to_string(std::lround(calibration_.request.budget_seconds)) + " s budget";
     ++skipped_by_group_[measurement.backend + ", " + to_string(measurement.setting)];
@@ -208,7 +210,8 @@ class CalibrationRun {
   Expected<void> measure(std::size_t index) {
     const PlannedMeasurement measurement = pending_[index];
     if (corrected(measurement) > left()) return record_skipped(measurement);
-    records::Measurement record = planned_record(measurement, calibration_.fingerprint);
+    records::Measurement record =
+        planned_record(measurement, calibration_.fingerprint, calibration_.request.allocator);
     record.cpu_sets = planned_cpu_sets_;
     const auto check_failure = check_failures_.find({measurement.backend, measurement.spec.kind, measurement.pass});
     if (!group_) {

@@ -24,10 +24,11 @@ namespace {
 
 using workloads::Pass;
 
-// One backend, batch and setting: what a micro-run and an anchor run are compared within.
-using Setting = std::tuple<std::string, std::int64_t, int, bool, int>;
+// One backend, batch, setting and allocator: what a micro-run and an anchor run are compared
+// within (micro-runs under glibc-tuned, `calibrate --allocator`, against steps under it).
+using Setting = std::tuple<std::string, std::int64_t, int, bool, int, std::string>;
 Setting setting_of(const records::Measurement& record) {
-  return {record.backend, record.batch, record.threads, record.smt, record.processes};
+  return {record.backend, record.batch, record.threads, record.smt, record.processes, record.allocator};
 }
 
 // The newest record of each measurement (a later line replaces an earlier one).
@@ -87,7 +88,7 @@ Expected<ModuleReport> make_module_report(const std::string& directory, int wors
   std::map<Run, std::map<std::pair<std::string, std::string>, const records::Measurement*>> modules;
   std::map<Run, std::map<std::string, const records::Measurement*>> steps;
   for (const records::Measurement& record : anchor_records) {
-    if (record.status != records::MeasurementStatus::ok || record.nodes != 1 || record.allocator != "default") continue;
+    if (record.status != records::MeasurementStatus::ok || record.nodes != 1) continue;
     if (record.kind == records::MeasurementKind::module)
       modules[{record.network, setting_of(record)}][{record.module, record.pass}] = &record;
     else if (record.kind == records::MeasurementKind::network)
@@ -102,7 +103,7 @@ Expected<ModuleReport> make_module_report(const std::string& directory, int wors
   const std::map<std::pair<std::string, std::string>, const records::Measurement*> none;
   for (const auto& [run, timed] : modules) {
     const auto& [name, setting] = run;
-    const auto& [backend, batch, threads, smt, processes] = setting;
+    const auto& [backend, batch, threads, smt, processes, allocator] = setting;
     // The network the run trained: a built-in by name, else the --model of its command.
     auto network = workloads::load_network(name);
     if (!network) {
@@ -114,7 +115,7 @@ Expected<ModuleReport> make_module_report(const std::string& directory, int wors
     const auto micro_found = micro.find(setting);
     const auto& micro_here = micro_found == micro.end() ? none : micro_found->second;
     for (const char* pass : {"forward", "backward"}) {
-      ModulePassSums sums{name, backend, batch, threads, processes, smt, pass};
+      ModulePassSums sums{name, backend, allocator, batch, threads, processes, smt, pass};
       for (const workloads::Layer& layer : network->layers) {
         int measured = 0, missing = 0;
         const double isolated = isolated_layer_seconds(layer, pass, micro_here, measured, missing);
@@ -126,8 +127,8 @@ Expected<ModuleReport> make_module_report(const std::string& directory, int wors
         sums.in_network_seconds += module->second->median_seconds;
         ++sums.modules;
         if (measured > 0 && missing == 0)
-          report.worst.push_back({name, layer.name, layer.descriptor, pass, batch, threads, processes, isolated,
-                                  module->second->median_seconds});
+          report.worst.push_back({name, layer.name, layer.descriptor, pass, allocator, batch, threads, processes,
+                                  isolated, module->second->median_seconds});
       }
       const auto step = steps.find(run);
       if (step != steps.end() && step->second.count(pass)) sums.step_seconds = step->second.at(pass)->median_seconds;
@@ -167,14 +168,16 @@ std::string module_report_text(const ModuleReport& report) {
   out << "Layers in isolation, inside the step, and the step (" << report.directory << ")\n";
   out << "  isolated: the sum of the raw micro-runs (layers.jsonl) of every layer pass the network runs;\n"
          "  in-network: each layer's own time inside the trained step (network.jsonl, --module-times)\n";
-  std::snprintf(line, sizeof line, "  %-14s %-6s %5s %-7s %-8s %11s %11s %11s %7s %7s %7s  %s\n", "network", "backend",
-                "batch", "setting", "pass", "isolated ms", "in-net ms", "step ms", "iso/st", "net/st", "iso/net",
+  std::snprintf(line, sizeof line, "  %-14s %-6s %-11s %5s %-7s %-8s %11s %11s %11s %7s %7s %7s  %s\n", "network",
+                "backend", "allocator", "batch", "setting", "pass", "isolated ms", "in-net ms", "step ms", "iso/st", "net/st", "iso/net",
                 "micro-runs");
   out << line;
   for (const ModulePassSums& row : report.passes) {
     const std::string setting = std::to_string(row.processes) + "x" + std::to_string(row.threads) + (row.smt ? "s" : "");
-    std::snprintf(line, sizeof line, "  %-14s %-6s %5lld %-7s %-8s %11.2f %11.2f %11.2f %7s %7s %7s  %d measured, %d missing\n",
-                  row.network.c_str(), row.backend.c_str(), static_cast<long long>(row.batch), setting.c_str(),
+    std::snprintf(line, sizeof line,
+                  "  %-14s %-6s %-11s %5lld %-7s %-8s %11.2f %11.2f %11.2f %7s %7s %7s  %d measured, %d missing\n",
+                  row.network.c_str(), row.backend.c_str(), row.allocator.c_str(), static_cast<long long>(row.batch),
+                  setting.c_str(),
                   row.pass.c_str(), row.isolated_seconds * 1e3, row.in_network_seconds * 1e3, row.step_seconds * 1e3,
                   ratio_text(row.isolated_seconds, row.step_seconds).c_str(),
                   ratio_text(row.in_network_seconds, row.step_seconds).c_str(),
@@ -185,8 +188,10 @@ std::string module_report_text(const ModuleReport& report) {
   out << "  (step - in-network = untimed glue; missing micro-runs are left out of the isolated sum)\n";
   out << "\nModules whose isolated and in-network times disagree most (every pass of the module measured)\n";
   for (const ModuleDisagreement& row : report.worst) {
-    std::snprintf(line, sizeof line, "  %-14s b%-4lld %dx%d %-22s %-8s isolated %9.2f ms  in-network %9.2f ms  ratio %s  %s\n",
-                  row.network.c_str(), static_cast<long long>(row.batch), row.processes, row.threads, row.module.c_str(),
+    std::snprintf(line, sizeof line,
+                  "  %-14s b%-4lld %dx%d %-11s %-22s %-8s isolated %9.2f ms  in-network %9.2f ms  ratio %s  %s\n",
+                  row.network.c_str(), static_cast<long long>(row.batch), row.processes, row.threads,
+                  row.allocator.c_str(), row.module.c_str(),
                   row.pass.c_str(), row.isolated_seconds * 1e3, row.in_network_seconds * 1e3,
                   ratio_text(row.isolated_seconds, row.in_network_seconds).c_str(), row.descriptor.c_str());
     out << line;
@@ -198,7 +203,8 @@ std::string module_report_json_text(const ModuleReport& report) {
   using nlohmann::json;
   json passes = json::array();
   for (const ModulePassSums& row : report.passes)
-    passes.push_back({{"network", row.network}, {"backend", row.backend}, {"batch", row.batch},
+    passes.push_back({{"network", row.network}, {"backend", row.backend}, {"allocator", row.allocator},
+                      {"batch", row.batch},
                       {"threads", row.threads}, {"smt", row.smt}, {"processes", row.processes}, {"pass", row.pass},
                       {"isolated_seconds", row.isolated_seconds}, {"measured_passes", row.measured_passes},
                       {"missing_passes", row.missing_passes}, {"in_network_seconds", row.in_network_seconds},
@@ -209,7 +215,8 @@ std::string module_report_json_text(const ModuleReport& report) {
   json worst = json::array();
   for (const ModuleDisagreement& row : report.worst)
     worst.push_back({{"network", row.network}, {"module", row.module}, {"descriptor", row.descriptor},
-                     {"pass", row.pass}, {"batch", row.batch}, {"threads", row.threads}, {"processes", row.processes},
+                     {"pass", row.pass}, {"allocator", row.allocator}, {"batch", row.batch}, {"threads", row.threads},
+                     {"processes", row.processes},
                      {"isolated_seconds", row.isolated_seconds}, {"in_network_seconds", row.in_network_seconds}});
   const json out{{"schema", "dnntune.module-report"}, {"schema_version", 1}, {"directory", report.directory},
                  {"passes", passes}, {"worst_modules", worst}};

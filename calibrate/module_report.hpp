@@ -1,7 +1,8 @@
 // calibrate/module_report.hpp — `dnntune calibrate --report DIR --modules`: the micro-runs set
 // against the network they were taken from. For each anchor run that timed its modules
 // (DIR/network.jsonl, kind module; train/module_timer.hpp) and each pass (forward; backward =
-// backward-data + backward-weights), three sums of the same network, batch and setting:
+// backward-data + backward-weights), three sums of the same network, batch, setting and allocator
+// (micro-runs of `calibrate --allocator NAME` against steps of `train --allocator NAME`):
 //   * isolated: the raw micro-runs of DIR/layers.jsonl of every layer pass the network runs, as
 //     measured (the number measured, and those missing, left out of the sum: not modelled here);
 //   * in-network: the layers' own times inside the real step (the median over steps of their
@@ -22,6 +23,7 @@ namespace dnntune::calibrate {
 
 struct ModulePassSums {
   std::string network, backend;
+  std::string allocator;           // what both the micro-runs and the step ran under
   std::int64_t batch = 0;
   int threads = 1, processes = 1;
   bool smt = false;
@@ -35,7 +37,7 @@ struct ModulePassSums {
 };
 
 struct ModuleDisagreement {
-  std::string network, module, descriptor, pass;
+  std::string network, module, descriptor, pass, allocator;
   std::int64_t batch = 0;
   int threads = 1, processes = 1;
   double isolated_seconds = 0, in_network_seconds = 0;

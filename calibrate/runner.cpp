@@ -154,7 +154,8 @@ std::vector<std::vector<int>> usable_cores(const records::MachineProfile& profil
   return cores;
 }
 
-records::Measurement planned_record(const PlannedMeasurement& measurement, const std::string& fingerprint) {
+records::Measurement planned_record(const PlannedMeasurement& measurement, const std::string& fingerprint,
+                                    const std::string& allocator) {
   records::Measurement record;
   record.kind = measurement.whole_network ? records::MeasurementKind::network : records::MeasurementKind::layer;
   record.backend = measurement.backend;
@@ -166,11 +167,12 @@ records::Measurement planned_record(const PlannedMeasurement& measurement, const
   record.threads = measurement.setting.threads;
   record.smt = measurement.setting.smt;
   record.processes = measurement.setting.processes;
-  record.command = reproducing_command(measurement);
+  record.allocator = allocator;
+  record.command = reproducing_command(measurement, allocator);
   return record;
 }
 
-std::string reproducing_command(const PlannedMeasurement& measurement) {
+std::string reproducing_command(const PlannedMeasurement& measurement, const std::string& allocator) {
   std::string command = "dnntune calibrate ";
   command += measurement.whole_network ? "--model " + measurement.network + " --pass " + whole_network_pass
                                        : "--layer " + measurement.descriptor + " --pass " +
@@ -178,6 +180,7 @@ std::string reproducing_command(const PlannedMeasurement& measurement) {
   command += " --backend " + measurement.backend + " --batch " + std::to_string(measurement.batch) + " --threads " +
              std::to_string(measurement.setting.threads) + " --processes " +
              std::to_string(measurement.setting.processes) + (measurement.setting.smt ? " --smt" : "");
+  if (allocator != "default") command += " --allocator " + allocator;
   return command;
 }
 
@@ -272,8 +275,8 @@ Expected<PreparedCalibration> prepare_calibration(const CalibrationRequest& requ
   const auto before = measurements.size();
   measurements.erase(std::remove_if(measurements.begin(), measurements.end(),
                                     [&](const PlannedMeasurement& measurement) {
-                                      return recorded.count(
-                                          records::measurement_key(planned_record(measurement, calibration.fingerprint)));
+                                      return recorded.count(records::measurement_key(planned_record(
+                                          measurement, calibration.fingerprint, calibration.request.allocator)));
                                     }),
                      measurements.end());
   calibration.already_recorded = before - measurements.size();

@@ -54,6 +54,10 @@ struct CalibrationRequest {
   // Settings anchored besides the base one, under the default allocator (calibrate
   // --anchor-settings 1x1,2x1): to anchor every setting a benchmark compares.
   std::vector<Setting> anchor_settings;
+  // The allocator the micro-runs run under (probe/allocators.hpp); the caller has started this
+  // process under it (cli run_under_allocator), and the workers inherit it. "default": glibc's,
+  // settled as after a training step (calibrate/worker.cpp). Fits use default-allocator records.
+  std::string allocator = "default";
   bool resume = false;
   std::string executable;                   // the dnntune binary workers run (`calibrate --worker`)
 };
@@ -121,10 +125,12 @@ Expected<std::vector<Setting>> parse_anchor_settings(const std::string& text);
 // The cores this process may use on the profiled machine, each as its allowed OS CPUs.
 std::vector<std::vector<int>> usable_cores(const records::MachineProfile& profile);
 
-// The record a planned measurement will have, before it is made (for resume keys and commands).
-records::Measurement planned_record(const PlannedMeasurement& measurement, const std::string& fingerprint);
+// The record a planned measurement will have, before it is made (for resume keys and commands),
+// under `allocator` (CalibrationRequest::allocator).
+records::Measurement planned_record(const PlannedMeasurement& measurement, const std::string& fingerprint,
+                                    const std::string& allocator);
 
 // A dnntune command line that measures just this record again.
-std::string reproducing_command(const PlannedMeasurement& measurement);
+std::string reproducing_command(const PlannedMeasurement& measurement, const std::string& allocator);
 
 }  // namespace dnntune::calibrate

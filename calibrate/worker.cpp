@@ -11,6 +11,7 @@
 #include "calibrate/line_channel.hpp"
 #include "calibrate/naive_reference.hpp"
 #include "calibrate/plan.hpp"
+#include "probe/allocators.hpp"
 #include "probe/timing.hpp"
 #include "workloads/zoo.hpp"
 
@@ -126,6 +127,9 @@ json check_results(LayerBackend& backend) {
 // 19-35 thousand faults a ResNet-18 step at batch 8; blocks above 32 MiB) is the network's, seen
 // by the anchor (train/anchor.hpp), not by a layer.
 void settle_malloc_as_training_does() {
+  // Under an allocator chosen for the calibration (`calibrate --allocator`) the micro-runs time
+  // what that allocator does: mallopt here would override glibc-tuned's thresholds.
+  if (probe::allocator_of_this_process() != "default") return;
   constexpr int dynamic_mmap_threshold_max = 32 * 1024 * 1024;
   mallopt(M_MMAP_THRESHOLD, dynamic_mmap_threshold_max);
   mallopt(M_TRIM_THRESHOLD, 2 * dynamic_mmap_threshold_max);

@@ -105,6 +105,10 @@ void run_calibrate(CalibrateOptions& options) {
                        std::to_string(cpus) + " CPUs"));
     options.anchor = true;
   }
+  if (options.request.allocator != "default" && (options.anchor || !options.report_directory.empty() ||
+                                                 options.slurm || options.slurm_node_job || options.comm))
+    fail(bad_input("--allocator goes with the micro-runs of this machine (not --anchor, --report, --slurm or --comm): "
+                   "anchors train under each installed allocator themselves"));
   if (!options.report_directory.empty()) return run_report(options);
   if (options.slurm || options.slurm_node_job || options.slurm_refit_fabric) return run_slurm_modes(options);
   if (!options.slurm_request.partition.empty()) fail(bad_input("--partition goes with --slurm"));
@@ -118,6 +122,8 @@ void run_calibrate(CalibrateOptions& options) {
     options.comm_options.record_path = request.directory + "/comm.jsonl";
     return run_comm_calibration(options.comm_options);
   }
+  // Before anything is probed or written: a bad name exits 2, a good one starts this process again under it.
+  run_under_allocator(request.allocator);
   if (options.smt || options.no_smt) request.smt = options.smt;
   request.dry_run = options.dry_run;
   request.executable = value_or_fail(self_executable_path());
@@ -195,6 +201,13 @@ void add_calibrate_command(CLI::App& root) {
                       "Also anchor at these settings, PROCESSESxTHREADS comma-separated (1x1,2x1; SMT off), under "
                       "the default allocator; implies --anchor")
       ->option_text("LIST");
+  command->add_option("--allocator", request.allocator,
+                      "Time the micro-runs under this memory allocator (default, glibc-tuned, jemalloc, tcmalloc; "
+                      "`dnntune probe` lists what is installed); records carry it, fits use the default's only. "
+                      "default: glibc's, settled as after a training step. Not with --anchor (anchors train under "
+                      "each allocator themselves)")
+      ->option_text("NAME")
+      ->capture_default_str();
   command->add_option("--allocator-budget", request.allocator_anchor_budget_seconds,
                       "With --anchor: seconds for the anchors under the other allocator variants (glibc-tuned, "
                       "jemalloc, tcmalloc); those that do not fit are skipped, and said")

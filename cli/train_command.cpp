@@ -1,12 +1,9 @@
 // cli/train_command.cpp — `dnntune train`: real data-parallel training of a network (the ground
 // truth), as one process, as one rank of an MPI job (`mpirun -np P dnntune train ...`, `srun`),
 // or with --launch composing and running the right `mpirun` line itself.
+
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
 #include <iostream>
 
 #include "common/shell_words.hpp"
@@ -93,33 +90,6 @@ void launch_job(const TrainCommandOptions& options) {
   std::cerr << "dnntune: launching: " << line << std::endl;
   const int exit_code = value_or_fail(train::run_and_wait(plan.argv));
   if (exit_code != 0) throw CLI::RuntimeError(exit_code);
-}
-
-// Runs this process under `name`'s allocator: LD_PRELOAD and glibc's MALLOC_* are read when a
-// process starts, so it sets them and executes itself again (before MPI_Init: the same pid, so
-// a launcher's rank stays that rank). DNNTUNE_ALLOCATOR marks the second start; the library
-// must then be mapped, or the preload did not take.
-void run_under_allocator(const std::string& name) {
-  if (name == "default") return;
-  const auto variant = value_or_fail(probe::allocator_variant(name));
-  const char* applied = std::getenv("DNNTUNE_ALLOCATOR");
-  if (applied && name == applied) {
-    for (const auto& [variable, value] : variant.environment) {
-      if (variable == "LD_PRELOAD" && !probe::this_process_maps(value))
-        fail(failure("--allocator " + name + ": " + value + " is not loaded although LD_PRELOAD names it"));
-    }
-    return;
-  }
-  for (const auto& [variable, value] : variant.environment) setenv(variable.c_str(), value.c_str(), 1);
-  setenv("DNNTUNE_ALLOCATOR", name.c_str(), 1);
-  std::ifstream cmdline("/proc/self/cmdline");
-  std::vector<std::string> words;
-  for (std::string word; std::getline(cmdline, word, '\0');) words.push_back(word);
-  std::vector<char*> arguments;
-  for (std::string& word : words) arguments.push_back(word.data());
-  arguments.push_back(nullptr);
-  execv("/proc/self/exe", arguments.data());
-  fail(failure("--allocator " + name + ": cannot start again under it (" + std::strerror(errno) + ")"));
 }
 
 void run_train(const TrainCommandOptions& options) {

@@ -127,8 +127,9 @@ Expected<std::vector<FitSample>> make_fit_samples(const std::vector<records::Mea
   std::vector<FitSample> samples;
   std::unordered_map<std::string, workloads::LayerSpec> parsed;
   for (const auto& record : records) {
+    // Micro-runs under another allocator (`calibrate --allocator`) time a different process state.
     if (record.kind != records::MeasurementKind::layer || record.backend != backend ||
-        record.status != records::MeasurementStatus::ok) {
+        record.status != records::MeasurementStatus::ok || record.allocator != "default") {
       ++ignored;
       continue;
     }
@@ -223,7 +224,7 @@ Expected<Calibration> fit_calibration(const std::vector<records::Measurement>& r
   if (!samples) return samples.error();
   if (samples->empty())
     return bad_input("no usable " + backend + " layer measurements (" + std::to_string(ignored) +
-                     " records of other kinds, backends or statuses); run `dnntune calibrate --backend " + backend + "`");
+                     " records of other kinds, backends, allocators or statuses); run `dnntune calibrate --backend " + backend + "`");
 
   Calibration calibration;
   calibration.machine = machine;

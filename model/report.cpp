@@ -139,7 +139,7 @@ std::string fit_report_text(const Calibration& calibration) {
   out << "Calibration of " << calibration.machine.name << " (fingerprint " << records::fingerprint(calibration.machine)
       << "), backend " << calibration.backend << " " << calibration.backend_version << "\n";
   out << "  " << s.samples << " layer measurements fitted in " << format_fixed(s.fit_seconds, 2) << " s ("
-      << s.records_ignored << " records of other kinds, backends or statuses ignored)\n";
+      << s.records_ignored << " records of other kinds, backends, allocators or statuses ignored)\n";
   out << "  held-out error (5-fold by layer shape; the model alone, before measured layers are reused):\n";
   for (const auto& error : s.held_out_by_class)
     out << "    " << error.group << std::string(std::max<int>(1, 28 - static_cast<int>(error.group.size())), ' ')

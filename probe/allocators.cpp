@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -82,6 +83,11 @@ Expected<AllocatorVariant> allocator_variant(const std::string& name) {
     return bad_input("allocator " + name + ": not installed on this machine (Debian: apt-get install " +
                      (name == "jemalloc" ? "libjemalloc2" : "libtcmalloc-minimal4") + "); installed: " + known);
   return bad_input("unknown allocator '" + name + "' (installed here: " + known + ")");
+}
+
+std::string allocator_of_this_process() {
+  const char* applied = std::getenv(applied_allocator_variable);
+  return applied && *applied ? applied : "default";
 }
 
 bool this_process_maps(const std::string& name) {

@@ -29,6 +29,12 @@ std::vector<AllocatorVariant> installed_allocators();
 // The variant named `name`, or bad_input naming the installed ones and how to install a missing one.
 Expected<AllocatorVariant> allocator_variant(const std::string& name);
 
+// The allocator this process was started under: `dnntune train|calibrate --allocator NAME` sets
+// its environment and DNNTUNE_ALLOCATOR=NAME and starts itself again; its children (a
+// calibration's workers) inherit both. "default" when none was chosen.
+constexpr const char* applied_allocator_variable = "DNNTUNE_ALLOCATOR";
+std::string allocator_of_this_process();
+
 // Whether this process has a library whose path contains `name` mapped (/proc/self/maps): how
 // a preloaded allocator, or the OpenMP runtime a framework linked, is seen to be there.
 bool this_process_maps(const std::string& name);

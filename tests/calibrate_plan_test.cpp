@@ -132,7 +132,7 @@ TEST_CASE("records of a plan round-trip and name their reproducing command", "[l
   const Plan plan = make_plan(request, SpeedModel{});
   std::set<std::string> keys;
   for (const auto& measurement : plan.measurements) {
-    records::Measurement record = planned_record(measurement, "0123456789abcdef");
+    records::Measurement record = planned_record(measurement, "0123456789abcdef", "default");
     record.status = records::MeasurementStatus::ok;
     record.median_seconds = 0.004;
     record.cpu_sets = {{0}, {1}};

@@ -1,9 +1,11 @@
 // tests/train_module_times_test.cpp — `dnntune train --module-times` on the tiny network: every
 // layer timed inside the real step, the layers' forwards summing to the measured forward (the
 // rest is untimed glue, a few percent), the same for backward, and the kind module records.
+// And micro-runs under a chosen allocator (`calibrate --allocator`) set against steps under it.
 // Bounds on sums only, never absolute timings.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -114,4 +116,54 @@ TEST_CASE("calibrate --report --modules sets the micro-runs against the layers i
   const auto text = run_dnntune({"calibrate", "--report", directory, "--modules"});
   CHECK(text.exit_code == 0);
   CHECK(text.out.find("tiny_residual") != std::string::npos);
+}
+
+TEST_CASE("calibrate --allocator times the micro-runs under it, set against steps under the same allocator") {
+  const std::string directory = dnntune::test::make_temporary_directory() + "/tuned";
+  const std::string tiny = dnntune::test::source_path("tests/fixtures/tiny_network.json");
+  // Checked before anything is written: an unknown allocator, or one with the anchors.
+  const auto unknown = run_dnntune({"calibrate", "--model", tiny, "--allocator", "nosuch", "-o", directory});
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.err.find("nosuch") != std::string::npos);
+  const auto with_anchor =
+      run_dnntune({"calibrate", "--model", tiny, "--allocator", "glibc-tuned", "--anchor", "-o", directory});
+  CHECK(with_anchor.exit_code == 2);
+  CHECK(with_anchor.err.find("--anchor") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(directory));
+
+  const auto calibrated = run_dnntune({"calibrate", "--model", tiny, "--backend", "torch", "--batch", "8", "--threads",
+                                       "1", "--processes", "1", "--no-smt", "--allocator", "glibc-tuned", "-o", directory});
+  INFO(calibrated.err);
+  REQUIRE(calibrated.exit_code == 0);
+  const auto layers = dnntune::records::read_measurements(directory + "/layers.jsonl");
+  REQUIRE(layers);
+  REQUIRE_FALSE(layers->records.empty());
+  for (const auto& record : layers->records) {
+    CHECK(record.allocator == "glibc-tuned");
+    CHECK(record.command.find("--allocator glibc-tuned") != std::string::npos);
+  }
+  // Steps under the default allocator have no micro-runs of theirs here; steps under glibc-tuned do.
+  for (const char* allocator : {"default", "glibc-tuned"})
+    REQUIRE(run_dnntune({"train", "--model", tiny, "--batch", "8", "--iters", "2", "--warmup", "1", "--threads", "1",
+                         "--allocator", allocator, "--module-times", "--record", directory + "/network.jsonl"})
+                .exit_code == 0);
+  const auto run = run_dnntune({"calibrate", "--report", directory, "--modules", "--json"});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const json report = json::parse(run.out);
+  REQUIRE(report["passes"].size() == 4);
+  for (const json& row : report["passes"]) {
+    INFO(row.dump());
+    if (row["allocator"] == "glibc-tuned") {
+      CHECK(row["missing_passes"] == 0);
+      CHECK(row["isolated_seconds"].get<double>() > 0);
+    } else {
+      CHECK(row["allocator"] == "default");
+      CHECK(row["measured_passes"] == 0);
+    }
+  }
+  // A fit uses default-allocator micro-runs only: these are not its data.
+  const auto fit = run_dnntune({"fit", directory + "/layers.jsonl", "--machine", directory + "/machine.json", "-o",
+                                directory + "/calibration.json"});
+  CHECK(fit.exit_code != 0);
 }
