@@ -8,6 +8,7 @@
 #include "train/trainer.hpp"
 
 #include <omp.h>
+#include <sys/resource.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -118,8 +119,17 @@ void unflatten_into(std::vector<torch::Tensor>& tensors, const float* flat) {
   }
 }
 
+// Minor page faults of this process so far: fresh pages the allocator handed out and the kernel
+// faulted in on first touch (microseconds each on this project's VMs; see probe/allocators.hpp).
+double page_faults_so_far() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_minflt);
+}
+
 struct StepSamples {
   std::vector<double> iteration, forward, backward, exposed_communication, optimizer, communication, losses;
+  std::vector<double> forward_page_faults, backward_page_faults;
   std::optional<ModuleTimer> modules;  // --module-times
 };
 
@@ -159,13 +169,16 @@ StepSamples run_steps(const TrainOptions& options, TorchNetwork& network, const 
   }
   for (int step = 0; step < options.warmup + options.iterations; ++step) {
     const double start = synchronized_now();
+    const double faults_at_start = page_faults_so_far();
     if (samples.modules) samples.modules->begin_step(step >= options.warmup);
     // Gradients are not accumulated across steps: each step's backward makes them anew.
     for (auto& parameter : parameters) parameter.mutable_grad() = torch::Tensor();
     const torch::Tensor loss = network.forward(images, labels);
     const double forward_done = synchronized_now();
+    const double faults_after_forward = page_faults_so_far();
     loss.backward();
     const double backward_done = synchronized_now();
+    const double faults_after_backward = page_faults_so_far();
     if (samples.modules) samples.modules->end_step(backward_done);
     double communication = 0;
     if (allreduce) {
@@ -199,6 +212,8 @@ StepSamples run_steps(const TrainOptions& options, TorchNetwork& network, const 
     samples.exposed_communication.push_back(communication_done - backward_done);
     samples.optimizer.push_back(done - communication_done);
     samples.communication.push_back(communication);
+    samples.forward_page_faults.push_back(faults_after_forward - faults_at_start);
+    samples.backward_page_faults.push_back(faults_after_backward - faults_after_forward);
   }
   network.set_module_timer(nullptr);
   return samples;
@@ -207,7 +222,8 @@ StepSamples run_steps(const TrainOptions& options, TorchNetwork& network, const 
 json samples_json(const StepSamples& samples) {
   json out = {{"iteration", samples.iteration}, {"forward", samples.forward}, {"backward", samples.backward},
               {"exposed_communication", samples.exposed_communication}, {"optimizer", samples.optimizer},
-              {"communication", samples.communication}};
+              {"communication", samples.communication}, {"forward_page_faults", samples.forward_page_faults},
+              {"backward_page_faults", samples.backward_page_faults}};
   if (samples.modules) {
     out["module_forward"] = samples.modules->forward_samples();
     out["module_backward"] = samples.modules->backward_samples();
@@ -289,6 +305,9 @@ TrainingReport assemble_report(const std::vector<json>& ranks, TrainingReport re
   report.exposed_communication = probe::summarize(pooled(ranks, "exposed_communication"));
   report.optimizer = probe::summarize(pooled(ranks, "optimizer"));
   report.communication = probe::summarize(pooled(ranks, "communication"));
+  // Counts, not seconds: the summary's median is the median count.
+  report.forward_page_faults = probe::summarize(pooled(ranks, "forward_page_faults")).median_seconds;
+  report.backward_page_faults = probe::summarize(pooled(ranks, "backward_page_faults")).median_seconds;
   report.images_per_second = asynchronous ? asynchronous_images_per_second
                                           : static_cast<double>(report.workers * report.batch) /
                                                 report.iteration.median_seconds;

@@ -95,6 +95,10 @@ struct TrainingReport {
   // the optimizer update (copying the pulled weights, for parameter servers).
   probe::TimingSummary forward, backward, exposed_communication, optimizer;
   probe::TimingSummary communication;   // all-reduce time per step, overlapped and exposed together
+  // Minor page faults per step and worker (the median, pooled over workers): the fresh pages the
+  // allocator handed out during the forward and the backward. Near 0 under an allocator that
+  // keeps freed memory (glibc-tuned); what a layer's micro-run in isolation does not see.
+  double forward_page_faults = 0, backward_page_faults = 0;
   std::vector<double> losses;    // rank 0's loss at every step, warm-up included
   std::vector<std::int64_t> staleness_counts;  // parameter servers: [k] = updates k versions late
   std::vector<RankReport> ranks;

@@ -95,6 +95,9 @@ std::string training_report_text(const TrainingReport& report) {
   text += timing_row(report.strategy == "ps-async" ? "iteration (per worker)" : "iteration (job)", report.iteration);
   text += "  " + std::to_string(report.iteration.repetitions) + " measured samples after " +
           plural(report.warmup, "warm-up step") + "; phases pooled over workers\n";
+  text += "page faults (median per step and worker, fresh pages first touched): forward " +
+          format("%.0f", report.forward_page_faults) + ", backward " + format("%.0f", report.backward_page_faults) +
+          "\n";
   if (report.strategy == "allreduce" && report.backward.median_seconds > 0)
     text += "all-reduce: " + format("%.3f", 1e3 * report.communication.median_seconds) +
             " ms per step in all (overlapped and exposed); exposed communication / backward = " +
@@ -161,6 +164,7 @@ std::string training_report_json(const TrainingReport& report) {
                          {"warmup", report.warmup},
                          {"images_per_second", report.images_per_second},
                          {"timings", timings},
+                         {"page_faults", {{"forward", report.forward_page_faults}, {"backward", report.backward_page_faults}}},
                          {"losses", report.losses},
                          {"staleness_counts", report.staleness_counts},
                          {"ranks", ranks}};
