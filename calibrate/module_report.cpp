@@ -169,16 +169,16 @@ std::string module_report_text(const ModuleReport& report) {
   out << "  isolated: the sum of the raw micro-runs (layers.jsonl) of every layer pass the network runs;\n"
          "  in-network: each layer's own time inside the trained step (network.jsonl, --module-times)\n";
   std::snprintf(line, sizeof line, "  %-14s %-6s %-11s %5s %-7s %-8s %11s %11s %11s %7s %7s %7s  %s\n", "network",
-                "backend", "allocator", "batch", "setting", "pass", "isolated ms", "in-net ms", "step ms", "iso/st", "net/st", "iso/net",
-                "micro-runs");
+                "backend", "allocator", "batch", "setting", "pass", "isolated ms", "in-net ms", "step ms", "iso/st",
+                "net/st", "iso/net", "micro-runs");
   out << line;
   for (const ModulePassSums& row : report.passes) {
     const std::string setting = std::to_string(row.processes) + "x" + std::to_string(row.threads) + (row.smt ? "s" : "");
     std::snprintf(line, sizeof line,
                   "  %-14s %-6s %-11s %5lld %-7s %-8s %11.2f %11.2f %11.2f %7s %7s %7s  %d measured, %d missing\n",
                   row.network.c_str(), row.backend.c_str(), row.allocator.c_str(), static_cast<long long>(row.batch),
-                  setting.c_str(),
-                  row.pass.c_str(), row.isolated_seconds * 1e3, row.in_network_seconds * 1e3, row.step_seconds * 1e3,
+                  setting.c_str(), row.pass.c_str(), row.isolated_seconds * 1e3, row.in_network_seconds * 1e3,
+                  row.step_seconds * 1e3,
                   ratio_text(row.isolated_seconds, row.step_seconds).c_str(),
                   ratio_text(row.in_network_seconds, row.step_seconds).c_str(),
                   ratio_text(row.isolated_seconds, row.in_network_seconds).c_str(), row.measured_passes,
@@ -191,8 +191,8 @@ std::string module_report_text(const ModuleReport& report) {
     std::snprintf(line, sizeof line,
                   "  %-14s b%-4lld %dx%d %-11s %-22s %-8s isolated %9.2f ms  in-network %9.2f ms  ratio %s  %s\n",
                   row.network.c_str(), static_cast<long long>(row.batch), row.processes, row.threads,
-                  row.allocator.c_str(), row.module.c_str(),
-                  row.pass.c_str(), row.isolated_seconds * 1e3, row.in_network_seconds * 1e3,
+                  row.allocator.c_str(), row.module.c_str(), row.pass.c_str(), row.isolated_seconds * 1e3,
+                  row.in_network_seconds * 1e3,
                   ratio_text(row.isolated_seconds, row.in_network_seconds).c_str(), row.descriptor.c_str());
     out << line;
   }
@@ -204,8 +204,8 @@ std::string module_report_json_text(const ModuleReport& report) {
   json passes = json::array();
   for (const ModulePassSums& row : report.passes)
     passes.push_back({{"network", row.network}, {"backend", row.backend}, {"allocator", row.allocator},
-                      {"batch", row.batch},
-                      {"threads", row.threads}, {"smt", row.smt}, {"processes", row.processes}, {"pass", row.pass},
+                      {"batch", row.batch}, {"threads", row.threads}, {"smt", row.smt}, {"processes", row.processes},
+                      {"pass", row.pass},
                       {"isolated_seconds", row.isolated_seconds}, {"measured_passes", row.measured_passes},
                       {"missing_passes", row.missing_passes}, {"in_network_seconds", row.in_network_seconds},
                       {"modules", row.modules}, {"step_seconds", row.step_seconds},

@@ -224,7 +224,8 @@ Expected<Calibration> fit_calibration(const std::vector<records::Measurement>& r
   if (!samples) return samples.error();
   if (samples->empty())
     return bad_input("no usable " + backend + " layer measurements (" + std::to_string(ignored) +
-                     " records of other kinds, backends, allocators or statuses); run `dnntune calibrate --backend " + backend + "`");
+                     " records of other kinds, backends, allocators or statuses); run `dnntune calibrate --backend " +
+                     backend + "`");
 
   Calibration calibration;
   calibration.machine = machine;
