@@ -28,6 +28,12 @@ configurations=${CONFIGURATIONS:-"1x1 1x2 2x1"}
 steps=${STEPS:-5}
 warmup=${WARMUP:-2}
 python=${PYTHON:-/usr/bin/python3}
+# Without torchvision every PyTorch figure would read 0 and every error against it divide by zero.
+"$python" -c "import torch, torchvision" 2> /dev/null || {
+  echo "accuracy_figures: $python cannot import torch and torchvision; install python3-torch and" \
+       "python3-torchvision (apt-get install python3-torchvision) or set PYTHON" >&2
+  exit 2
+}
 work=$(mktemp -d /tmp/dnntune-accuracy-XXXXXX)
 
 # PyTorch images/s of `processes` independent trainings of `threads` threads at once.
