@@ -53,6 +53,7 @@ std::vector<std::string> train_arguments(const TrainCommandOptions& options, int
   if (train.device != defaults.device) add("--device", train.device);
   if (train.seed != defaults.seed) add("--seed", std::to_string(train.seed));
   if (train.module_times) arguments.push_back("--module-times");
+  if (train.time_limit_seconds > 0) add("--time-limit", number_argument(train.time_limit_seconds));
   if (!options.record_path.empty()) add("--record", options.record_path);
   if (options.output.json) arguments.push_back("--json");
   if (!options.output.path.empty()) add("--output", options.output.path);
@@ -148,6 +149,13 @@ void add_train_command(CLI::App& root) {
       ->check(checked(rules::steps));
   command->add_option("--warmup", options.train.warmup, "Steps before the measured ones")->capture_default_str()
       ->check(checked(rules::warmup_steps));
+  command->add_option("--time-limit", options.train.time_limit_seconds,
+                      "Start no further timed step that would end past SECONDS from the first step on (judged by "
+                      "the last step's length; at least one timed step runs, and a last warm-up step whose follower would "
+                      "end past the limit is that one): for a budget, when a setting may be far slower than expected. Not "
+                      "with --ps-servers")
+      ->option_text("SECONDS")
+      ->check(checked(rules::seconds));
   command->add_option("--threads", options.train.threads,
                       "Threads per process (default: one per core the process may use; with --launch, "
                       "the node's cores / --ppn)")

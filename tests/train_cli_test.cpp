@@ -162,6 +162,28 @@ TEST_CASE("the launch helper composes the mpirun line with its binding, prints i
   CHECK(report["ranks"][0]["cpus"] != report["ranks"][1]["cpus"]);
 }
 
+TEST_CASE("a time limit ends the timed steps early, every rank at the same step, after at least one") {
+  // A microsecond is shorter than any step: the first timed step always runs, and is the last.
+  const json one = parsed_report(run_dnntune(train_arguments({"--iters", "50", "--time-limit", "1e-6"})));
+  CHECK(one["iterations"] == 1);
+  CHECK(one["timings"]["iteration"]["repetitions"] == 1);
+  // Two ranks stop together (else the job would hang in the next all-reduce) and agree on the weights.
+  const json both = parsed_report(run_under_mpirun(2, {"--iters", "50", "--time-limit", "1e-6"}));
+  CHECK(both["iterations"] == 1);
+  const auto checksums = worker_checksums(both);
+  REQUIRE(checksums.size() == 2);
+  CHECK(checksums[0] == checksums[1]);
+  // A warm-up step past the limit is the timed step: one step in all, and it says so.
+  const json kept = parsed_report(run_dnntune(train_arguments({"--warmup", "1", "--time-limit", "1e-6"})));
+  CHECK(kept["iterations"] == 1);
+  CHECK(kept["warmup"] == 0);
+  CHECK(kept["losses"].size() == 1);
+  // A limit far away changes nothing.
+  CHECK(parsed_report(run_dnntune(train_arguments({"--time-limit", "100000"})))["iterations"] == 4);
+  check_bad_input(run_dnntune(train_arguments({"--time-limit", "0"})), "--time-limit");
+  check_bad_input(run_dnntune(train_arguments({"--time-limit", "nan"})), "--time-limit");
+}
+
 TEST_CASE("configurations that cannot work are refused with one clear line") {
   const std::string too_many = std::to_string(std::thread::hardware_concurrency() + 1);
   check_bad_input(run_dnntune(train_arguments({"--threads", too_many})), "may run on only");
@@ -178,6 +200,9 @@ TEST_CASE("configurations that cannot work are refused with one clear line") {
   CHECK(bound.exit_code == 2);
   CHECK(bound.err.find("dnntune: error: rank 0: --threads 16") != std::string::npos);
   CHECK(bound.err.find("Open MPI binds each rank to one core") != std::string::npos);
+  const auto limited = run_under_mpirun(3, {"--ps-servers", "1", "--time-limit", "5"});
+  CHECK(limited.exit_code == 2);
+  CHECK(limited.err.find("--time-limit cannot stop parameter servers early") != std::string::npos);
   const auto servers = run_under_mpirun(2, {"--ps-servers", "2"});
   CHECK(servers.exit_code == 2);
   CHECK(servers.err.find("needs more ranks than servers") != std::string::npos);

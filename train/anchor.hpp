@@ -29,6 +29,7 @@ struct AnchorRequest {
   // and picks kernels; the second already runs as the hundredth does.
   int warmup = 2;
   int iterations = 3;           // timed steps
+  double time_limit_seconds = 0;  // > 0: fewer timed steps when they would end past it (train --time-limit)
   std::string directory;        // the measurement directory: records go to DIR/network.jsonl
   std::string allocator = "default";  // every rank trains under it (probe/allocators.hpp)
 };

@@ -12,6 +12,8 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -131,12 +133,18 @@ struct StepSamples {
   std::vector<double> iteration, forward, backward, exposed_communication, optimizer, communication, losses;
   std::vector<double> forward_page_faults, backward_page_faults;
   std::optional<ModuleTimer> modules;  // --module-times
+  bool warmup_kept = false;            // the time limit made the last warm-up step the timed one
 };
 
-// Trains this rank for warmup + iterations steps. `allreduce` is null for one process and for
-// parameter-server workers; `server` is null unless parameter servers are used.
+// Whether rank 0 says to stop; every rank gets its answer (null: one process, its own).
+using StopAgreement = std::function<bool(bool rank0_would_stop)>;
+
+// Trains this rank for warmup + iterations steps, fewer timed ones when options.time_limit_seconds
+// says so. `allreduce` is null for one process and for parameter-server workers; `server` is
+// null unless parameter servers are used.
 StepSamples run_steps(const TrainOptions& options, TorchNetwork& network, const torch::Device& device,
-                      GradientAllreduce* allreduce, ParameterServer* server, std::uint64_t data_seed) {
+                      GradientAllreduce* allreduce, ParameterServer* server, std::uint64_t data_seed,
+                      const StopAgreement& agree) {
   std::vector<torch::Tensor> parameters = network.parameters();
   const workloads::Shape image = network.network().input_shape();
   torch::manual_seed(data_seed);
@@ -167,6 +175,7 @@ StepSamples run_steps(const TrainOptions& options, TorchNetwork& network, const 
     samples.modules.emplace(network.network().layers.size());
     network.set_module_timer(&*samples.modules);
   }
+  const double began = synchronized_now();
   for (int step = 0; step < options.warmup + options.iterations; ++step) {
     const double start = synchronized_now();
     const double faults_at_start = page_faults_so_far();
@@ -179,7 +188,6 @@ StepSamples run_steps(const TrainOptions& options, TorchNetwork& network, const 
     loss.backward();
     const double backward_done = synchronized_now();
     const double faults_after_backward = page_faults_so_far();
-    if (samples.modules) samples.modules->end_step(backward_done);
     double communication = 0;
     if (allreduce) {
       allreduce->wait_until_reduced();
@@ -205,7 +213,20 @@ StepSamples run_steps(const TrainOptions& options, TorchNetwork& network, const 
     }
     const double done = synchronized_now();
     samples.losses.push_back(loss.item<double>());
-    if (step < options.warmup) continue;
+    // A last warm-up step whose follower would end past the time limit is kept as the one timed
+    // step: a step that long (a one-thread cliff: 20 s and more) carries the first step's extras
+    // (faults, kernel choice: about a second) within a few percent, and another would double the cost.
+    bool warmup_kept = false;
+    if (step + 1 == options.warmup && options.time_limit_seconds > 0) {
+      const bool over = done - began + (done - start) > options.time_limit_seconds;
+      warmup_kept = agree ? agree(over) : over;
+    }
+    if (samples.modules) {
+      if (warmup_kept) samples.modules->record_this_step();
+      samples.modules->end_step(backward_done);
+    }
+    if (step < options.warmup && !warmup_kept) continue;
+    samples.warmup_kept = warmup_kept;
     samples.iteration.push_back(done - start);
     samples.forward.push_back(forward_done - start);
     samples.backward.push_back(backward_done - forward_done);
@@ -214,6 +235,12 @@ StepSamples run_steps(const TrainOptions& options, TorchNetwork& network, const 
     samples.communication.push_back(communication);
     samples.forward_page_faults.push_back(faults_after_forward - faults_at_start);
     samples.backward_page_faults.push_back(faults_after_backward - faults_after_forward);
+    if (warmup_kept) break;
+    if (options.time_limit_seconds > 0 && step + 1 < options.warmup + options.iterations) {
+      // Another step as long as this one would end past the limit: stop here, all ranks alike.
+      const bool would_stop = done - began + (done - start) > options.time_limit_seconds;
+      if (agree ? agree(would_stop) : would_stop) break;
+    }
   }
   network.set_module_timer(nullptr);
   return samples;
@@ -223,7 +250,7 @@ json samples_json(const StepSamples& samples) {
   json out = {{"iteration", samples.iteration}, {"forward", samples.forward}, {"backward", samples.backward},
               {"exposed_communication", samples.exposed_communication}, {"optimizer", samples.optimizer},
               {"communication", samples.communication}, {"forward_page_faults", samples.forward_page_faults},
-              {"backward_page_faults", samples.backward_page_faults}};
+              {"backward_page_faults", samples.backward_page_faults}, {"warmup_kept", samples.warmup_kept}};
   if (samples.modules) {
     out["module_forward"] = samples.modules->forward_samples();
     out["module_backward"] = samples.modules->backward_samples();
@@ -340,6 +367,10 @@ Expected<void> check_train_options(const TrainOptions& options) {
                      std::to_string(options.batch));
   if (options.iterations < 1) return bad_input("--iters must be at least 1");
   if (options.warmup < 0) return bad_input("--warmup cannot be negative");
+  if (!(options.time_limit_seconds >= 0) || !std::isfinite(options.time_limit_seconds))
+    return bad_input("--time-limit must be zero (none) or a positive number of seconds");
+  if (options.time_limit_seconds > 0 && options.parameter_servers > 0)
+    return bad_input("--time-limit cannot stop parameter servers early (they serve a fixed number of steps): drop one of them");
   if (options.threads < 0) return bad_input("--threads cannot be negative (0: one per allowed core)");
   if (!(options.learning_rate > 0)) return bad_input("--lr must be positive");
   if (!(options.momentum >= 0 && options.momentum < 1)) return bad_input("--momentum must be in [0, 1)");
@@ -437,8 +468,15 @@ Expected<TrainingOutcome> train(const TrainOptions& options) {
       mine["staleness_counts"] = statistics.staleness_counts;
       mine["weights_checksum"] = "";
     } else {
+      // Rank 0's clock decides when a time limit ends the timed steps: ranks that stopped apart
+      // would leave the others in an all-reduce (the communication thread idles between steps).
+      StopAgreement agree;
+      if (session && ranks > 1 && options.time_limit_seconds > 0)
+        agree = [&session](bool rank0_would_stop) {
+          return session->broadcast_from_rank0(rank0_would_stop ? "stop" : "go") == "stop";
+        };
       const StepSamples samples = run_steps(run_options, network, device, allreduce.get(), parameter_server.get(),
-                                            options.seed + 1000003ull * static_cast<std::uint64_t>(rank + 1));
+                                            options.seed + 1000003ull * static_cast<std::uint64_t>(rank + 1), agree);
       mine["samples"] = samples_json(samples);
       mine["losses"] = samples.losses;
       mine["weights_checksum"] = checksum_of(parameters);
@@ -473,9 +511,15 @@ Expected<TrainingOutcome> train(const TrainOptions& options) {
   report.mpi_version = session ? session->library_version() : "";
   report.machine_fingerprint = records::fingerprint(setting.machine);
   report.iterations = options.iterations;
+  report.requested_iterations = options.iterations;
   report.warmup = options.warmup;
   std::vector<json> parsed;
   for (const std::string& text : texts) parsed.push_back(json::parse(text));
+  // Rank 0 is a worker (servers are the last ranks); a time limit stopped every rank at its step.
+  if (parsed.front().contains("samples")) {
+    report.iterations = static_cast<int>(parsed.front()["samples"]["iteration"].size());
+    if (parsed.front()["samples"].value("warmup_kept", false)) --report.warmup;
+  }
   if (auto step = first_diverged_step(parsed)) {
     std::ostringstream rate;
     rate << options.learning_rate;

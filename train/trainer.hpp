@@ -35,6 +35,15 @@ struct TrainOptions {
   // Time each layer inside the step (train/module_timer.hpp): a clock read around every op and a
   // gradient hook per layer, a little slower, so off unless asked. CPU only.
   bool module_times = false;
+  // Seconds from the first step on after which no further timed step is started when it would
+  // end past them (judged by the last step's length; rank 0 decides for every rank); at least
+  // one timed step always runs; a last warm-up step whose follower would end past the limit is
+  // kept as it.
+  // 0: none, all `iterations` run. For a caller with a budget (a
+  // calibration's anchors): a setting far slower than predicted (a one-thread dispatch cliff)
+  // then costs one or two steps instead of all of them. Not with parameter servers (they serve
+  // a fixed number of steps).
+  double time_limit_seconds = 0;
 };
 
 // The report's (and the records' descriptor) name of how a job of `ranks` ranks, `servers` of
@@ -87,7 +96,8 @@ struct TrainingReport {
   std::string machine_fingerprint;
   int buckets = 0;               // all-reduce only
   std::int64_t largest_bucket_bytes = 0;
-  int iterations = 0, warmup = 0;
+  int iterations = 0, warmup = 0;  // timed steps as run (fewer than asked when a time limit ended them)
+  int requested_iterations = 0;    // --iters
 
   double images_per_second = 0;  // the whole job, at the median iteration time
   probe::TimingSummary iteration;       // the job's step: per step, the slowest worker

@@ -94,7 +94,12 @@ std::string training_report_text(const TrainingReport& report) {
   text += timing_row("optimizer update", report.optimizer);
   text += timing_row(report.strategy == "ps-async" ? "iteration (per worker)" : "iteration (job)", report.iteration);
   text += "  " + std::to_string(report.iteration.repetitions) + " measured samples after " +
-          plural(report.warmup, "warm-up step") + "; phases pooled over workers\n";
+          plural(report.warmup, "warm-up step") + "; phases pooled over workers" +
+          (report.iterations < report.requested_iterations
+               ? " (" + std::to_string(report.iterations) + " of " + std::to_string(report.requested_iterations) +
+                     " timed steps: the --time-limit ended them)"
+               : std::string()) +
+          "\n";
   text += "page faults (median per step and worker, fresh pages first touched): forward " +
           format("%.0f", report.forward_page_faults) + ", backward " + format("%.0f", report.backward_page_faults) +
           "\n";
