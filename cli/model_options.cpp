@@ -34,7 +34,8 @@ void add_model_source_options(CLI::App& command, ModelSourceOptions& options) {
   command.add_option("--calibration-budget", options.calibration_budget_seconds,
                      "Seconds of layer micro-runs when this machine's calibration must be made first (default: 60, "
                      "extended up to 100 when the network needs it; the probe and the anchor steps are not counted); also the "
-                     "seconds for anchors at the settings that separate the top candidates (default: 60)")
+                     "seconds for anchors at the settings that separate the top candidates (default: 90, and the whole first run "
+                     "within about 3 minutes)")
       ->option_text("SECONDS")
       ->check(CLI::Validator(
           [](const std::string& text) -> std::string {
@@ -140,9 +141,11 @@ Expected<LoadedModel> load_model(const ModelSourceOptions& options, const pipeli
     pipeline::DefaultCalibrationRequest request = when_uncalibrated;
     request.backend = options.backend;
     if (!request.progress) request.progress = [](const std::string& line) { std::cerr << "dnntune: " << line << std::endl; };
-    if (options.calibration_budget_seconds > 0)
+    if (options.calibration_budget_seconds > 0) {
       request.budget_seconds = request.budget_cap_seconds = request.separating_anchor_budget_seconds =
           options.calibration_budget_seconds;
+      request.first_run_seconds = 0;  // the budgets asked for, not the default first run's limit
+    }
     auto cached = pipeline::default_calibration(request);
     if (!cached) return cached.error();
     if (cached->calibration_path.empty()) {

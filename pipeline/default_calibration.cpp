@@ -94,6 +94,8 @@ Expected<void> check_request(const DefaultCalibrationRequest& request) {
     return bad_input("the calibration budget must be positive and at most its cap");
   if (!(request.separating_anchor_budget_seconds >= 0) || !std::isfinite(request.separating_anchor_budget_seconds))
     return bad_input("the anchor budget must be zero or more seconds");
+  if (!(request.first_run_seconds >= 0) || !std::isfinite(request.first_run_seconds))
+    return bad_input("the first run's time limit must be zero (none) or more seconds");
   return {};
 }
 
@@ -204,7 +206,8 @@ Expected<DefaultCalibration> fit(const Entry& entry, const DefaultCalibrationReq
 // The first fit, then the anchors that separate the tuner's top candidates, then the refit that
 // uses them (model/anchors.hpp reads every anchor in DIR/network.jsonl).
 Expected<DefaultCalibration> fit_and_separate(const Entry& entry, const DefaultCalibrationRequest& request,
-                                              const Coverage& coverage) {
+                                              const Coverage& coverage,
+                                              std::chrono::steady_clock::time_point first_run_started) {
   auto first = fit(entry, request, coverage, false);
   if (!first) return first.error();
   if (first->calibration_path.empty()) return first;  // nothing measured: nothing cached either
@@ -218,6 +221,11 @@ Expected<DefaultCalibration> fit_and_separate(const Entry& entry, const DefaultC
   separate.directory = entry.measurements;
   separate.executable = *executable;
   separate.budget_seconds = request.separating_anchor_budget_seconds;
+  if (request.first_run_seconds > 0) {
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - first_run_started).count();
+    separate.budget_seconds = std::clamp(request.first_run_seconds - elapsed, 0.0, separate.budget_seconds);
+  }
   separate.progress = request.progress;
   auto trained = run_separating_anchors(*calibration, separate);
   if (!trained) return trained.error();
@@ -288,10 +296,11 @@ Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest
     for (const auto& model : request.models) names += (names.empty() ? "" : ", ") + model;
     progress("no calibration of this machine for " + names + " yet: calibrating (once; cached in " + entry.directory +
              ")");
+    const auto started = std::chrono::steady_clock::now();
     if (auto measured = measure(entry, request, coverage); !measured) return measured.error();
     for (const auto& item : wanted)
       if (std::find(coverage.begin(), coverage.end(), item) == coverage.end()) coverage.push_back(item);
-    return fit_and_separate(entry, request, coverage);
+    return fit_and_separate(entry, request, coverage, started);
   }
   return fit(entry, request, coverage);
 }
