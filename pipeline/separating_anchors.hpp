@@ -27,7 +27,9 @@ struct SeparatingAnchorRequest {
   std::vector<std::int64_t> batches;  // per process, the batches the tuner compares
   std::string directory;              // the measurement directory: DIR/network.jsonl is read and appended
   std::string executable;             // the dnntune binary (its `train` command trains)
-  double budget_seconds = 60;         // estimated from the recorded anchor; the next run that would pass it is skipped
+  // A run whose warm-up and one timed step, estimated from the recorded anchor, would pass it is
+  // skipped; the others get what is left as the trainer's time limit (train --time-limit).
+  double budget_seconds = 60;
   int warmup = 1, iterations = 3;     // like the first run's base anchor (glibc's default malloc settles late)
   std::size_t candidates = 3;         // the top-ranked settings considered per network
   std::function<void(const std::string&)> progress;  // a line per anchor trained or skipped; may be empty
