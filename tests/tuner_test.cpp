@@ -112,6 +112,48 @@ TEST_CASE("recommend ranks by the model and compares with the baselines") {
   CHECK(best.images_per_second >= result->single_process->images_per_second * 0.8);
 }
 
+TEST_CASE("a close call between a modelled pick and a measured setting goes to the measured one") {
+  const auto point = [](int ppn, int threads, double predicted, double low, double high, const char* confidence) {
+    tuner::RankedPoint ranked;
+    ranked.prediction.configuration.processes_per_node = ppn;
+    ranked.prediction.configuration.threads_per_process = threads;
+    ranked.prediction.images_per_second = predicted;
+    ranked.prediction.images_per_second_low = low;
+    ranked.prediction.images_per_second_high = high;
+    ranked.prediction.confidence = confidence;
+    ranked.score = predicted;
+    return ranked;
+  };
+  // The replicates put 2x1 ahead in every draw: by the model alone it is no tie.
+  const std::vector<std::vector<double>> replicates(3, std::vector<double>(20, 0));
+  std::vector<std::vector<double>> paired = replicates;
+  std::fill(paired[0].begin(), paired[0].end(), 2.0);
+  std::fill(paired[1].begin(), paired[1].end(), 1.0);
+  tuner::Recommendation recommendation;
+  SECTION("modelled top, measured runner-up within its band: the measured one") {
+    recommendation.ranking = {point(2, 1, 1.75, 0.3, 11.7, "modelled"), point(1, 2, 1.70, 1.2, 2.5, "measured"),
+                              point(1, 1, 0.9, 0.1, 6.1, "partly measured")};
+    tuner::choose_among_ties(recommendation, paired);
+    CHECK(recommendation.best.prediction.configuration.processes_per_node == 1);
+    CHECK(recommendation.best.prediction.configuration.threads_per_process == 2);
+    CHECK(recommendation.chosen_by_tie_break);
+    CHECK(recommendation.choice_note.find("prefers what a real step checked") != std::string::npos);
+  }
+  SECTION("the measured one clearly slower (bands apart): the model's pick stays") {
+    recommendation.ranking = {point(2, 1, 9.0, 8.0, 11.7, "modelled"), point(1, 2, 1.70, 1.2, 2.5, "measured"),
+                              point(1, 1, 0.9, 0.1, 6.1, "partly measured")};
+    tuner::choose_among_ties(recommendation, paired);
+    CHECK(recommendation.best.prediction.configuration.processes_per_node == 2);
+    CHECK_FALSE(recommendation.chosen_by_tie_break);
+  }
+  SECTION("a measured top stays") {
+    recommendation.ranking = {point(2, 1, 1.75, 1.5, 2.0, "measured"), point(1, 2, 1.70, 1.2, 2.5, "measured"),
+                              point(1, 1, 0.9, 0.1, 6.1, "partly measured")};
+    tuner::choose_among_ties(recommendation, paired);
+    CHECK(recommendation.best.prediction.configuration.processes_per_node == 2);
+  }
+}
+
 TEST_CASE("verification overrides the model only where the measurement resolves the difference") {
   tuner::Recommendation recommendation;
   const auto point = [](int ppn, int threads, double predicted) {
