@@ -151,8 +151,8 @@ void add_train_command(CLI::App& root) {
       ->check(checked(rules::warmup_steps));
   command->add_option("--time-limit", options.train.time_limit_seconds,
                       "Start no further timed step that would end past SECONDS from the first step on (judged by "
-                      "the last step's length; at least one timed step runs, and a last warm-up step whose follower would "
-                      "end past the limit is that one): for a budget, when a setting may be far slower than expected. Not "
+                      "the last step's length; at least one timed step runs, after all "
+                      "--warmup steps): for a budget, when a setting may be far slower than expected. Not "
                       "with --ps-servers")
       ->option_text("SECONDS")
       ->check(checked(rules::seconds));

@@ -33,8 +33,6 @@ class ModuleTimer {
   void watch_backward(std::size_t layer, at::Tensor& output);
   // Call when the step's backward has returned, at `backward_end` (probe::now_seconds()).
   void end_step(double backward_end);
-  // Keeps this step after all (a warm-up step a time limit made the timed one); before end_step.
-  void record_this_step() { record_ = true; }
 
   // Per layer, per kept step (a layer without a hook has no backward samples: it ran none).
   const std::vector<std::vector<double>>& forward_samples() const { return forward_; }
