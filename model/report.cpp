@@ -27,7 +27,8 @@ std::string anchor_text(const AnchorUse& use) {
   const Anchor& a = use.anchor;
   const double measured = anchor_images_per_second(a), layers = layers_images_per_second(a);
   std::string text = "trained " + std::to_string(a.steps) + (a.steps == 1 ? " step at " : " steps at ") +
-                     std::to_string(a.processes) + "x" + std::to_string(a.threads) + (a.smt ? " smt" : "") + " b" + std::to_string(a.batch) + ": " +
+                     std::to_string(a.processes) + "x" + std::to_string(a.threads) + (a.smt ? " smt" : "") + " b" +
+                     std::to_string(a.batch) + ": " +
                      format_fixed(measured, 1) + " images/s measured, layers sum to " + format_fixed(layers, 1) + " (" +
                      (layers >= measured ? "+" : "") + format_fixed(100 * (layers / measured - 1), 0) + "%), ";
   return text + (use.exact ? "corrected" : "correction carried over (nearest anchor of this network)");

@@ -13,8 +13,8 @@
 //     the cap when the network's grid needs it;
 //   - the anchors: the network trained for real at the base setting (and under the other allocators);
 //   - the first fit, then the anchors that separate the tuner's top candidates within their own
-//     budget and what is left of the first run's (separating_anchors.hpp), and the refit. The entry counts as covered only after
-//     that, so an interrupted run resumes it;
+//     budget and what is left of the first run's (separating_anchors.hpp), and the refit. The
+//     entry counts as covered only after that, so an interrupted run resumes it;
 //   - the fit. A run that measured nothing still answers: from the model alone (the built-in
 //     reference calibration on this machine's probed peaks), said in a note, and not cached, so
 //     the next run measures again.

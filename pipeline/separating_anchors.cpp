@@ -149,9 +149,9 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
       }
       // Trained when one timed step is expected to fit; the trainer's time limit then stops the
       // timed steps where the budget ends. A slow setting (a one-thread cliff: 14-18 s steps, and
-      // the model, not having seen the cliff, may predict a fifth of that) then costs one or two
-      // steps, not all: its steps are long enough to agree (max/min 1.00 over such anchors); the
-      // median of three guards the short, noisy ones.
+      // the model, not having seen the cliff, may predict a fifth of that) then costs its warm-up
+      // and one timed step, not all: its steps are long enough to agree (max/min 1.00 over such
+      // anchors); the median of three guards the short, noisy ones.
       const double start = start_seconds * configuration.processes_per_node;
       const double estimate = estimated_run_seconds(*predictor, *network, item.prediction, request.warmup + 1);
       if (spent + estimate > request.budget_seconds) {

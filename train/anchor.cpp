@@ -2,9 +2,10 @@
 #include "train/anchor.hpp"
 
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <vector>
+
+#include "common/text_format.hpp"
 
 #include "train/launch.hpp"
 
@@ -36,11 +37,8 @@ Expected<void> run_anchor(const AnchorRequest& request) {
                            // (model/context_correction.hpp) and `calibrate --report --modules`.
                            "--module-times",
                            "--json", "--output", "/dev/null"});
-  if (request.time_limit_seconds > 0) {
-    char limit[32];
-    std::snprintf(limit, sizeof limit, "%.0f", std::ceil(request.time_limit_seconds));
-    argv.insert(argv.end(), {"--time-limit", limit});
-  }
+  if (request.time_limit_seconds > 0)
+    argv.insert(argv.end(), {"--time-limit", format_fixed(std::ceil(request.time_limit_seconds), 0)});
   if (request.allocator != "default") argv.insert(argv.end(), {"--allocator", request.allocator});
   auto code = run_and_wait(argv);
   if (!code) return code.error();

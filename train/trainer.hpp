@@ -38,10 +38,10 @@ struct TrainOptions {
   // Seconds from the first step on after which no further timed step is started when it would
   // end past them (judged by the last step's length; rank 0 decides for every rank); at least
   // one timed step always runs, after every warm-up step (the first step of a one-thread cliff
-  // setting ran 30-45% slower than the next). 0: none, all `iterations` run. For a caller with a budget (a
-  // calibration's anchors): a setting far slower than predicted (a one-thread dispatch cliff)
-  // then costs one or two steps instead of all of them. Not with parameter servers (they serve
-  // a fixed number of steps).
+  // setting ran 30-45% slower than the next). 0: none, all `iterations` run. For a caller with
+  // a budget (a calibration's anchors): a setting far slower than predicted (a one-thread
+  // dispatch cliff) then costs its warm-up and one step instead of all of them. Not with
+  // parameter servers (they serve a fixed number of steps).
   double time_limit_seconds = 0;
 };
 

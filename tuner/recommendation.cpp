@@ -84,7 +84,8 @@ void choose_among_ties(Recommendation& result, const std::vector<std::vector<dou
   std::optional<RankedPoint> unchecked;
   if (result.best.prediction.confidence != "measured")
     for (const RankedPoint& candidate : result.ranking)
-      if (candidate.prediction.confidence == "measured" && bands_overlap(candidate.prediction, result.best.prediction)) {
+      if (candidate.prediction.confidence == "measured" &&
+          bands_overlap(candidate.prediction, result.best.prediction)) {
         unchecked = result.best;
         result.best = candidate;
         break;

@@ -73,7 +73,8 @@ Expected<Recommendation> recommend(const model::Predictor& predictor, const work
 // overlap and, with bootstrap replicates, paired replicate by replicate) competes, and the
 // simplest of them is the pick (fewer processes, SMT off, all-reduce); the note says whether the
 // pick is the model's or the tie-break's. A pick that no real step checked (confidence not
-// "measured") gives way to the best-scored measured candidate whose band overlaps its own. `result.ranking` must be sorted and banded;
+// "measured") gives way to the best-scored measured candidate whose band overlaps its own.
+// `result.ranking` must be sorted and banded;
 // `replicates[i]` holds ranking[i]'s images/s per bootstrap replicate (empty: bands alone).
 void choose_among_ties(Recommendation& result, const std::vector<std::vector<double>>& replicates);
 
