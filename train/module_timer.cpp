@@ -11,8 +11,7 @@ namespace dnntune::train {
 
 ModuleTimer::ModuleTimer(std::size_t layers) : step_forward_(layers, -1), forward_(layers), backward_(layers) {}
 
-void ModuleTimer::begin_step(bool record) {
-  record_ = record;
+void ModuleTimer::begin_step() {
   forward_sum_ = 0;
   std::fill(step_forward_.begin(), step_forward_.end(), -1.0);
   marks_.clear();
@@ -29,7 +28,6 @@ void ModuleTimer::watch_backward(std::size_t layer, at::Tensor& output) {
 }
 
 void ModuleTimer::end_step(double backward_end) {
-  if (!record_) return;
   for (std::size_t layer = 0; layer < step_forward_.size(); ++layer)
     if (step_forward_[layer] >= 0) forward_[layer].push_back(step_forward_[layer]);
   forward_sums_.push_back(forward_sum_);
@@ -46,6 +44,16 @@ void ModuleTimer::end_step(double backward_end) {
   for (std::size_t layer = 0; layer < step_backward.size(); ++layer)
     if (step_backward[layer] >= 0) backward_[layer].push_back(step_backward[layer]);
   backward_sums_.push_back(sum);
+}
+
+void ModuleTimer::scale(double forward_factor, double backward_factor) {
+  const auto multiply = [](std::vector<double>& values, double factor) {
+    for (double& value : values) value *= factor;
+  };
+  for (auto& layer : forward_) multiply(layer, forward_factor);
+  for (auto& layer : backward_) multiply(layer, backward_factor);
+  multiply(forward_sums_, forward_factor);
+  multiply(backward_sums_, backward_factor);
 }
 
 }  // namespace dnntune::train

@@ -8,6 +8,9 @@
 // the backward of the first hook's layer (backward-data and backward-weights together, and the
 // in-place ops folded into it). What no hook covers (the engine's start, before the loss's hook)
 // and the forward's time outside the layers' ops is the step's "untimed glue".
+// The hooks can slow the step they time (13-17% for resnet50 b16 on one VM: under glibc's
+// defaults a step's time moves with its heap's state), so the trainer times the layers in its
+// last warm-up step and scales them to its timed steps (TrainOptions::module_times).
 //
 // A light header: names libtorch's Tensor without including libtorch.
 #pragma once
@@ -25,14 +28,18 @@ class ModuleTimer {
  public:
   explicit ModuleTimer(std::size_t layers);
 
-  // Call before each step's forward; `record` false for warm-up steps (timed, not kept).
-  void begin_step(bool record);
+  // Call before the timed step's forward (the trainer times the layers in one step, the last
+  // warm-up one, so the steps it times run without the hooks).
+  void begin_step();
   void forward_done(std::size_t layer, double seconds);
   // Registers the hook that marks when `output`'s gradient reaches `layer`'s backward (nothing
   // when `output` needs no gradient).
   void watch_backward(std::size_t layer, at::Tensor& output);
   // Call when the step's backward has returned, at `backward_end` (probe::now_seconds()).
   void end_step(double backward_end);
+  // Multiplies every kept forward and backward time (and their sums) by these factors: the
+  // trainer's timed steps' median pass over the pass of the step the layers were timed in.
+  void scale(double forward_factor, double backward_factor);
 
   // Per layer, per kept step (a layer without a hook has no backward samples: it ran none).
   const std::vector<std::vector<double>>& forward_samples() const { return forward_; }
@@ -46,7 +53,6 @@ class ModuleTimer {
     std::size_t layer;
     double at;
   };
-  bool record_ = false;
   double forward_sum_ = 0;
   std::vector<double> step_forward_;
   std::vector<Mark> marks_;

@@ -170,15 +170,20 @@ StepSamples run_steps(const TrainOptions& options, TorchNetwork& network, const 
   std::vector<float> flat_gradients, flat_weights;
 
   StepSamples samples;
-  if (options.module_times) {
-    samples.modules.emplace(network.network().layers.size());
-    network.set_module_timer(&*samples.modules);
-  }
+  if (options.module_times) samples.modules.emplace(network.network().layers.size());
+  // The step the layers are timed in (the last warm-up step: check_train_options asks for one),
+  // and its passes, which scale the layers' times to the timed steps' below.
+  const int timed_layers_step = options.warmup - 1;
+  double layers_step_forward = 0, layers_step_backward = 0;
   const double began = synchronized_now();
   for (int step = 0; step < options.warmup + options.iterations; ++step) {
+    const bool time_layers = samples.modules && step == timed_layers_step;
+    if (time_layers) {
+      network.set_module_timer(&*samples.modules);
+      samples.modules->begin_step();
+    }
     const double start = synchronized_now();
     const double faults_at_start = page_faults_so_far();
-    if (samples.modules) samples.modules->begin_step(step >= options.warmup);
     // Gradients are not accumulated across steps: each step's backward makes them anew.
     for (auto& parameter : parameters) parameter.mutable_grad() = torch::Tensor();
     const torch::Tensor loss = network.forward(images, labels);
@@ -187,7 +192,12 @@ StepSamples run_steps(const TrainOptions& options, TorchNetwork& network, const 
     loss.backward();
     const double backward_done = synchronized_now();
     const double faults_after_backward = page_faults_so_far();
-    if (samples.modules) samples.modules->end_step(backward_done);
+    if (time_layers) {
+      samples.modules->end_step(backward_done);
+      network.set_module_timer(nullptr);
+      layers_step_forward = forward_done - start;
+      layers_step_backward = backward_done - forward_done;
+    }
     double communication = 0;
     if (allreduce) {
       allreduce->wait_until_reduced();
@@ -230,7 +240,9 @@ StepSamples run_steps(const TrainOptions& options, TorchNetwork& network, const 
       if (agree ? agree(would_stop) : would_stop) break;
     }
   }
-  network.set_module_timer(nullptr);
+  if (samples.modules)
+    samples.modules->scale(probe::summarize(samples.forward).median_seconds / layers_step_forward,
+                           probe::summarize(samples.backward).median_seconds / layers_step_backward);
   return samples;
 }
 
@@ -371,6 +383,9 @@ Expected<void> check_train_options(const TrainOptions& options) {
     return bad_input("--device must be auto, cpu or cuda, not '" + options.device + "'");
   if (options.module_times && options.device == "cuda")
     return bad_input("--module-times times the CPU's synchronous ops: it needs --device cpu");
+  if (options.module_times && options.warmup < 1)
+    return bad_input("--module-times times the layers in the last warm-up step, so that the timed steps run "
+                     "without its hooks: it needs --warmup 1 or more");
   return {};
 }
 
