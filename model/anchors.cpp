@@ -58,6 +58,8 @@ std::vector<Anchor> fit_anchors(const std::vector<records::Measurement>& records
     anchor.iteration_coefficient_of_variation = iteration.coefficient_of_variation;
     anchor.layers_forward_seconds = predicted->terms.forward;
     anchor.layers_backward_seconds = predicted->terms.backward_data + predicted->terms.backward_weights;
+    if (passes.count("optimizer")) anchor.optimizer_seconds = passes.at("optimizer")->median_seconds;
+    anchor.streaming_seconds = predicted->terms.gradient_sums + predicted->terms.optimizer;
     anchors.push_back(anchor);
   }
   return anchors;

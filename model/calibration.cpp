@@ -196,7 +196,9 @@ std::string to_json_text(const Calibration& calibration) {
                        {"iteration_seconds", anchor.iteration_seconds},
                        {"iteration_coefficient_of_variation", anchor.iteration_coefficient_of_variation},
                        {"layers_forward_seconds", anchor.layers_forward_seconds},
-                       {"layers_backward_seconds", anchor.layers_backward_seconds}});
+                       {"layers_backward_seconds", anchor.layers_backward_seconds},
+                       {"optimizer_seconds", anchor.optimizer_seconds},
+                       {"streaming_seconds", anchor.streaming_seconds}});
   out["anchors"] = anchors;
   if (!calibration.context_ratios.empty()) {
     json context = json::array();
@@ -250,13 +252,18 @@ Expected<Calibration> calibration_from_json_text(const std::string& text, const 
     calibration.links.intra_node = link_from_json(in.at("links").at("intra_node"));
     calibration.links.inter_node = link_from_json(in.at("links").at("inter_node"));
     if (in.contains("anchors"))  // absent in calibrations written before anchors
-      for (const auto& item : in.at("anchors"))
+      for (const auto& item : in.at("anchors")) {
         calibration.anchors.push_back(
             {item.at("network").get<std::string>(), item.at("batch").get<std::int64_t>(), item.at("threads").get<int>(),
              item.at("smt").get<bool>(), item.at("processes").get<int>(), item.at("steps").get<int>(),
              item.at("forward_seconds").get<double>(), item.at("backward_seconds").get<double>(),
              item.at("iteration_seconds").get<double>(), item.at("iteration_coefficient_of_variation").get<double>(),
              item.at("layers_forward_seconds").get<double>(), item.at("layers_backward_seconds").get<double>()});
+        // Absent in calibrations written before anchors kept their optimizer: the streaming
+        // terms then stay the model's.
+        calibration.anchors.back().optimizer_seconds = item.value("optimizer_seconds", 0.0);
+        calibration.anchors.back().streaming_seconds = item.value("streaming_seconds", 0.0);
+      }
     if (in.contains("context_ratios"))  // absent without module times: no context correction
       for (const auto& item : in.at("context_ratios")) {
         // A per-class ratio of an earlier dnntune is left out: the next refit pools them per pass.

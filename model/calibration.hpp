@@ -94,8 +94,16 @@ struct Anchor {
   double forward_seconds = 0, backward_seconds = 0, iteration_seconds = 0;  // measured medians
   double iteration_coefficient_of_variation = 0;
   double layers_forward_seconds = 0, layers_backward_seconds = 0;  // the layers' sums, uncorrected
+  // The step after its backward: the measured optimizer pass (0: not recorded, in calibrations
+  // written before anchors kept it) against the model's streaming terms there (gradient sums and
+  // optimizer, uncorrected). The model's add-class rate can be far off for them: resnet152 b32 on
+  // a 2-core VM modelled 5.4 s where the step's optimizer took 0.07 s, a measured prediction 25% slow.
+  double optimizer_seconds = 0, streaming_seconds = 0;
   double forward_ratio() const { return layers_forward_seconds > 0 ? forward_seconds / layers_forward_seconds : 1; }
   double backward_ratio() const { return layers_backward_seconds > 0 ? backward_seconds / layers_backward_seconds : 1; }
+  double streaming_ratio() const {
+    return optimizer_seconds > 0 && streaming_seconds > 0 ? optimizer_seconds / streaming_seconds : 1;
+  }
 };
 
 // What a pass of the layers takes inside a real training step against what the calibration

@@ -244,6 +244,11 @@ Predictor::ComputePart Predictor::compute_part(const workloads::Network& network
     const LayerWork optimizer{LayerClass::add, 0, static_cast<double>(network_cost->optimizer_update_flops),
                               static_cast<double>(network_cost->optimizer_update_bytes)};
     terms.optimizer = layer_time(optimizer, setting, parameters, rates_).total_seconds;
+    // A network trained here takes its anchor's ratio for them too, as for its passes.
+    if (anchor.used) {
+      terms.gradient_sums *= anchor.anchor.streaming_ratio();
+      terms.optimizer *= anchor.anchor.streaming_ratio();
+    }
   }
   part.gradient_bytes = network_cost ? static_cast<double>(network_cost->gradient_bytes) : 0;
   return part;

@@ -1,7 +1,8 @@
 // tests/model_anchor_test.cpp — anchors (Calibration::anchors): a prediction is labelled
 // "measured" only when a real step of that network, batch and setting checked it; an anchor's
 // correction reproduces the real step within the band, and is carried to other batches with a
-// wider band; a calibration file written before anchors loads.
+// wider band; its measured optimizer replaces the model's streaming terms; a calibration file
+// written before anchors (or before their optimizer) loads.
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
@@ -75,6 +76,46 @@ TEST_CASE("an anchor corrects its own step into the band, and is carried to anot
         carried_without->images_per_second_high / carried_without->images_per_second_low);
 }
 
+TEST_CASE("an anchor's measured optimizer replaces the model's streaming terms in its own step") {
+  const auto network = workloads::build_network("resnet18");
+  REQUIRE(network);
+  Calibration calibration = every_layer_measured(*network);
+  const auto uncorrected = Predictor::from_calibration(calibration)->predict(*network, one_thread_at(8));
+  REQUIRE(uncorrected);
+  const double streaming = uncorrected->terms.gradient_sums + uncorrected->terms.optimizer;
+  REQUIRE(streaming > 0);
+  // The real step's optimizer took a tenth of what the model gives the streaming terms.
+  Anchor anchor;
+  anchor.network = network->name;
+  anchor.batch = 8;
+  anchor.steps = 3;
+  anchor.layers_forward_seconds = uncorrected->terms.forward;
+  anchor.layers_backward_seconds = uncorrected->terms.backward_data + uncorrected->terms.backward_weights;
+  anchor.forward_seconds = anchor.layers_forward_seconds;
+  anchor.backward_seconds = anchor.layers_backward_seconds;
+  anchor.optimizer_seconds = 0.1 * streaming;
+  anchor.streaming_seconds = streaming;
+  anchor.iteration_seconds = anchor.forward_seconds + anchor.backward_seconds + anchor.optimizer_seconds;
+  anchor.iteration_coefficient_of_variation = 0.02;
+  calibration.anchors = {anchor};
+  const auto checked = Predictor::from_calibration(calibration)->predict(*network, one_thread_at(8));
+  REQUIRE(checked);
+  CHECK(checked->confidence == "measured");
+  CHECK(checked->terms.gradient_sums + checked->terms.optimizer == Approx(anchor.optimizer_seconds));
+  CHECK(checked->iteration_seconds == Approx(anchor.iteration_seconds).epsilon(0.01));
+  // Carried to another batch, the streaming terms take the same ratio.
+  const auto carried = Predictor::from_calibration(calibration)->predict(*network, one_thread_at(16));
+  const auto carried_without = Predictor::from_calibration(every_layer_measured(*network))->predict(*network, one_thread_at(16));
+  REQUIRE(carried);
+  REQUIRE(carried_without);
+  CHECK(carried->terms.optimizer == Approx(0.1 * carried_without->terms.optimizer));
+  // Without a recorded optimizer (a calibration written before anchors kept it) they stay the model's.
+  calibration.anchors[0].optimizer_seconds = 0;
+  const auto modelled = Predictor::from_calibration(calibration)->predict(*network, one_thread_at(8));
+  REQUIRE(modelled);
+  CHECK(modelled->terms.optimizer == Approx(uncorrected->terms.optimizer));
+}
+
 TEST_CASE("a calibration file without anchors loads, and one with anchors keeps them") {
   const auto network = workloads::build_network("resnet18");
   REQUIRE(network);
@@ -89,6 +130,8 @@ TEST_CASE("a calibration file without anchors loads, and one with anchors keeps 
   anchor.iteration_seconds = 0.65;
   anchor.layers_forward_seconds = 0.3;
   anchor.layers_backward_seconds = 0.35;
+  anchor.optimizer_seconds = 0.05;
+  anchor.streaming_seconds = 0.2;
   calibration.anchors = {anchor};
   auto document = nlohmann::json::parse(to_json_text(calibration));
   const auto kept = calibration_from_json_text(document.dump(), "with.json");
@@ -96,6 +139,14 @@ TEST_CASE("a calibration file without anchors loads, and one with anchors keeps 
   REQUIRE(kept->anchors.size() == 1);
   CHECK(kept->anchors[0].network == "resnet18");
   CHECK(kept->anchors[0].forward_ratio() == Approx(0.2 / 0.3));
+  CHECK(kept->anchors[0].streaming_ratio() == Approx(0.25));
+  // An anchor written before the optimizer was kept: the streaming terms stay the model's.
+  nlohmann::json older = document;
+  older["anchors"][0].erase("optimizer_seconds");
+  older["anchors"][0].erase("streaming_seconds");
+  const auto before = calibration_from_json_text(older.dump(), "older.json");
+  REQUIRE(before);
+  CHECK(before->anchors[0].streaming_ratio() == 1);
   document.erase("anchors");
   const auto old = calibration_from_json_text(document.dump(), "old.json");
   REQUIRE(old);
