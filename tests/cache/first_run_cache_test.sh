@@ -82,11 +82,15 @@ echo "ok: an entry without measurements is rebuilt"
 for signal in TERM KILL; do
     export DNNTUNE_CACHE_DIR=$work/killed-$signal
     "$dnntune" recommend --model "$network" --batch 4 >"$work/killed.out" 2>"$work/killed.log" & pid=$!
-    for _ in $(seq 1 300); do
-        grep -q "\[[0-9]*/[0-9]*\]" "$work/killed.log" 2>/dev/null && break
+    # Killed once a layer pass has been recorded (a progress line), so there is something to
+    # resume; the probe before it took over 30 s on a loaded 2-core machine, so wait up to 5 min.
+    started=0
+    for _ in $(seq 1 3000); do
+        grep -q "\[[0-9]*/[0-9]*\]" "$work/killed.log" 2>/dev/null && { started=1; break; }
         sleep 0.1
     done
     kill -"$signal" "$pid"; wait "$pid" 2>/dev/null || true
+    [[ $started -eq 1 ]] || fail "SIG$signal: the first run measured no layer pass within 5 minutes"
     recommend >"$work/resumed.out" 2>"$work/resumed.log" || fail "run after SIG$signal"
     grep -q "Best for" "$work/resumed.out" || fail "no answer after SIG$signal"
     grep -q "already recorded" "$work/resumed.log" || fail "the run after SIG$signal did not resume"
