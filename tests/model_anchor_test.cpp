@@ -84,19 +84,12 @@ TEST_CASE("an anchor's measured optimizer replaces the model's streaming terms i
   REQUIRE(uncorrected);
   const double streaming = uncorrected->terms.gradient_sums + uncorrected->terms.optimizer;
   REQUIRE(streaming > 0);
-  // The real step's optimizer took a tenth of what the model gives the streaming terms.
-  Anchor anchor;
-  anchor.network = network->name;
-  anchor.batch = 8;
-  anchor.steps = 3;
-  anchor.layers_forward_seconds = uncorrected->terms.forward;
-  anchor.layers_backward_seconds = uncorrected->terms.backward_data + uncorrected->terms.backward_weights;
-  anchor.forward_seconds = anchor.layers_forward_seconds;
-  anchor.backward_seconds = anchor.layers_backward_seconds;
+  // The real step's passes as the layers sum to, its optimizer a tenth of what the model gives
+  // the streaming terms.
+  Anchor anchor = test::anchor_at(calibration, *network, one_thread_at(8), 1);
   anchor.optimizer_seconds = 0.1 * streaming;
   anchor.streaming_seconds = streaming;
   anchor.iteration_seconds = anchor.forward_seconds + anchor.backward_seconds + anchor.optimizer_seconds;
-  anchor.iteration_coefficient_of_variation = 0.02;
   calibration.anchors = {anchor};
   const auto checked = Predictor::from_calibration(calibration)->predict(*network, one_thread_at(8));
   REQUIRE(checked);

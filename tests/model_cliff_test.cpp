@@ -38,30 +38,6 @@ TrainingConfiguration layout(int processes, int threads) {
   return configuration;
 }
 
-// The real step of `network` at `configuration` as if measured: the uncorrected layer sums of
-// `calibration` (no anchors) times `ratio`, the rest of the step as modelled.
-Anchor anchor_at(const Calibration& calibration, const workloads::Network& network,
-                 const TrainingConfiguration& configuration, double ratio) {
-  Calibration uncorrected = calibration;
-  uncorrected.anchors.clear();
-  const auto predicted = Predictor::from_calibration(uncorrected)->predict(network, configuration, false);
-  REQUIRE(predicted);
-  Anchor anchor;
-  anchor.network = network.name;
-  anchor.batch = configuration.batch_per_process;
-  anchor.threads = configuration.threads_per_process;
-  anchor.processes = configuration.processes_per_node;
-  anchor.steps = 2;
-  anchor.layers_forward_seconds = predicted->terms.forward;
-  anchor.layers_backward_seconds = predicted->terms.backward_data + predicted->terms.backward_weights;
-  anchor.forward_seconds = ratio * anchor.layers_forward_seconds;
-  anchor.backward_seconds = ratio * anchor.layers_backward_seconds;
-  anchor.iteration_seconds = predicted->iteration_seconds - anchor.layers_forward_seconds -
-                             anchor.layers_backward_seconds + anchor.forward_seconds + anchor.backward_seconds;
-  anchor.iteration_coefficient_of_variation = 0.02;
-  return anchor;
-}
-
 double band_ratio(const Prediction& prediction) {
   return prediction.images_per_second_high / prediction.images_per_second_low;
 }
@@ -73,9 +49,11 @@ TEST_CASE("a one-thread cliff found by an anchor is carried to nearby settings, 
   REQUIRE(network);
   const Calibration plain = fitted(test::test_machine());  // 1 package, 4 cores
   Calibration with_cliff = plain;
-  with_cliff.anchors = {anchor_at(plain, *network, layout(1, 2), 1.0), anchor_at(plain, *network, layout(2, 1), cliff)};
+  with_cliff.anchors = {test::anchor_at(plain, *network, layout(1, 2), 1.0),
+                        test::anchor_at(plain, *network, layout(2, 1), cliff)};
   Calibration without_cliff = plain;
-  without_cliff.anchors = {anchor_at(plain, *network, layout(1, 2), 1.0), anchor_at(plain, *network, layout(2, 1), 1.0)};
+  without_cliff.anchors = {test::anchor_at(plain, *network, layout(1, 2), 1.0),
+                           test::anchor_at(plain, *network, layout(2, 1), 1.0)};
   const auto predictor = Predictor::from_calibration(with_cliff);
   const auto agreeing = Predictor::from_calibration(without_cliff);
   const auto unanchored = Predictor::from_calibration(plain);
@@ -137,7 +115,7 @@ TEST_CASE("on two packages an anchor backs its own layout only") {
   machine.topology.numa_nodes = 2;
   machine.topology.cores_per_package = 2;
   Calibration calibration = fitted(machine);
-  calibration.anchors = {anchor_at(calibration, *network, layout(2, 1), cliff)};
+  calibration.anchors = {test::anchor_at(calibration, *network, layout(2, 1), cliff)};
   const auto predictor = Predictor::from_calibration(calibration);
   REQUIRE(predictor);
   // 2x1 runs one process per package: its own anchor, measured.

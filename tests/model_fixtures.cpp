@@ -8,6 +8,7 @@
 #include "model/fit.hpp"
 #include "model/layer_time.hpp"
 #include "model/machine_rates.hpp"
+#include "model/predictor.hpp"
 #include "workloads/costs.hpp"
 
 namespace dnntune::test {
@@ -112,6 +113,28 @@ TrainingConfiguration one_thread_at(std::int64_t batch) {
   TrainingConfiguration configuration;
   configuration.batch_per_process = batch;
   return configuration;
+}
+
+Anchor anchor_at(const Calibration& calibration, const workloads::Network& network,
+                 const TrainingConfiguration& configuration, double ratio) {
+  Calibration uncorrected = calibration;
+  uncorrected.anchors.clear();
+  const auto predicted = Predictor::from_calibration(uncorrected)->predict(network, configuration, false);
+  if (!predicted) throw std::runtime_error("anchor_at: no prediction: " + predicted.error().message);
+  Anchor anchor;
+  anchor.network = network.name;
+  anchor.batch = configuration.batch_per_process;
+  anchor.threads = configuration.threads_per_process;
+  anchor.processes = configuration.processes_per_node;
+  anchor.steps = 2;
+  anchor.layers_forward_seconds = predicted->terms.forward;
+  anchor.layers_backward_seconds = predicted->terms.backward_data + predicted->terms.backward_weights;
+  anchor.forward_seconds = ratio * anchor.layers_forward_seconds;
+  anchor.backward_seconds = ratio * anchor.layers_backward_seconds;
+  anchor.iteration_seconds = predicted->iteration_seconds - anchor.layers_forward_seconds -
+                             anchor.layers_backward_seconds + anchor.forward_seconds + anchor.backward_seconds;
+  anchor.iteration_coefficient_of_variation = 0.02;
+  return anchor;
 }
 
 }  // namespace dnntune::test

@@ -36,4 +36,10 @@ model::Calibration every_layer_measured(const workloads::Network& network);
 // One process of one thread at `batch` per process.
 model::TrainingConfiguration one_thread_at(std::int64_t batch);
 
+// The real step of `network` at `configuration` as if measured: the uncorrected layer sums of
+// `calibration` (no anchors) times `ratio`, the rest of the step as modelled (2 steps, 2% spread).
+// Throws when the prediction fails.
+model::Anchor anchor_at(const model::Calibration& calibration, const workloads::Network& network,
+                        const model::TrainingConfiguration& configuration, double ratio);
+
 }  // namespace dnntune::test
