@@ -45,13 +45,18 @@ struct Predictor::ComputeMemo {
 
 namespace {
 
-// The measurement nearest to `setting`: same threads and SMT first, then the fewest threads
-// away, then the closest co-running count.
+// The measurement nearest to `setting` among those of the same kernel (`same_kernel`): same
+// threads and SMT first, then the fewest threads away, then the closest co-running count. A
+// measurement of another kernel says nothing of this one: libtorch's own 1x1 convolution at one
+// thread ran 100x slower than oneDNN's at two (conv_native), and carried by the model's thread
+// ratio the two-thread figure hid that cliff (resnet50 b8 2x1 predicted 0.71 images/s, 0.48 real).
+template <typename SameKernel>
 const MeasuredLayer* nearest_measurement(const std::vector<MeasuredLayer>& measurements,
-                                         const ExecutionSetting& setting) {
+                                         const ExecutionSetting& setting, const SameKernel& same_kernel) {
   const MeasuredLayer* best = nullptr;
   int best_distance = 0;
   for (const MeasuredLayer& measured : measurements) {
+    if (!same_kernel(measured)) continue;
     const int distance = 100 * std::abs(measured.threads - setting.threads) + 50 * (measured.smt != setting.smt) +
                          std::abs(measured.co_running - setting.co_running);
     if (!best || distance < best_distance) best = &measured, best_distance = distance;
@@ -193,8 +198,13 @@ Predictor::ComputePart Predictor::compute_part(const workloads::Network& network
                                                                    : anchor.backward_ratio;
       double seconds = modelled.total_seconds;
       const auto found = calibration_.measured_layers.find(measured_layer_key(layer.descriptor, work.pass, batch));
-      if (found != calibration_.measured_layers.end()) {
-        const MeasuredLayer* measured = nearest_measurement(found->second, setting);
+      const MeasuredLayer* measured =
+          found == calibration_.measured_layers.end()
+              ? nullptr
+              : nearest_measurement(found->second, setting, [&](const MeasuredLayer& candidate) {
+                  return classify(layer.spec, calibration_.backend, batch, candidate.threads) == layer_class;
+                });
+      if (measured) {
         const bool exact = measured->threads == setting.threads && measured->smt == setting.smt &&
                            measured->co_running == setting.co_running;
         const ExecutionSetting measured_setting{measured->threads, measured->smt, measured->co_running, 1};

@@ -4,13 +4,15 @@
 // one VM), settings near the one-thread anchor take its correction (4x1 and 1x1 on a 4-core node),
 // settings near the two-thread anchor take the other's (1x4), and a carried band widens by the
 // disagreement between the anchors. On two packages, an anchor's processes are placed like a
-// configuration's, so only its own layout is "measured".
+// configuration's, so only its own layout is "measured". A micro-run is carried to another
+// thread count only when the same kernel runs there (libtorch's dispatch, conv_native).
 #include <catch2/catch.hpp>
 
 #include <cmath>
 
 #include "model/calibration.hpp"
 #include "model/fit.hpp"
+#include "model/layer_class.hpp"
 #include "model/predictor.hpp"
 #include "workloads/zoo.hpp"
 #include "tests/model_fixtures.hpp"
@@ -131,4 +133,33 @@ TEST_CASE("on two packages an anchor backs its own layout only") {
     CHECK_FALSE(other->anchor.exact);
     CHECK(other->confidence != "measured");
   }
+}
+
+TEST_CASE("a micro-run is never carried to a thread count where another kernel runs the layer") {
+  const auto network = workloads::load_network("resnet50");
+  REQUIRE(network);
+  // Every layer pass measured at one thread; then libtorch's own 1x1 convolutions (conv_native
+  // at batch 8 on one thread, oneDNN's on two) measured 1000x slower: a cliff.
+  const Calibration plain = test::every_layer_measured(*network);
+  Calibration with_cliff = plain;
+  int native = 0;
+  for (const workloads::Layer& layer : network->layers) {
+    if (classify(layer.spec, "torch", 8, 1) != LayerClass::conv_native) continue;
+    ++native;
+    for (int pass = 0; pass < 3; ++pass)
+      if (auto found = with_cliff.measured_layers.find(measured_layer_key(layer.descriptor, pass, 8));
+          found != with_cliff.measured_layers.end())
+        for (MeasuredLayer& measured : found->second) measured.seconds *= 1000;
+  }
+  REQUIRE(native > 10);
+  const auto predict = [&](const Calibration& calibration, int threads) {
+    auto predicted = Predictor::from_calibration(calibration)->predict(*network, layout(1, threads));
+    REQUIRE(predicted);
+    return *predicted;
+  };
+  // At one thread the cliff is measured and shows.
+  CHECK(predict(with_cliff, 1).iteration_seconds > 20 * predict(plain, 1).iteration_seconds);
+  // At two threads oneDNN runs those layers: the one-thread figures, cliff or not, say nothing of
+  // it, so both calibrations predict the same (the model alone for those layers).
+  CHECK(predict(with_cliff, 2).iteration_seconds == Approx(predict(plain, 2).iteration_seconds).epsilon(1e-9));
 }
