@@ -93,13 +93,16 @@ Expected<std::vector<Setting>> parse_anchor_settings(const std::string& text) {
   return settings;
 }
 
-Expected<int> run_anchors(const PreparedCalibration& calibration, const std::function<void(const std::string&)>& progress) {
+Expected<int> run_anchors(const PreparedCalibration& calibration, const std::function<void(const std::string&)>& progress,
+                          AnchorKinds kinds) {
+  const bool default_allocator = kinds != AnchorKinds::other_allocators;
+  const bool other_allocators = kinds != AnchorKinds::default_allocator;
   auto read = train::read_anchor_records(calibration.request.directory);
   if (!read) return read.error();
   std::vector<records::Measurement> recorded = std::move(*read);
   const Setting base = calibration.plan_request.settings.empty() ? Setting{} : calibration.plan_request.settings.front();
   const std::vector<std::string> allocators = allocators_to_anchor();
-  if (progress && allocators.size() == 2)
+  if (progress && other_allocators && allocators.size() == 2)
     progress("allocator anchors: neither jemalloc nor tcmalloc is installed here (Debian: libjemalloc2, "
              "libtcmalloc-minimal4), so only glibc's defaults and glibc keeping its memory are compared");
   const double allocator_budget = calibration.request.allocator_anchor_budget_seconds;
@@ -117,7 +120,8 @@ Expected<int> run_anchors(const PreparedCalibration& calibration, const std::fun
       const auto cost = workloads::network_cost(network, batch);
       const double needed = cost ? cost->training_memory_bytes() * base.processes : 0;
       if (const auto spare = probe::spare_memory_bytes(); spare && needed > 0.8 * static_cast<double>(*spare)) {
-        if (!recorded_anchor(recorded, calibration.fingerprint, network.name, batch, base, "default") && progress)
+        if (default_allocator && progress &&
+            !recorded_anchor(recorded, calibration.fingerprint, network.name, batch, base, "default"))
           progress("anchor of " + label + " skipped: training it needs about " +
                    std::to_string(static_cast<long long>(needed / 1e9 + 0.5)) + " GB, this machine can spare " +
                    std::to_string(static_cast<long long>(static_cast<double>(*spare) / 1e9)) + " GB");
@@ -133,6 +137,7 @@ Expected<int> run_anchors(const PreparedCalibration& calibration, const std::fun
             last_run_seconds = done->median_seconds * (request_steps(calibration) + 2) + 5;
           continue;
         }
+        if ((allocator == "default" && !default_allocator) || (allocator != "default" && !other_allocators)) continue;
         if (allocator != "default" && allocator_seconds_spent + last_run_seconds > allocator_budget) {
           over_budget.push_back(allocator);
           continue;
@@ -153,7 +158,7 @@ Expected<int> run_anchors(const PreparedCalibration& calibration, const std::fun
                  " s (calibrate --allocator-budget); their gain is then the prior's, never recommended");
       // The settings asked for besides the base (a benchmark anchoring every setting it compares).
       for (const Setting& setting : calibration.request.anchor_settings) {
-        if (setting == base || recorded_anchor(recorded, calibration.fingerprint, network.name, batch, setting, "default"))
+        if (!default_allocator || setting == base || recorded_anchor(recorded, calibration.fingerprint, network.name, batch, setting, "default"))
           continue;
         if (const auto spare = probe::spare_memory_bytes();
             spare && cost && cost->training_memory_bytes() * setting.processes > 0.8 * static_cast<double>(*spare)) {

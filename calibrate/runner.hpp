@@ -109,7 +109,12 @@ Expected<CalibrationSummary> run_calibration(const PreparedCalibration& calibrat
 // except what that file already has for this machine. Returns how many it trained; fails when a
 // training job fails.
 // Then each of request.anchor_settings, under the default allocator only.
-Expected<int> run_anchors(const PreparedCalibration& calibration, const std::function<void(const std::string&)>& progress);
+// `kinds` picks a part: a first run trains the default allocator's anchors before its fit and
+// the other allocators' last, with what is left of its time (pipeline/default_calibration.cpp),
+// because predictions under the default allocator never use the others' anchors.
+enum class AnchorKinds { all, default_allocator, other_allocators };
+Expected<int> run_anchors(const PreparedCalibration& calibration, const std::function<void(const std::string&)>& progress,
+                          AnchorKinds kinds = AnchorKinds::all);
 
 // The recorded run (kind network, pass iteration, ok, one node) of `network` at `batch` and
 // `setting` under `allocator` among `records` of the machine `fingerprint`, or null: what

@@ -112,9 +112,16 @@ Expected<void> move_aside(const std::string& directory, const std::string& why, 
   return {};
 }
 
+// The anchors under glibc-tuned, jemalloc and tcmalloc take at most this much of a first run
+// (resnet18 at batch 8: all of them; resnet152 at batch 32: about one), and only what the
+// separating anchors left of its time limit.
+constexpr double allocator_anchor_seconds = 60;
+
 // The layer micro-runs of the request's networks and batches, added to the entry's measurements
-// (resumed); `coverage` is emptied when those had to be moved aside.
-Expected<void> measure(const Entry& entry, const DefaultCalibrationRequest& request, Coverage& coverage) {
+// (resumed), and the anchors under the default allocator; `coverage` is emptied when those had to
+// be moved aside. Returns the prepared calibration, which the other allocators' anchors reuse.
+Expected<calibrate::PreparedCalibration> measure(const Entry& entry, const DefaultCalibrationRequest& request,
+                                                 Coverage& coverage) {
   const Progress& progress = request.progress;
   calibrate::CalibrationRequest calibrate;
   calibrate.models = request.models;
@@ -132,9 +139,7 @@ Expected<void> measure(const Entry& entry, const DefaultCalibrationRequest& requ
   calibrate.anchor_warmup = 1;
   calibrate.anchor_iterations = 3;
   calibrate.allocator_anchor_iterations = 2;
-  // The same anchor under glibc-tuned, jemalloc and tcmalloc, as many as a minute holds
-  // (resnet18 at batch 8: all of them; resnet152 at batch 32: about one).
-  calibrate.allocator_anchor_budget_seconds = 60;
+  calibrate.allocator_anchor_budget_seconds = allocator_anchor_seconds;
   calibrate.directory = entry.measurements;
   calibrate.resume = fs::exists(entry.measurements + "/layers.jsonl");
   auto executable = self_executable_path();
@@ -162,13 +167,15 @@ Expected<void> measure(const Entry& entry, const DefaultCalibrationRequest& requ
   progress(line);
   auto summary = calibrate::run_calibration(*prepared, {progress, {}});
   if (!summary) return summary.error();
-  // The anchors: the network trained for real at the base setting, which the fit checks the
-  // layer sums against (a prediction is "measured" only when a real step backs it).
-  if (auto anchors = calibrate::run_anchors(*prepared, progress); !anchors) return anchors.error();
+  // The anchor: the network trained for real at the base setting, which the fit checks the
+  // layer sums against (a prediction is "measured" only when a real step backs it). The other
+  // allocators' come last (fit_and_separate): a first run's time goes to the settings first.
+  if (auto anchors = calibrate::run_anchors(*prepared, progress, calibrate::AnchorKinds::default_allocator); !anchors)
+    return anchors.error();
   std::snprintf(line, sizeof line, "measured in %.0f s: %d ok, %d failed, %d skipped by the budget", summary->seconds,
                 summary->ok, summary->failed, summary->skipped);
   progress(line);
-  return {};
+  return std::move(*prepared);
 }
 
 // Fits the entry's measurements; an empty calibration path when no layer was measured. Only the
@@ -203,10 +210,13 @@ Expected<DefaultCalibration> fit(const Entry& entry, const DefaultCalibrationReq
   return result;
 }
 
-// The first fit, then the anchors that separate the tuner's top candidates, then the refit that
-// uses them (model/anchors.hpp reads every anchor in DIR/network.jsonl).
+// The first fit, then the anchors that separate the tuner's top candidates, then the anchors under
+// the other allocators, then the refit that uses them (model/anchors.hpp reads every anchor in
+// DIR/network.jsonl). Measured before this order: inception_v3 b8's micro-runs, base anchor and
+// allocator anchors left 13 s of the first run, and its 2x1 anchor (a one-thread cliff, 3.5x
+// slower than predicted) was never trained.
 Expected<DefaultCalibration> fit_and_separate(const Entry& entry, const DefaultCalibrationRequest& request,
-                                              const Coverage& coverage,
+                                              const Coverage& coverage, calibrate::PreparedCalibration prepared,
                                               std::chrono::steady_clock::time_point first_run_started) {
   auto first = fit(entry, request, coverage, false);
   if (!first) return first.error();
@@ -220,20 +230,26 @@ Expected<DefaultCalibration> fit_and_separate(const Entry& entry, const DefaultC
   separate.batches = request.batches;
   separate.directory = entry.measurements;
   separate.executable = *executable;
-  separate.budget_seconds = request.separating_anchor_budget_seconds;
-  if (request.first_run_seconds > 0) {
+  // What is left of the first run's time limit, at most `budget` (all of it without a limit).
+  const auto left_of_first_run = [&](double budget) {
+    if (!(request.first_run_seconds > 0)) return budget;
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - first_run_started).count();
-    separate.budget_seconds = std::clamp(request.first_run_seconds - elapsed, 0.0, separate.budget_seconds);
-  }
+    return std::clamp(request.first_run_seconds - elapsed, 0.0, budget);
+  };
+  separate.budget_seconds = left_of_first_run(request.separating_anchor_budget_seconds);
   separate.progress = request.progress;
-  auto trained = run_separating_anchors(*calibration, separate);
-  if (!trained) return trained.error();
-  if (*trained == 0) {
+  auto separating = run_separating_anchors(*calibration, separate);
+  if (!separating) return separating.error();
+  prepared.request.allocator_anchor_budget_seconds = left_of_first_run(allocator_anchor_seconds);
+  auto allocators = calibrate::run_anchors(prepared, request.progress, calibrate::AnchorKinds::other_allocators);
+  if (!allocators) return allocators.error();
+  const int trained = *separating + *allocators;
+  if (trained == 0) {
     if (auto written = write_coverage(entry.coverage, coverage); !written) return written.error();
     return first;
   }
-  request.progress("refitting with " + std::to_string(*trained) + " more anchor" + (*trained == 1 ? "" : "s"));
+  request.progress("refitting with " + std::to_string(trained) + " more anchor" + (trained == 1 ? "" : "s"));
   return fit(entry, request, coverage);
 }
 
@@ -297,10 +313,11 @@ Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest
     progress("no calibration of this machine for " + names + " yet: calibrating (once; cached in " + entry.directory +
              ")");
     const auto started = std::chrono::steady_clock::now();
-    if (auto measured = measure(entry, request, coverage); !measured) return measured.error();
+    auto prepared = measure(entry, request, coverage);
+    if (!prepared) return prepared.error();
     for (const auto& item : wanted)
       if (std::find(coverage.begin(), coverage.end(), item) == coverage.end()) coverage.push_back(item);
-    return fit_and_separate(entry, request, coverage, started);
+    return fit_and_separate(entry, request, coverage, std::move(*prepared), started);
   }
   return fit(entry, request, coverage);
 }

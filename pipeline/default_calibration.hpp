@@ -11,10 +11,11 @@
 //   - the layer micro-runs of the asked network: every distinct layer at the base setting first,
 //     then the other settings the tuner compares, within the budget, which is extended up to
 //     the cap when the network's grid needs it;
-//   - the anchors: the network trained for real at the base setting (and under the other allocators);
+//   - the anchor: the network trained for real at the base setting;
 //   - the first fit, then the anchors that separate the tuner's top candidates within their own
-//     budget and what is left of the first run's (separating_anchors.hpp), and the refit. The
-//     entry counts as covered only after that, so an interrupted run resumes it;
+//     budget and what is left of the first run's (separating_anchors.hpp), then the anchors under
+//     the other allocators with what is left after those, and the refit. The entry counts as
+//     covered only after that, so an interrupted run resumes it;
 //   - the fit. A run that measured nothing still answers: from the model alone (the built-in
 //     reference calibration on this machine's probed peaks), said in a note, and not cached, so
 //     the next run measures again.
@@ -47,9 +48,10 @@ struct DefaultCalibrationRequest {
   double separating_anchor_budget_seconds = 90;
   // The whole first run (probe included) ends within this many seconds where it can: the
   // separating anchors get what is left of it when they start, at most their own budget, and
-  // the trainer's time limit stops their timed steps there. Measured: on a VM with a 10x
-  // one-thread cliff (resnet50 b8, 18 s steps at 2x1) the probe, micro-runs and allocator anchors
-  // took 127 s and the 2x1 anchor another 95 s. 0: no limit (budgets given explicitly).
+  // the trainer's time limit stops their timed steps there; the anchors under the other
+  // allocators get what is left after those. Measured: on a VM with a 10x one-thread cliff
+  // (resnet50 b8, 18 s steps at 2x1) the probe, micro-runs and allocator anchors took 127 s and
+  // the 2x1 anchor another 95 s. 0: no limit (budgets given explicitly).
   double first_run_seconds = 170;
   Progress progress = nullptr;        // may be empty
 };
