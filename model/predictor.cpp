@@ -166,6 +166,25 @@ AnchorUse Predictor::anchor_for(const std::string& network, std::int64_t batch, 
   return use;
 }
 
+// glibc's defaults fault in anew a share of each step's buffers that moves from run to run, not
+// from step to step: resnet50 b8 1x2 on one VM ran 1.18-1.87 s a step over five runs, each run's
+// steps close together, and 1.22 s with glibc keeping its memory. A new run may land anywhere
+// across the allocation term's gap between the two (model/allocation.hpp: fitted from the
+// glibc-tuned anchor, else its prior on the probed fault cost); taken as uniform over that gap
+// either way, its log sd is the gap's share of the step over the root of 3.
+double Predictor::default_allocator_run_spread(const workloads::Network& network,
+                                               const TrainingConfiguration& configuration,
+                                               double iteration_seconds) const {
+  const std::optional<AllocationModel> model =
+      calibration_.allocation ? calibration_.allocation : prior_allocation(calibration_.machine);
+  if (!model || !(iteration_seconds > 0)) return 0;
+  const double fresh = fresh_bytes_per_step(network, configuration.batch_per_process);
+  const int threads = configuration.threads_per_process, processes = configuration.processes_per_node;
+  const double gap = allocation_seconds(*model, "default", fresh, threads, processes) -
+                     allocation_seconds(*model, reference_allocator, fresh, threads, processes);
+  return std::max(0.0, gap) / iteration_seconds / std::sqrt(3.0);
+}
+
 Predictor::ComputePart Predictor::compute_part(const workloads::Network& network, std::int64_t batch,
                                                const ExecutionSetting& setting,
                                                const ModelParameters& parameters) const {
@@ -508,7 +527,7 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
     // steps can agree by chance).
     const double per_run = std::max({anchor.iteration_coefficient_of_variation,
                                      step_spread(calibration_.anchors, network.name).coefficient_of_variation,
-                                     run_to_run_log_sd});
+                                     run_to_run_log_sd, default_allocator_run_spread(network, configuration, iteration)});
     log_variance += 2 * per_run * per_run;
   }
   // The pass ratios carried here are as uncertain as they spread over the anchors' runs (taken

@@ -126,6 +126,9 @@ class Predictor {
                        int processes_per_node = 0) const;
   IterationTotals iterate(const workloads::Network& network, const TrainingConfiguration& configuration,
                           const Placement& placement, const ModelParameters& parameters) const;
+  // The log sd by which a run's step under glibc's defaults moves between runs (predictor.cpp).
+  double default_allocator_run_spread(const workloads::Network& network, const TrainingConfiguration& configuration,
+                                      double iteration_seconds) const;
 
   // Compute parts already predicted with the fitted parameters, shared by copies of this
   // predictor (its calibration does not change after construction).

@@ -2,11 +2,13 @@
 // "measured" only when a real step of that network, batch and setting checked it; an anchor's
 // correction reproduces the real step within the band, and is carried to other batches with a
 // wider band; its measured optimizer replaces the model's streaming terms; a calibration file
-// written before anchors (or before their optimizer) loads.
+// written before anchors (or before their optimizer) loads; a measured band holds how far glibc's
+// defaults move a run.
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include "model/allocation.hpp"
 #include "model/calibration.hpp"
 #include "model/fit.hpp"
 #include "model/layer_class.hpp"
@@ -74,6 +76,34 @@ TEST_CASE("an anchor corrects its own step into the band, and is carried to anot
   CHECK(carried->terms.forward == Approx(1.5 * carried_without->terms.forward));
   CHECK(carried->images_per_second_high / carried->images_per_second_low >
         carried_without->images_per_second_high / carried_without->images_per_second_low);
+}
+
+TEST_CASE("a measured band holds the allocation term's gap between glibc's defaults and glibc keeping its memory") {
+  const auto network = workloads::build_network("resnet18");
+  REQUIRE(network);
+  Calibration calibration = every_layer_measured(*network);
+  calibration.anchors = {test::anchor_at(calibration, *network, one_thread_at(8), 1.0)};
+  const double step = calibration.anchors.front().iteration_seconds;
+  // The default's prior non-reuse is 0.5: a fault cost that makes its allocation term 0.6 of the
+  // step puts 0.3 of it between the default and glibc-tuned (0).
+  const double fresh = fresh_bytes_per_step(*network, 8);
+  AllocationModel faulting;
+  faulting.fault_ns_per_page = 0.6 * step / fresh * 4096 * 1e9;
+  faulting.fault_ns_per_page_all_cores = faulting.fault_ns_per_page;
+  AllocationModel free_faults;  // no fault cost: no gap
+  const auto band_log_width = [&](const AllocationModel& allocation) {
+    Calibration with = calibration;
+    with.allocation = allocation;
+    const auto predicted = Predictor::from_calibration(with)->predict(*network, one_thread_at(8));
+    REQUIRE(predicted);
+    CHECK(predicted->confidence == "measured");
+    return std::log(predicted->images_per_second_high / predicted->images_per_second_low);
+  };
+  // Uniform over a gap of 0.3 of the step: a log sd of 0.3 / sqrt(3), for the anchor's run and the
+  // new one; a 90% band of at least 2 x 1.645 x sqrt(2) x that.
+  const double gap_width = 2 * 1.645 * std::sqrt(2.0) * 0.3 / std::sqrt(3.0);
+  CHECK(band_log_width(faulting) >= 0.99 * gap_width);
+  CHECK(band_log_width(free_faults) < 0.5 * gap_width);
 }
 
 TEST_CASE("an anchor's measured optimizer replaces the model's streaming terms in its own step") {
