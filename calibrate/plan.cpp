@@ -10,6 +10,7 @@
 
 #include "calibrate/layer_operands.hpp"
 #include "probe/peak_kernels.hpp"
+#include "workloads/backends.hpp"
 #include "workloads/kernel_class.hpp"
 
 namespace dnntune::calibrate {
@@ -98,6 +99,22 @@ const workloads::Network* find_network(const std::vector<workloads::Network>& ne
 
 std::size_t setting_index(const std::vector<Setting>& settings, const Setting& setting) {
   return static_cast<std::size_t>(std::find(settings.begin(), settings.end(), setting) - settings.begin());
+}
+
+// Whether the framework runs `spec` on another kernel at settings[index] than at the base
+// setting, and that setting is the first with its thread count and SMT (one process): there a
+// dispatch cliff lives that no measurement at the base setting shows (libtorch's own 1x1
+// convolution at one thread ran 100x slower than oneDNN's at two), so the extremes of the class
+// are measured there as early as at the base setting. Other co-running counts take it from there.
+bool changes_kernel(const LayerSpec& spec, const std::string& backend, std::int64_t batch,
+                    const std::vector<Setting>& settings, std::size_t index) {
+  const workloads::BackendTraits* traits = workloads::find_backend(backend);
+  if (!traits || index == 0 || index >= settings.size()) return false;
+  const Setting& setting = settings[index];
+  for (std::size_t earlier = 1; earlier < index; ++earlier)
+    if (settings[earlier].threads == setting.threads && settings[earlier].smt == setting.smt) return false;
+  return workloads::dispatched_class(spec, *traits, batch, setting.threads) !=
+         workloads::dispatched_class(spec, *traits, batch, settings.front().threads);
 }
 
 }  // namespace
@@ -195,8 +212,10 @@ std::vector<PlannedMeasurement> select_within_budget(std::vector<PlannedMeasurem
 void order_for_running(std::vector<PlannedMeasurement>& measurements, const std::vector<Setting>& settings) {
   const auto group = [&](const PlannedMeasurement& measurement) {
     const std::size_t setting = setting_index(settings, measurement.setting);
-    // Base-setting layers, then whole-network runs, then the other settings.
-    const int phase = measurement.whole_network ? 1 : setting == 0 ? 0 : 2;
+    // The base setting's class extremes and those where another kernel runs (changes_kernel),
+    // then the base setting's other layers, then whole-network runs, then the other settings.
+    const bool first = !measurement.whole_network && measurement.priority < 2;
+    const int phase = first ? 0 : measurement.whole_network ? 2 : setting == 0 ? 1 : 3;
     return std::tuple(phase, measurement.backend, setting, measurement.batch);
   };
   std::stable_sort(measurements.begin(), measurements.end(), [&](const auto& left, const auto& right) {
@@ -223,7 +242,9 @@ Plan make_plan(const PlanRequest& request, const SpeedModel& speed) {
             measurement.batch = batch;
             measurement.setting = request.settings[setting];
             const int rank = layer.spread_rank;
-            measurement.priority = setting == 0 ? rank : other_settings_priority + (rank < 2 ? rank : rank + 1);
+            measurement.priority = setting == 0 || (rank < 2 && changes_kernel(layer.spec, backend, batch, request.settings, setting))
+                                       ? rank
+                                       : other_settings_priority + (rank < 2 ? rank : rank + 1);
             grid.push_back(std::move(measurement));
           }
       if (!request.whole_network_runs || request.settings.empty()) continue;
@@ -308,7 +329,8 @@ std::string describe_plan(const Plan& plan, const PlanRequest& request) {
   std::snprintf(line, sizeof line, "  to measure: %zu measurements, about %.0f s%s\n", plan.measurements.size(),
                 plan.estimated_seconds,
                 plan.sampled ? " (sampled to fit the budget: every layer at the base setting first, other "
-                                 "settings on the largest and smallest layer of each class, then spread by size)"
+                                 "settings on the largest and smallest layer of each class (first where the "
+                                 "framework runs another kernel), then spread by size)"
                                : " (the whole grid)");
   out << line;
   return out.str();

@@ -11,7 +11,9 @@
 // not fit, measurements are kept by priority:
 //   1. every distinct layer at the base setting (all cores, one process) — the model needs each
 //      layer at least once; should even that not fit, layers are taken class by class in the
-//      spread order below;
+//      spread order below. With the base setting's class extremes come the extremes at the first
+//      setting of a thread count where the framework runs the layer on another kernel (a
+//      dispatch cliff: libtorch's own 1x1 convolution at one thread, 100x slower than oneDNN's);
 //   2. the other settings for the two extremes of each layer class (its largest and smallest
 //      layer), so every class has a thread-scaling, SMT and contention curve at two sizes;
 //   3. the whole-network runs;
@@ -126,9 +128,9 @@ std::vector<PlannedMeasurement> select_within_budget(
     std::vector<PlannedMeasurement> candidates, double budget_seconds,
     const std::function<double(const PlannedMeasurement&)>& seconds);
 
-// Execution order: base-setting layers (by backend and batch), then whole-network runs, then
-// each other setting (by backend, setting, batch), each group in priority order; one group
-// runs in one set of worker processes.
+// Execution order: the class extremes of priority 1 above, then the other base-setting layers
+// (by backend and batch), then whole-network runs, then each other setting (by backend,
+// setting, batch), each group in priority order; one group runs in one set of worker processes.
 void order_for_running(std::vector<PlannedMeasurement>& measurements, const std::vector<Setting>& settings);
 
 // The text the command prints before it starts.

@@ -8,6 +8,7 @@
 #include "calibrate/layer_operands.hpp"
 #include "calibrate/plan.hpp"
 #include "calibrate/runner.hpp"
+#include "workloads/backends.hpp"
 #include "workloads/zoo.hpp"
 
 using namespace dnntune;
@@ -105,11 +106,58 @@ TEST_CASE("the plan respects the budget and samples what the model needs first",
       (base ? base_layers : other_layers).insert(measurement.descriptor);
       (base ? base_classes : other_classes).insert(layer_class(measurement.spec));
     }
-    // Only once every layer is measured at the base setting do other settings get any time.
-    if (!other_layers.empty()) CHECK(base_layers.size() == static_cast<std::size_t>(plan.distinct_layers));
+    // Only once every layer is measured at the base setting do other settings get any time (but
+    // where the framework runs another kernel: next test).
+    std::set<std::string> other_same_kernel;
+    for (const auto& measurement : plan.measurements)
+      if (!measurement.whole_network && measurement.setting != request.settings.front() &&
+          workloads::dispatched_class(measurement.spec, *workloads::find_backend(measurement.backend), measurement.batch,
+                                      measurement.setting.threads) ==
+              workloads::dispatched_class(measurement.spec, *workloads::find_backend(measurement.backend),
+                                          measurement.batch, request.settings.front().threads))
+        other_same_kernel.insert(measurement.descriptor);
+    if (!other_same_kernel.empty()) CHECK(base_layers.size() == static_cast<std::size_t>(plan.distinct_layers));
     // Even a tight budget covers every class at the base setting before adding layers.
     CHECK(base_classes.size() >= std::min<std::size_t>(base_layers.size(), 10));
     if (share >= 0.5) CHECK(other_classes == base_classes);
+  }
+}
+
+TEST_CASE("where the framework runs another kernel, a class's extremes come with the base setting's", "[layers][plan]") {
+  // libtorch runs an unstrided 1x1 convolution at batch 8 on its own kernel at one thread,
+  // oneDNN's at two: a cliff the base setting (2 threads) never shows.
+  PlanRequest request = request_for({"resnet50"}, 0);
+  request.batches = {8};
+  request.budget_seconds = 0.1 * make_plan(request, SpeedModel{}).grid_estimated_seconds;
+  const auto native = [](const PlannedMeasurement& measurement) {
+    return !measurement.whole_network &&
+           workloads::dispatched_class(measurement.spec, *workloads::find_backend(measurement.backend),
+                                       measurement.batch, measurement.setting.threads) ==
+               workloads::KernelClass::conv_native;
+  };
+  for (const std::string backend : {"torch", "onednn"}) {
+    INFO(backend);
+    request.backends = {backend};
+    const Plan plan = make_plan(request, SpeedModel{});
+    REQUIRE(plan.sampled);
+    std::size_t first_native = plan.measurements.size(), last_base = 0, base_count = 0;
+    std::set<std::string> native_layers;
+    for (std::size_t index = 0; index < plan.measurements.size(); ++index) {
+      const PlannedMeasurement& measurement = plan.measurements[index];
+      if (measurement.setting == request.settings.front()) last_base = index, ++base_count;
+      if (!native(measurement)) continue;
+      first_native = std::min(first_native, index);
+      native_layers.insert(measurement.descriptor);
+      CHECK(measurement.setting.processes == 1);  // two co-running take it from there
+    }
+    if (backend == "onednn") {
+      CHECK(native_layers.empty());  // no such dispatch: the base setting's layers only
+      continue;
+    }
+    // The largest and the smallest of the class, measured before the base setting's other layers.
+    CHECK(native_layers.size() == 2);
+    CHECK(first_native < last_base);
+    CHECK(base_count < static_cast<std::size_t>(plan.distinct_layers) * 3);  // the budget did cut the base setting
   }
 }
 
