@@ -39,9 +39,10 @@ std::string joined(const std::vector<std::string>& words) {
   return text;
 }
 
-// One anchor: network `index` of the request at `batch` and `setting` under `allocator`.
+// One anchor: network `index` of the request at `batch` and `setting` under `allocator`, its timed
+// steps stopped where `time_limit_seconds` (> 0) ends (train --time-limit).
 Expected<void> train_anchor(const PreparedCalibration& calibration, std::size_t index, std::int64_t batch,
-                            const Setting& setting, const std::string& allocator) {
+                            const Setting& setting, const std::string& allocator, double time_limit_seconds = 0) {
   train::AnchorRequest request;
   request.executable = calibration.request.executable;
   // A network file by its absolute path: the fit finds the network again from the record's command.
@@ -56,6 +57,7 @@ Expected<void> train_anchor(const PreparedCalibration& calibration, std::size_t 
   request.iterations = allocator == "default" ? calibration.request.anchor_iterations
                                                : calibration.request.allocator_anchor_iterations;
   request.allocator = allocator;
+  request.time_limit_seconds = time_limit_seconds;
   return train::run_anchor(request);
 }
 
@@ -146,7 +148,10 @@ Expected<int> run_anchors(const PreparedCalibration& calibration, const std::fun
           progress("anchor: training " + label + " for real (" + to_string(base) + ")" +
                    (allocator == "default" ? "" : " under the " + allocator + " allocator"));
         const auto started = std::chrono::steady_clock::now();
-        if (auto run = train_anchor(calibration, index, batch, base, allocator); !run) return run.error();
+        // Another allocator can be far slower than the default (jemalloc: 3-4x on these VMs):
+        // its timed steps stop at the end of the allocator budget.
+        const double limit = allocator == "default" ? 0 : std::max(1.0, allocator_budget - allocator_seconds_spent);
+        if (auto run = train_anchor(calibration, index, batch, base, allocator, limit); !run) return run.error();
         last_run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         if (allocator != "default") allocator_seconds_spent += last_run_seconds;
         ++trained;

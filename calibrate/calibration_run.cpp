@@ -38,16 +38,18 @@ std::string what(const PlannedMeasurement& measurement) {
 
 // Measured / estimated seconds, per backend and setting (a single thread can take another
 // kernel than several), falling back to the backend's, to correct the estimates of the rest.
+// Measurements on another kernel than the base setting's (a dispatch cliff, 100x slower than
+// estimated) correct only each other.
 class EstimateCorrection {
  public:
   void add(const PlannedMeasurement& measurement, double actual) {
-    for (const auto& key : {setting_key(measurement), measurement.backend}) {
+    for (const auto& key : keys(measurement)) {
       totals_[key].first += measurement.estimated_seconds;
       totals_[key].second += actual;
     }
   }
   double corrected(const PlannedMeasurement& measurement) const {
-    for (const auto& key : {setting_key(measurement), measurement.backend}) {
+    for (const auto& key : keys(measurement)) {
       const auto found = totals_.find(key);
       if (found != totals_.end() && found->second.first > 0)
         return measurement.estimated_seconds * std::clamp(found->second.second / found->second.first, 0.1, 100.0);
@@ -56,8 +58,10 @@ class EstimateCorrection {
   }
 
  private:
-  static std::string setting_key(const PlannedMeasurement& measurement) {
-    return measurement.backend + ", " + to_string(measurement.setting);
+  static std::vector<std::string> keys(const PlannedMeasurement& measurement) {
+    const std::string setting = measurement.backend + ", " + to_string(measurement.setting);
+    if (measurement.other_kernel) return {setting + ", other kernel"};
+    return {setting, measurement.backend};
   }
   std::map<std::string, std::pair<double, double>> totals_;  // estimated, actual
 };

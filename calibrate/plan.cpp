@@ -212,10 +212,11 @@ std::vector<PlannedMeasurement> select_within_budget(std::vector<PlannedMeasurem
 void order_for_running(std::vector<PlannedMeasurement>& measurements, const std::vector<Setting>& settings) {
   const auto group = [&](const PlannedMeasurement& measurement) {
     const std::size_t setting = setting_index(settings, measurement.setting);
-    // The base setting's class extremes and those where another kernel runs (changes_kernel),
-    // then the base setting's other layers, then whole-network runs, then the other settings.
-    const bool first = !measurement.whole_network && measurement.priority < 2;
-    const int phase = first ? 0 : measurement.whole_network ? 2 : setting == 0 ? 1 : 3;
+    // The class extremes where another kernel runs (changes_kernel): a few seconds, and the base
+    // setting stays one group (the runner selects again only between groups, and the base
+    // setting's extremes alone, the largest layers, made its estimates 3x too long for the rest);
+    // then the base setting, whole-network runs, the other settings.
+    const int phase = measurement.other_kernel ? 0 : measurement.whole_network ? 2 : setting == 0 ? 1 : 3;
     return std::tuple(phase, measurement.backend, setting, measurement.batch);
   };
   std::stable_sort(measurements.begin(), measurements.end(), [&](const auto& left, const auto& right) {
@@ -242,7 +243,9 @@ Plan make_plan(const PlanRequest& request, const SpeedModel& speed) {
             measurement.batch = batch;
             measurement.setting = request.settings[setting];
             const int rank = layer.spread_rank;
-            measurement.priority = setting == 0 || (rank < 2 && changes_kernel(layer.spec, backend, batch, request.settings, setting))
+            measurement.other_kernel =
+                rank < 2 && changes_kernel(layer.spec, backend, batch, request.settings, setting);
+            measurement.priority = setting == 0 || measurement.other_kernel
                                        ? rank
                                        : other_settings_priority + (rank < 2 ? rank : rank + 1);
             grid.push_back(std::move(measurement));

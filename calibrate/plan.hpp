@@ -72,6 +72,9 @@ struct PlannedMeasurement {
   std::int64_t batch = 1;
   Setting setting;
   int priority = 0;                  // lower is kept first (see the top of this file)
+  // The framework runs this layer on another kernel here than at the base setting (a dispatch
+  // cliff): run first, and kept out of the runner's estimate corrections of the other measurements.
+  bool other_kernel = false;
   double estimated_seconds = 0;
 };
 
@@ -128,8 +131,8 @@ std::vector<PlannedMeasurement> select_within_budget(
     std::vector<PlannedMeasurement> candidates, double budget_seconds,
     const std::function<double(const PlannedMeasurement&)>& seconds);
 
-// Execution order: the class extremes of priority 1 above, then the other base-setting layers
-// (by backend and batch), then whole-network runs, then each other setting (by backend,
+// Execution order: the class extremes where another kernel runs (1. above), then the base-setting
+// layers (by backend and batch), then whole-network runs, then each other setting (by backend,
 // setting, batch), each group in priority order; one group runs in one set of worker processes.
 void order_for_running(std::vector<PlannedMeasurement>& measurements, const std::vector<Setting>& settings);
 
