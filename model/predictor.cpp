@@ -169,15 +169,15 @@ AnchorUse Predictor::anchor_for(const std::string& network, std::int64_t batch, 
 // glibc's defaults fault in anew a share of each step's buffers that moves from run to run, not
 // from step to step: resnet50 b8 1x2 on one VM ran 1.18-1.87 s a step over five runs, each run's
 // steps close together, and 1.22 s with glibc keeping its memory. A new run may land anywhere
-// across the allocation term's gap between the two (model/allocation.hpp: fitted from the
-// glibc-tuned anchor, else its prior on the probed fault cost); taken as uniform over that gap
-// either way, its log sd is the gap's share of the step over the root of 3.
+// across the allocation term's gap between the two (model/allocation.hpp), fitted from the
+// glibc-tuned anchor; taken as uniform over that gap, its log sd is the gap's share of the step
+// over the root of 3. Not from the prior: half of every fresh byte at the probed fault cost
+// (12 us a page on one VM) made resnet152 b32's measured band 0.4-8.2 images/s.
 double Predictor::default_allocator_run_spread(const workloads::Network& network,
                                                const TrainingConfiguration& configuration,
                                                double iteration_seconds) const {
-  const std::optional<AllocationModel> model =
-      calibration_.allocation ? calibration_.allocation : prior_allocation(calibration_.machine);
-  if (!model || !(iteration_seconds > 0)) return 0;
+  const std::optional<AllocationModel>& model = calibration_.allocation;
+  if (!model || model->variant("default").anchors == 0 || !(iteration_seconds > 0)) return 0;
   const double fresh = fresh_bytes_per_step(network, configuration.batch_per_process);
   const int threads = configuration.threads_per_process, processes = configuration.processes_per_node;
   const double gap = allocation_seconds(*model, "default", fresh, threads, processes) -

@@ -84,13 +84,16 @@ TEST_CASE("a measured band holds the allocation term's gap between glibc's defau
   Calibration calibration = every_layer_measured(*network);
   calibration.anchors = {test::anchor_at(calibration, *network, one_thread_at(8), 1.0)};
   const double step = calibration.anchors.front().iteration_seconds;
-  // The default's prior non-reuse is 0.5: a fault cost that makes its allocation term 0.6 of the
-  // step puts 0.3 of it between the default and glibc-tuned (0).
+  // A default fitted at non-reuse 0.5 from one anchor: a fault cost that makes its allocation
+  // term 0.6 of the step puts 0.3 of it between the default and glibc-tuned (0).
   const double fresh = fresh_bytes_per_step(*network, 8);
   AllocationModel faulting;
   faulting.fault_ns_per_page = 0.6 * step / fresh * 4096 * 1e9;
   faulting.fault_ns_per_page_all_cores = faulting.fault_ns_per_page;
-  AllocationModel free_faults;  // no fault cost: no gap
+  AllocationModel prior_only = faulting;  // the same fault cost, the default at its prior: no widening
+  faulting.variants = {{"default", 0.5, 0.4, 0.6, 1}, {"glibc-tuned", 0, 0, 0, 1}};
+  AllocationModel free_faults = faulting;  // no fault cost: no gap
+  free_faults.fault_ns_per_page = free_faults.fault_ns_per_page_all_cores = 0;
   const auto band_log_width = [&](const AllocationModel& allocation) {
     Calibration with = calibration;
     with.allocation = allocation;
@@ -104,6 +107,7 @@ TEST_CASE("a measured band holds the allocation term's gap between glibc's defau
   const double gap_width = 2 * 1.645 * std::sqrt(2.0) * 0.3 / std::sqrt(3.0);
   CHECK(band_log_width(faulting) >= 0.99 * gap_width);
   CHECK(band_log_width(free_faults) < 0.5 * gap_width);
+  CHECK(band_log_width(prior_only) == Approx(band_log_width(free_faults)));
 }
 
 TEST_CASE("an anchor's measured optimizer replaces the model's streaming terms in its own step") {
