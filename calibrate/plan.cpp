@@ -329,13 +329,14 @@ std::string describe_plan(const Plan& plan, const PlanRequest& request) {
                                       [](const auto& measurement) { return measurement.whole_network; });
   std::snprintf(line, sizeof line, "    %-28s %5ld\n", "whole-network runs", static_cast<long>(networks));
   out << line;
-  std::snprintf(line, sizeof line, "  to measure: %zu measurements, about %.0f s%s\n", plan.measurements.size(),
-                plan.estimated_seconds,
-                plan.sampled ? " (sampled to fit the budget: every layer at the base setting first, other "
-                                 "settings on the largest and smallest layer of each class (first where the "
-                                 "framework runs another kernel), then spread by size)"
-                               : " (the whole grid)");
-  out << line;
+  std::snprintf(line, sizeof line, "  to measure: %zu measurements, about %.0f s", plan.measurements.size(),
+                plan.estimated_seconds);
+  // The explanation goes to the stream, not the fixed line: it is longer than the line holds.
+  out << line
+      << (plan.sampled ? " (sampled to fit the budget: every layer at the base setting first, other settings on the "
+                         "largest and smallest layer of each class (first where the framework runs another kernel), "
+                         "then spread by size)\n"
+                       : " (the whole grid)\n");
   return out.str();
 }
 

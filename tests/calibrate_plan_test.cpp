@@ -140,6 +140,8 @@ TEST_CASE("where the framework runs another kernel, a class's extremes come with
     request.backends = {backend};
     const Plan plan = make_plan(request, SpeedModel{});
     REQUIRE(plan.sampled);
+    // The printed plan says how it sampled, in full (it once outgrew a fixed line and was cut).
+    CHECK(describe_plan(plan, request).find("then spread by size)\n") != std::string::npos);
     std::size_t first_native = plan.measurements.size(), last_base = 0, base_count = 0;
     std::set<std::string> native_layers;
     for (std::size_t index = 0; index < plan.measurements.size(); ++index) {
