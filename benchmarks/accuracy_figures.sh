@@ -58,6 +58,12 @@ train_images_per_second() {
   jq -r '.images_per_second' "$work/train.json"
 }
 
+# The configurations of the associative array named $1 (configuration -> images/s), fastest first.
+fastest_first() {
+  local -n speeds=$1
+  for c in "${!speeds[@]}"; do echo "${speeds[$c]} $c"; done | sort -gr | awk '{print $2}'
+}
+
 # "median low high" of three images/s figures.
 summary() { tr ' ' '\n' <<< "$1" | sort -g | awk '{v[NR] = $1} END {printf "%.2f %.2f %.2f\n", v[2], v[1], v[NR]}'; }
 
@@ -98,8 +104,7 @@ for model in $models; do
     recommended=$(DNNTUNE_CACHE_DIR=$cache "$dnntune" recommend --model "$model" --batch "$batch" --json 2> /dev/null |
       jq -r '.best.configuration | "\(.processes_per_node)x\(.threads_per_process)"')
     # The two fastest by one run each; within 5%, two more runs each, alternately, decide.
-    read -r first second < <(for c in "${!runs[@]}"; do echo "${runs[$c]} $c"; done | sort -gr | head -2 |
-      awk '{printf "%s ", $2} END {print ""}')
+    read -r first second < <(fastest_first runs | head -2 | paste -sd ' ' -)
     best_configuration=$first verdict=""
     if [ -n "$second" ] && (($(echo "${runs[$second]} > 0.95 * ${runs[$first]}" | bc -l))); then
       declare -A repeated=([$first]="${runs[$first]}" [$second]="${runs[$second]}")
@@ -122,7 +127,7 @@ for model in $models; do
     fi
     # What users run decides too: the two trainers can disagree on the order (glibc's heap is
     # trimmed and faulted in anew each step in one process and not in the other).
-    python_best=$(for c in "${!python_runs[@]}"; do echo "${python_runs[$c]} $c"; done | sort -gr | awk 'NR == 1 {print $2}')
+    python_best=$(fastest_first python_runs | head -1)
     picks=$((picks + 1))
     [ "$recommended" = "$python_best" ] && picked_python=$((picked_python + 1))
     [ "$recommended" = "$best_configuration" ] && picked_best=$((picked_best + 1))
