@@ -390,9 +390,9 @@ Expected<void> check_train_options(const TrainOptions& options) {
 }
 
 Expected<TrainingOutcome> train(const TrainOptions& options) {
-  if (auto valid = check_train_options(options); !valid) return valid.error();
-  auto workload = workloads::load_network(options.model);
-  if (!workload) return workload.error();
+  const auto valid = check_train_options(options);
+  auto workload = valid ? workloads::load_network(options.model) : Expected<workloads::Network>(valid.error());
+  if (!workload && !comm::started_by_mpi_launcher()) return workload.error();
 
   std::unique_ptr<comm::MpiSession> session;
   if (comm::started_by_mpi_launcher()) {
@@ -402,12 +402,22 @@ Expected<TrainingOutcome> train(const TrainOptions& options) {
   }
   const int rank = session ? session->rank() : 0;
   const int ranks = session ? session->size() : 1;
-  const auto first_problem = [&](const std::optional<Error>& mine) {
-    return session ? session->first_error_of_any_rank(mine) : mine;
+  // A problem of any rank is agreed on by all; rank 0 returns it (the command reports it) and the
+  // others leave quietly, exit 0. Had they exited non-zero first, mpirun would have ended the job,
+  // rank 0 with it, before its message was written or forwarded (seen under load).
+  const auto first_problem = [&](const std::optional<Error>& mine) -> std::optional<Expected<TrainingOutcome>> {
+    const std::optional<Error> problem = session ? session->first_error_of_any_rank(mine) : mine;
+    if (!problem) return std::nullopt;
+    if (rank == 0) return Expected<TrainingOutcome>(*problem);
+    TrainingOutcome quiet;
+    quiet.is_rank0 = false;
+    return Expected<TrainingOutcome>(std::move(quiet));
   };
+  if (auto problem = first_problem(workload ? std::nullopt : std::optional<Error>(workload.error())))
+    return std::move(*problem);
 
   RankSetting setting = examine_this_rank(options, rank, ranks);
-  if (auto problem = first_problem(setting.problem)) return *problem;
+  if (auto problem = first_problem(setting.problem)) return std::move(*problem);
   at::set_num_threads(setting.threads);
   at::set_num_interop_threads(1);
 
@@ -426,7 +436,8 @@ Expected<TrainingOutcome> train(const TrainOptions& options) {
   }
   torch::manual_seed(options.seed);
   auto built = TorchNetwork::build(*workload);
-  if (auto problem = first_problem(built ? std::nullopt : std::optional<Error>(built.error()))) return *problem;
+  if (auto problem = first_problem(built ? std::nullopt : std::optional<Error>(built.error())))
+    return std::move(*problem);
   TorchNetwork& network = *built;
   std::vector<torch::Tensor> parameters = network.parameters();
   std::vector<float> initial_weights = flatten(parameters);

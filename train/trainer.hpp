@@ -120,7 +120,9 @@ struct TrainingReport {
 };
 
 // Trains as `options` say, on this process (and its MPI job when a launcher started it). Every
-// rank returns; only rank 0's report is filled in (is_rank0 says which one this is).
+// rank returns; only rank 0's report is filled in (is_rank0 says which one this is). A problem that
+// the ranks agree on before training (bad options, a rank that cannot run) is returned by rank 0
+// only; the other ranks return an empty outcome, so that their exit does not end the job first.
 struct TrainingOutcome {
   bool is_rank0 = true;
   TrainingReport report;
