@@ -1,6 +1,8 @@
 // model/anchors.cpp — see anchors.hpp.
 #include "model/anchors.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -17,26 +19,53 @@ Expected<workloads::Network> trained_network(const records::Measurement& record)
   return workloads::load_network(record.network);
 }
 
+namespace {
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
+// The sample standard deviation of the logs (0 for fewer than two values).
+double log_sd(const std::vector<double>& values) {
+  if (values.size() < 2) return 0;
+  double mean = 0;
+  for (double value : values) mean += std::log(value) / values.size();
+  double sum = 0;
+  for (double value : values) sum += (std::log(value) - mean) * (std::log(value) - mean);
+  return std::sqrt(sum / (values.size() - 1));
+}
+
+}  // namespace
+
 std::vector<Anchor> fit_anchors(const std::vector<records::Measurement>& records, const Calibration& calibration) {
   const std::string fingerprint = records::fingerprint(calibration.machine);
   using Key = std::tuple<std::string, std::int64_t, int, bool, int>;
-  std::map<Key, std::map<std::string, const records::Measurement*>> newest;  // later records replace earlier ones
+  using Run = std::map<std::string, const records::Measurement*>;  // by pass
+  // A run writes its passes together, so a pass seen again for a setting starts its next run.
+  std::map<Key, std::vector<Run>> runs;
   for (const records::Measurement& record : records)
     if (record.kind == records::MeasurementKind::network && record.status == records::MeasurementStatus::ok &&
         record.backend == calibration.backend && record.machine_fingerprint == fingerprint && record.nodes == 1 &&
-        record.median_seconds > 0 && record.allocator == "default")  // other allocators: model/allocation.hpp
-      newest[{record.network, record.batch, record.threads, record.smt, record.processes}][record.pass] = &record;
+        record.median_seconds > 0 && record.allocator == "default") {  // other allocators: model/allocation.hpp
+      std::vector<Run>& setting = runs[{record.network, record.batch, record.threads, record.smt, record.processes}];
+      if (setting.empty() || setting.back().count(record.pass)) setting.emplace_back();
+      setting.back()[record.pass] = &record;
+    }
 
   Calibration uncorrected = calibration;
   uncorrected.anchors.clear();
   auto predictor = Predictor::from_calibration(std::move(uncorrected));
   std::vector<Anchor> anchors;
   if (!predictor) return anchors;
-  for (const auto& [key, passes] : newest) {
-    if (!passes.count("forward") || !passes.count("backward") || !passes.count("iteration")) continue;
+  for (const auto& [key, setting_runs] : runs) {
+    std::vector<const Run*> complete;
+    for (const Run& run : setting_runs)
+      if (run.count("forward") && run.count("backward") && run.count("iteration")) complete.push_back(&run);
+    if (complete.empty()) continue;
     const auto& [name, batch, threads, smt, processes] = key;
-    const records::Measurement& iteration = *passes.at("iteration");
-    const auto network = trained_network(iteration);
+    const auto network = trained_network(*complete.back()->at("iteration"));
     if (!network) continue;
     TrainingConfiguration configuration;
     configuration.batch_per_process = batch;
@@ -45,20 +74,31 @@ std::vector<Anchor> fit_anchors(const std::vector<records::Measurement>& records
     configuration.processes_per_node = processes;
     const auto predicted = predictor->predict(*network, configuration, false);
     if (!predicted) continue;
+    // Each figure is the median over the runs that recorded it.
+    const auto pooled = [&complete](const std::string& pass, bool coefficient_of_variation = false) {
+      std::vector<double> values;
+      for (const Run* run : complete)
+        if (run->count(pass))
+          values.push_back(coefficient_of_variation ? run->at(pass)->coefficient_of_variation
+                                                    : run->at(pass)->median_seconds);
+      return values;
+    };
     Anchor anchor;
     anchor.network = name;
     anchor.batch = batch;
     anchor.threads = threads;
     anchor.smt = smt;
     anchor.processes = processes;
-    anchor.steps = iteration.repetitions;
-    anchor.forward_seconds = passes.at("forward")->median_seconds;
-    anchor.backward_seconds = passes.at("backward")->median_seconds;
-    anchor.iteration_seconds = iteration.median_seconds;
-    anchor.iteration_coefficient_of_variation = iteration.coefficient_of_variation;
+    for (const Run* run : complete) anchor.steps += run->at("iteration")->repetitions;
+    anchor.forward_seconds = median(pooled("forward"));
+    anchor.backward_seconds = median(pooled("backward"));
+    anchor.iteration_seconds = median(pooled("iteration"));
+    anchor.iteration_coefficient_of_variation = median(pooled("iteration", true));
+    anchor.runs = static_cast<int>(complete.size());
+    anchor.between_runs_log_sd = log_sd(pooled("iteration"));
     anchor.layers_forward_seconds = predicted->terms.forward;
     anchor.layers_backward_seconds = predicted->terms.backward_data + predicted->terms.backward_weights;
-    if (passes.count("optimizer")) anchor.optimizer_seconds = passes.at("optimizer")->median_seconds;
+    if (const auto optimizer = pooled("optimizer"); !optimizer.empty()) anchor.optimizer_seconds = median(optimizer);
     anchor.streaming_seconds = predicted->terms.gradient_sums + predicted->terms.optimizer;
     anchors.push_back(anchor);
   }

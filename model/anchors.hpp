@@ -25,8 +25,10 @@ constexpr double run_to_run_log_sd = 0.025;
 // built-in's name), else the recorded name. Paths dnntune quotes (spaces) are not unquoted.
 Expected<workloads::Network> trained_network(const records::Measurement& record);
 
-// The newest run of each network, batch and setting on one node among `records` of this
-// calibration's machine and backend, trained under the default allocator. A network dnntune
+// Each network, batch and setting trained on one node among `records` of this calibration's
+// machine and backend, under the default allocator: every run of it pooled (its medians the
+// median over the runs, their spread Anchor::between_runs_log_sd), so that a measured figure rests
+// on more than one process's heap state once the setting was trained again. A network dnntune
 // cannot load by the recorded name (a network file since moved) is left out.
 std::vector<Anchor> fit_anchors(const std::vector<records::Measurement>& records, const Calibration& calibration);
 

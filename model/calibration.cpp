@@ -198,7 +198,8 @@ std::string to_json_text(const Calibration& calibration) {
                        {"layers_forward_seconds", anchor.layers_forward_seconds},
                        {"layers_backward_seconds", anchor.layers_backward_seconds},
                        {"optimizer_seconds", anchor.optimizer_seconds},
-                       {"streaming_seconds", anchor.streaming_seconds}});
+                       {"streaming_seconds", anchor.streaming_seconds}, {"runs", anchor.runs},
+                       {"between_runs_log_sd", anchor.between_runs_log_sd}});
   out["anchors"] = anchors;
   if (!calibration.context_ratios.empty()) {
     json context = json::array();
@@ -263,6 +264,12 @@ Expected<Calibration> calibration_from_json_text(const std::string& text, const 
         // terms then stay the model's.
         calibration.anchors.back().optimizer_seconds = item.value("optimizer_seconds", 0.0);
         calibration.anchors.back().streaming_seconds = item.value("streaming_seconds", 0.0);
+        // Absent in calibrations written before anchors pooled repeated runs: one run.
+        calibration.anchors.back().runs = item.value("runs", 1);
+        calibration.anchors.back().between_runs_log_sd = item.value("between_runs_log_sd", 0.0);
+        const Anchor& read = calibration.anchors.back();
+        if (read.runs < 1 || !std::isfinite(read.between_runs_log_sd) || read.between_runs_log_sd < 0)
+          return bad_input(origin + ": anchors: runs must be at least 1 and between_runs_log_sd finite and at least 0");
       }
     if (in.contains("context_ratios"))  // absent without module times: no context correction
       for (const auto& item : in.at("context_ratios")) {

@@ -90,7 +90,7 @@ struct Anchor {
   int threads = 1;
   bool smt = false;
   int processes = 1;       // on the node
-  int steps = 0;           // timed steps
+  int steps = 0;           // timed steps, over all its runs
   double forward_seconds = 0, backward_seconds = 0, iteration_seconds = 0;  // measured medians
   double iteration_coefficient_of_variation = 0;
   double layers_forward_seconds = 0, layers_backward_seconds = 0;  // the layers' sums, uncorrected
@@ -99,6 +99,11 @@ struct Anchor {
   // optimizer, uncorrected). The model's add-class rate can be far off for them: resnet152 b32 on
   // a 2-core VM modelled 5.4 s where the step's optimizer took 0.07 s, a measured prediction 25% slow.
   double optimizer_seconds = 0, streaming_seconds = 0;
+  // The runs of this setting behind it (each a process's own heap and neighbours): the measured
+  // figures are the median over them, and their iteration medians spread this much (log sd; 0 for
+  // one run), which a measured band holds.
+  int runs = 1;
+  double between_runs_log_sd = 0;
   double forward_ratio() const { return layers_forward_seconds > 0 ? forward_seconds / layers_forward_seconds : 1; }
   double backward_ratio() const { return layers_backward_seconds > 0 ? backward_seconds / layers_backward_seconds : 1; }
   double streaming_ratio() const {

@@ -22,11 +22,13 @@ double layers_images_per_second(const Anchor& anchor) {
 }
 
 // "trained 3 steps at 1x2 b8: 14.2 images/s measured, layers sum to 13.1 (-8%), corrected"
+// ("trained 8 steps in 2 runs at ..." once the setting was trained again: model/anchors.hpp)
 std::string anchor_text(const AnchorUse& use) {
   if (!use.used) return "none: not checked against a real training step";
   const Anchor& a = use.anchor;
   const double measured = anchor_images_per_second(a), layers = layers_images_per_second(a);
-  std::string text = "trained " + std::to_string(a.steps) + (a.steps == 1 ? " step at " : " steps at ") +
+  std::string text = "trained " + std::to_string(a.steps) + (a.steps == 1 ? " step" : " steps") +
+                     (a.runs > 1 ? " in " + std::to_string(a.runs) + " runs" : std::string()) + " at " +
                      std::to_string(a.processes) + "x" + std::to_string(a.threads) + (a.smt ? " smt" : "") + " b" +
                      std::to_string(a.batch) + ": " +
                      format_fixed(measured, 1) + " images/s measured, layers sum to " + format_fixed(layers, 1) + " (" +
@@ -122,6 +124,7 @@ nlohmann::json prediction_json(const Prediction& p) {
                                                     {"smt", p.anchor.anchor.smt},
                                                     {"processes", p.anchor.anchor.processes},
                                                     {"steps", p.anchor.anchor.steps},
+                                                    {"runs", p.anchor.anchor.runs},
                                                     {"measured_images_per_second", anchor_images_per_second(p.anchor.anchor)},
                                                     {"layers_images_per_second", layers_images_per_second(p.anchor.anchor)},
                                                     {"forward_ratio", p.anchor.forward_ratio},

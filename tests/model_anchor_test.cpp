@@ -3,12 +3,16 @@
 // correction reproduces the real step within the band, and is carried to other batches with a
 // wider band; its measured optimizer replaces the model's streaming terms; a calibration file
 // written before anchors (or before their optimizer) loads; a measured band holds how far glibc's
-// defaults move a run.
+// defaults move a run; repeated runs of a setting are pooled into one anchor whose band holds them.
 #include <catch2/catch.hpp>
+
+#include <cmath>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "model/allocation.hpp"
+#include "model/anchors.hpp"
 #include "model/calibration.hpp"
 #include "model/fit.hpp"
 #include "model/layer_class.hpp"
@@ -159,6 +163,8 @@ TEST_CASE("a calibration file without anchors loads, and one with anchors keeps 
   anchor.layers_backward_seconds = 0.35;
   anchor.optimizer_seconds = 0.05;
   anchor.streaming_seconds = 0.2;
+  anchor.runs = 2;
+  anchor.between_runs_log_sd = 0.1;
   calibration.anchors = {anchor};
   auto document = nlohmann::json::parse(to_json_text(calibration));
   const auto kept = calibration_from_json_text(document.dump(), "with.json");
@@ -167,15 +173,86 @@ TEST_CASE("a calibration file without anchors loads, and one with anchors keeps 
   CHECK(kept->anchors[0].network == "resnet18");
   CHECK(kept->anchors[0].forward_ratio() == Approx(0.2 / 0.3));
   CHECK(kept->anchors[0].streaming_ratio() == Approx(0.25));
-  // An anchor written before the optimizer was kept: the streaming terms stay the model's.
+  CHECK(kept->anchors[0].runs == 2);
+  CHECK(kept->anchors[0].between_runs_log_sd == Approx(0.1));
+  // An anchor written before the optimizer was kept, or before runs were pooled: the streaming
+  // terms stay the model's, and it is one run.
   nlohmann::json older = document;
-  older["anchors"][0].erase("optimizer_seconds");
-  older["anchors"][0].erase("streaming_seconds");
+  for (const char* field : {"optimizer_seconds", "streaming_seconds", "runs", "between_runs_log_sd"})
+    older["anchors"][0].erase(field);
   const auto before = calibration_from_json_text(older.dump(), "older.json");
   REQUIRE(before);
   CHECK(before->anchors[0].streaming_ratio() == 1);
+  CHECK(before->anchors[0].runs == 1);
+  CHECK(before->anchors[0].between_runs_log_sd == 0);
+  // Runs or a spread that cannot be are refused with the file's name.
+  for (const auto& [field, value] : {std::pair<const char*, double>{"runs", 0}, {"between_runs_log_sd", -0.1}}) {
+    nlohmann::json bad = document;
+    bad["anchors"][0][field] = value;
+    const auto refused = calibration_from_json_text(bad.dump(), "bad.json");
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().message.find("bad.json") != std::string::npos);
+  }
   document.erase("anchors");
   const auto old = calibration_from_json_text(document.dump(), "old.json");
   REQUIRE(old);
   CHECK(old->anchors.empty());
+}
+
+TEST_CASE("an anchor pools every run of its setting, and its measured band holds each of them") {
+  const auto network = workloads::build_network("resnet18");
+  REQUIRE(network);
+  const Calibration calibration = every_layer_measured(*network);
+  const auto uncorrected = Predictor::from_calibration(calibration)->predict(*network, one_thread_at(8));
+  REQUIRE(uncorrected);
+  // Three runs of resnet18 b8 1x1 whose steps took 1.0, 1.6 and 1.2 times the model's step (glibc
+  // faulting in a different share of each run's buffers), and one run of b16.
+  const double base = uncorrected->iteration_seconds;
+  std::vector<records::Measurement> runs;
+  const auto add_run = [&](std::int64_t batch, double iteration) {
+    for (const auto& [pass, seconds] : {std::pair<const char*, double>{"forward", 0.4 * iteration},
+                                        {"backward", 0.5 * iteration}, {"iteration", iteration}}) {
+      records::Measurement record;
+      record.kind = records::MeasurementKind::network;
+      record.backend = calibration.backend;
+      record.machine_fingerprint = records::fingerprint(calibration.machine);
+      record.network = network->name;
+      record.pass = pass;
+      record.batch = batch;
+      record.median_seconds = seconds;
+      record.coefficient_of_variation = 0.01;
+      record.repetitions = 3;
+      runs.push_back(record);
+    }
+  };
+  const std::vector<double> factors{1.0, 1.6, 1.2};
+  for (double factor : factors) add_run(8, factor * base);
+  add_run(16, 2 * base);
+  const auto anchors = fit_anchors(runs, calibration);
+  REQUIRE(anchors.size() == 2);
+  const Anchor& pooled = anchors[0].batch == 8 ? anchors[0] : anchors[1];
+  const Anchor& single = anchors[0].batch == 8 ? anchors[1] : anchors[0];
+  CHECK(pooled.runs == 3);
+  CHECK(pooled.steps == 9);
+  CHECK(pooled.iteration_seconds == Approx(1.2 * base));  // the median run
+  CHECK(pooled.forward_seconds == Approx(0.4 * 1.2 * base));
+  const double mean = (std::log(1.0) + std::log(1.6) + std::log(1.2)) / 3;
+  double variance = 0;
+  for (double factor : factors) variance += std::pow(std::log(factor) - mean, 2) / 2;
+  CHECK(pooled.between_runs_log_sd == Approx(std::sqrt(variance)));
+  CHECK(single.runs == 1);
+  CHECK(single.between_runs_log_sd == 0);
+
+  Calibration anchored = calibration;
+  anchored.anchors = anchors;
+  const auto prediction = Predictor::from_calibration(anchored)->predict(*network, one_thread_at(8));
+  REQUIRE(prediction);
+  CHECK(prediction->confidence == "measured");
+  CHECK(prediction->anchor.anchor.runs == 3);
+  for (double factor : factors) {
+    INFO("run at " << factor << "x the model's step");
+    const double measured = 8 / (factor * base);
+    CHECK(prediction->images_per_second_low <= measured);
+    CHECK(prediction->images_per_second_high >= measured);
+  }
 }
