@@ -7,6 +7,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "common/statistics.hpp"
 #include "model/predictor.hpp"
 #include "workloads/zoo.hpp"
 
@@ -20,12 +21,6 @@ Expected<workloads::Network> trained_network(const records::Measurement& record)
 }
 
 namespace {
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
 
 // The sample standard deviation of the logs (0 for fewer than two values).
 double log_sd(const std::vector<double>& values) {

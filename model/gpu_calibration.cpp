@@ -8,18 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "common/json_file.hpp"
+#include "common/statistics.hpp"
 #include "common/text_format.hpp"
 
 namespace dnntune::model {
 namespace {
 
 using nlohmann::json;
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
-}
 
 int slot_of(workloads::Pass pass) {
   return pass == workloads::Pass::forward ? 0 : pass == workloads::Pass::backward_data ? 1 : 2;

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/statistics.hpp"
+
 namespace dnntune::model {
 namespace {
 
@@ -25,12 +27,6 @@ double standard_normal_quantile(double p) {
   const double q = p - 0.5, r = q * q;
   return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
          (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "common/statistics.hpp"
+
 namespace dnntune::probe {
 
 double now_seconds() {
@@ -20,7 +22,7 @@ TimingSummary summarize(std::vector<double> samples) {
   summary.repetitions = static_cast<int>(count);
   summary.min_seconds = samples.front();
   summary.max_seconds = samples.back();
-  summary.median_seconds = count % 2 ? samples[count / 2] : 0.5 * (samples[count / 2 - 1] + samples[count / 2]);
+  summary.median_seconds = median(samples);
   summary.mean_seconds = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(count);
   if (count > 1 && summary.mean_seconds > 0) {
     double squares = 0;
