@@ -1,7 +1,6 @@
 // model/anchors.cpp — see anchors.hpp.
 #include "model/anchors.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -19,20 +18,6 @@ Expected<workloads::Network> trained_network(const records::Measurement& record)
       if (auto network = workloads::load_network(word)) return network;
   return workloads::load_network(record.network);
 }
-
-namespace {
-
-// The sample standard deviation of the logs (0 for fewer than two values).
-double log_sd(const std::vector<double>& values) {
-  if (values.size() < 2) return 0;
-  double mean = 0;
-  for (double value : values) mean += std::log(value) / values.size();
-  double sum = 0;
-  for (double value : values) sum += (std::log(value) - mean) * (std::log(value) - mean);
-  return std::sqrt(sum / (values.size() - 1));
-}
-
-}  // namespace
 
 std::vector<Anchor> fit_anchors(const std::vector<records::Measurement>& records, const Calibration& calibration) {
   const std::string fingerprint = records::fingerprint(calibration.machine);
@@ -69,15 +54,17 @@ std::vector<Anchor> fit_anchors(const std::vector<records::Measurement>& records
     configuration.processes_per_node = processes;
     const auto predicted = predictor->predict(*network, configuration, false);
     if (!predicted) continue;
-    // Each figure is the median over the runs that recorded it.
-    const auto pooled = [&complete](const std::string& pass, bool coefficient_of_variation = false) {
+    // A figure of a pass over the runs that recorded it (the anchor takes their median).
+    const auto pooled = [&complete](const std::string& pass,
+                                    double records::Measurement::*figure = &records::Measurement::median_seconds) {
       std::vector<double> values;
       for (const Run* run : complete)
-        if (run->count(pass))
-          values.push_back(coefficient_of_variation ? run->at(pass)->coefficient_of_variation
-                                                    : run->at(pass)->median_seconds);
+        if (run->count(pass)) values.push_back(run->at(pass)->*figure);
       return values;
     };
+    const std::vector<double> iterations = pooled("iteration");
+    std::vector<double> log_iterations;
+    for (const double seconds : iterations) log_iterations.push_back(std::log(seconds));
     Anchor anchor;
     anchor.network = name;
     anchor.batch = batch;
@@ -87,10 +74,11 @@ std::vector<Anchor> fit_anchors(const std::vector<records::Measurement>& records
     for (const Run* run : complete) anchor.steps += run->at("iteration")->repetitions;
     anchor.forward_seconds = median(pooled("forward"));
     anchor.backward_seconds = median(pooled("backward"));
-    anchor.iteration_seconds = median(pooled("iteration"));
-    anchor.iteration_coefficient_of_variation = median(pooled("iteration", true));
+    anchor.iteration_seconds = median(iterations);
+    anchor.iteration_coefficient_of_variation =
+        median(pooled("iteration", &records::Measurement::coefficient_of_variation));
     anchor.runs = static_cast<int>(complete.size());
-    anchor.between_runs_log_sd = log_sd(pooled("iteration"));
+    anchor.between_runs_log_sd = sample_standard_deviation(log_iterations);
     anchor.layers_forward_seconds = predicted->terms.forward;
     anchor.layers_backward_seconds = predicted->terms.backward_data + predicted->terms.backward_weights;
     if (const auto optimizer = pooled("optimizer"); !optimizer.empty()) anchor.optimizer_seconds = median(optimizer);

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <utility>
 
+#include "common/statistics.hpp"
 #include "model/anchors.hpp"
 #include "model/layer_time.hpp"
 #include "model/machine_rates.hpp"
@@ -96,14 +97,10 @@ std::vector<ContextRatio> fit_context_ratios(const std::vector<records::Measurem
     for (const auto& [pass_threads, pair] : sums) log_ratios[pass_threads].push_back(std::log(pair.first / pair.second));
   }
   for (const auto& [pass_threads, logs] : log_ratios) {
-    double mean = 0;
-    for (const double value : logs) mean += value;
-    mean /= static_cast<double>(logs.size());
-    double variance = 0;
-    for (const double value : logs) variance += (value - mean) * (value - mean);
+    const double log_mean = mean(logs);
     // One run shows no spread: it is taken to be off elsewhere by as much as it corrects.
-    const double log_sd = logs.size() > 1 ? std::sqrt(variance / static_cast<double>(logs.size() - 1)) : std::abs(mean);
-    ratios.push_back({pass_threads.first, std::exp(mean), log_sd, module_counts[pass_threads],
+    const double log_sd = logs.size() > 1 ? sample_standard_deviation(logs) : std::abs(log_mean);
+    ratios.push_back({pass_threads.first, std::exp(log_mean), log_sd, module_counts[pass_threads],
                       static_cast<int>(logs.size()), pass_threads.second});
   }
   return ratios;

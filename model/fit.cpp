@@ -13,6 +13,7 @@
 
 #include <nlopt.hpp>
 
+#include "common/statistics.hpp"
 #include "model/anchors.hpp"
 #include "model/context_correction.hpp"
 #include "model/machine_rates.hpp"
@@ -97,9 +98,7 @@ std::string setting_group(const ExecutionSetting& setting) {
 std::vector<HeldOutError> summarise_errors(const std::map<std::string, std::vector<double>>& errors) {
   std::vector<HeldOutError> summary;
   for (const auto& [group, percentages] : errors) {
-    double sum = 0;
-    for (double value : percentages) sum += value;
-    summary.push_back({group, static_cast<int>(percentages.size()), sum / percentages.size()});
+    summary.push_back({group, static_cast<int>(percentages.size()), mean(percentages)});
   }
   return summary;
 }
@@ -261,13 +260,7 @@ Expected<Calibration> fit_calibration(const std::vector<records::Measurement>& r
   FitSummary& summary = calibration.summary;
   summary.held_out_by_class = summarise_errors(by_class);
   summary.held_out_by_setting = summarise_errors(by_setting);
-  if (held_out_logs.size() > 1) {
-    double mean = 0, squares = 0;
-    for (double value : held_out_logs) mean += value;
-    mean /= held_out_logs.size();
-    for (double value : held_out_logs) squares += (value - mean) * (value - mean);
-    summary.held_out_log_sd = std::sqrt(squares / (held_out_logs.size() - 1));
-  }
+  if (held_out_logs.size() > 1) summary.held_out_log_sd = sample_standard_deviation(held_out_logs);
 
   // Cluster bootstrap: resample whole descriptors, refit from the estimate.
   std::vector<std::string> descriptors;

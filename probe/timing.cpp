@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <numeric>
 
 #include "common/statistics.hpp"
 
@@ -23,12 +22,9 @@ TimingSummary summarize(std::vector<double> samples) {
   summary.min_seconds = samples.front();
   summary.max_seconds = samples.back();
   summary.median_seconds = median(samples);
-  summary.mean_seconds = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(count);
-  if (count > 1 && summary.mean_seconds > 0) {
-    double squares = 0;
-    for (double sample : samples) squares += (sample - summary.mean_seconds) * (sample - summary.mean_seconds);
-    summary.coefficient_of_variation = std::sqrt(squares / static_cast<double>(count - 1)) / summary.mean_seconds;
-  }
+  summary.mean_seconds = mean(samples);
+  if (count > 1 && summary.mean_seconds > 0)
+    summary.coefficient_of_variation = sample_standard_deviation(samples) / summary.mean_seconds;
   return summary;
 }
 
