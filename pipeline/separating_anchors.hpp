@@ -31,6 +31,12 @@ struct SeparatingAnchorRequest {
   // skipped; the others get what is left as the trainer's time limit (train --time-limit).
   double budget_seconds = 60;
   int warmup = 1, iterations = 3;     // like the first run's base anchor (glibc's default malloc settles late)
+  // An anchor's timed steps stop once its steps have run this long (train --time-limit), so that a
+  // slow setting costs its warm-up and one timed step (long steps agree: max/min 1.00 over such
+  // anchors) and the rest of a first run goes to the allocator anchors; short steps still get all
+  // `iterations`. Measured: resnet50 b8 at 2x1 (a one-thread cliff, 20 s steps) given the whole
+  // budget's 80 s ran three timed steps, and the allocator anchors after it were all skipped.
+  double steps_limit_seconds = 45;
   std::size_t candidates = 3;         // the top-ranked settings considered per network
   std::function<void(const std::string&)> progress;  // a line per anchor trained or skipped; may be empty
 };
