@@ -13,6 +13,7 @@
 #include "calibrate/runner.hpp"
 #include "probe/memory_budget.hpp"
 #include "train/anchor.hpp"
+#include "train/python_runner.hpp"
 #include "train/trainer.hpp"
 #include "workloads/costs.hpp"
 
@@ -42,7 +43,8 @@ std::string joined(const std::vector<std::string>& words) {
 // One anchor: network `index` of the request at `batch` and `setting` under `allocator`, its timed
 // steps stopped where `time_limit_seconds` (> 0) ends (train --time-limit).
 Expected<void> train_anchor(const PreparedCalibration& calibration, std::size_t index, std::int64_t batch,
-                            const Setting& setting, const std::string& allocator, double time_limit_seconds = 0) {
+                            const Setting& setting, const std::string& allocator, double time_limit_seconds = 0,
+                            const std::string& runner = "dnntune") {
   train::AnchorRequest request;
   request.executable = calibration.request.executable;
   // A network file by its absolute path: the fit finds the network again from the record's command.
@@ -58,6 +60,7 @@ Expected<void> train_anchor(const PreparedCalibration& calibration, std::size_t 
                                                : calibration.request.allocator_anchor_iterations;
   request.allocator = allocator;
   request.time_limit_seconds = time_limit_seconds;
+  request.runner = runner;
   return train::run_anchor(request);
 }
 
@@ -175,6 +178,63 @@ Expected<int> run_anchors(const PreparedCalibration& calibration, const std::fun
         ++trained;
       }
     }
+  return trained;
+}
+
+Expected<int> run_python_anchors(const PreparedCalibration& calibration,
+                                 const std::function<void(const std::string&)>& progress, double budget_seconds) {
+  auto read = train::read_anchor_records(calibration.request.directory);
+  if (!read) return read.error();
+  const std::vector<records::Measurement> recorded = std::move(*read);
+  const Setting base = calibration.plan_request.settings.empty() ? Setting{} : calibration.plan_request.settings.front();
+  const auto say = [&](const std::string& line) {
+    if (progress) progress(line);
+  };
+  double spent = 0;
+  int trained = 0;
+  const auto& networks = calibration.plan_request.networks;
+  for (std::size_t index = 0; index < networks.size() && index < calibration.request.models.size(); ++index) {
+    const workloads::Network& network = networks[index];
+    std::optional<bool> runnable;  // checked once per network, and only when a run would fit
+    for (const std::int64_t batch : calibration.plan_request.batches) {
+      const std::string label = network.name + " mb" + std::to_string(batch);
+      const records::Measurement* base_run =
+          recorded_anchor(recorded, calibration.fingerprint, network.name, batch, base, "default");
+      if (!base_run) continue;  // no base anchor (memory, a failure): said already; nothing to pool with
+      const bool done = std::any_of(recorded.begin(), recorded.end(), [&](const records::Measurement& record) {
+        return &record != base_run && record.kind == records::MeasurementKind::network && record.pass == "iteration" &&
+               record.network == network.name && record.batch == batch && record.threads == base.threads &&
+               record.processes == base.processes && record.allocator == "default" &&
+               record.command.find(" --runner python") != std::string::npos;
+      });
+      if (done) continue;  // resumed: trained by an earlier run
+      // Its steps as long as the C++ trainer's, and Python's start (importing torch and
+      // torchvision, building the model: 3-5 s here).
+      const double estimate =
+          base_run->median_seconds * (calibration.request.anchor_warmup + calibration.request.anchor_iterations) + 8;
+      if (spent + estimate > budget_seconds) {
+        say("anchor of " + label + " by PyTorch from Python skipped: it would take about " +
+            std::to_string(static_cast<long long>(estimate + 0.5)) + " s, past the " +
+            std::to_string(static_cast<long long>(budget_seconds - spent)) + " s left for it");
+        continue;
+      }
+      if (!runnable) {
+        const auto checked = train::check_python_runner(network.name);
+        runnable = static_cast<bool>(checked);
+        if (!checked) say("anchor of " + network.name + " by PyTorch from Python skipped: " + checked.error().message);
+      }
+      if (!*runnable) break;
+      say("anchor: training " + label + " for real (" + to_string(base) + ") by PyTorch from Python (torchvision), "
+          "as users train");
+      const auto started = std::chrono::steady_clock::now();
+      if (auto run = train_anchor(calibration, index, batch, base, "default", std::max(1.0, budget_seconds - spent),
+                                  "python");
+          !run)
+        return run.error();
+      spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      ++trained;
+    }
+  }
   return trained;
 }
 

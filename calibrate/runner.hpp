@@ -116,6 +116,16 @@ enum class AnchorKinds { all, default_allocator, other_allocators };
 Expected<int> run_anchors(const PreparedCalibration& calibration, const std::function<void(const std::string&)>& progress,
                           AnchorKinds kinds = AnchorKinds::all);
 
+// The base anchor of each network and batch again, trained by PyTorch from Python (train
+// --runner python: torchvision's network, what users run), when the Python has torch and
+// torchvision and torchvision builds the network, while each run, estimated from the base
+// anchor's steps, fits what is left of `budget_seconds`. The fit pools it with the C++ trainer's
+// run of that setting (model/anchors.hpp): on the 2-core VMs the two trainers differed by
+// 0.61-1.20x, so a measured prediction then sits between them and its band holds both. Returns
+// how many it trained; fails when a training job fails.
+Expected<int> run_python_anchors(const PreparedCalibration& calibration,
+                                 const std::function<void(const std::string&)>& progress, double budget_seconds);
+
 // The recorded run (kind network, pass iteration, ok, one node) of `network` at `batch` and
 // `setting` under `allocator` among `records` of the machine `fingerprint`, or null: what
 // makes anchoring resumable (a recorded run is never trained again).

@@ -15,6 +15,7 @@
 #include "records/measurement.hpp"
 #include "probe/topology.hpp"
 #include "train/launch.hpp"
+#include "train/python_runner.hpp"
 #include "train/trainer.hpp"
 #include "train/training_report.hpp"
 #include "workloads/zoo.hpp"
@@ -53,6 +54,7 @@ std::vector<std::string> train_arguments(const TrainCommandOptions& options, int
   if (train.device != defaults.device) add("--device", train.device);
   if (train.seed != defaults.seed) add("--seed", std::to_string(train.seed));
   if (train.module_times) arguments.push_back("--module-times");
+  if (train.runner != defaults.runner) add("--runner", train.runner);
   if (train.time_limit_seconds > 0) add("--time-limit", number_argument(train.time_limit_seconds));
   if (!options.record_path.empty()) add("--record", options.record_path);
   if (options.output.json) arguments.push_back("--json");
@@ -68,8 +70,9 @@ std::string this_executable() {
 
 void launch_job(const TrainCommandOptions& options) {
   ok_or_fail(train::check_train_options(options.train));
-  value_or_fail(workloads::load_network(options.train.model));  // refuse a bad model before starting ranks
+  const auto network = value_or_fail(workloads::load_network(options.train.model));  // refuse a bad model before starting ranks
   if (options.allocator != "default") value_or_fail(probe::allocator_variant(options.allocator));  // and a bad allocator
+  if (options.train.runner == "python") ok_or_fail(train::check_python_runner(network.name));  // and no torchvision
   const records::MachineProfile machine = value_or_fail(probe::describe_this_machine());
   const int threads = options.train.threads > 0
                           ? options.train.threads
@@ -179,6 +182,11 @@ void add_train_command(CLI::App& root) {
   command->add_flag("--module-times", options.train.module_times,
                     "Also time each layer inside the step (forward, and backward through gradient hooks; CPU only); "
                     "--record appends them as kind module records");
+  command->add_option("--runner", options.train.runner,
+                      "Who trains: dnntune (the C++ trainer: the network as dnntune's zoo builds it, in libtorch) or "
+                      "python (torchvision's network trained by PyTorch from Python, DistributedDataParallel over gloo "
+                      "for several ranks: what users run; $DNNTUNE_PYTHON, else /usr/bin/python3)")
+      ->capture_default_str();
   command->add_option("--record", options.record_path,
                       "Append the timings as measurement records (kind network) to this JSON Lines file")
       ->option_text("FILE");

@@ -26,6 +26,7 @@
 #include "train/gradient_allreduce.hpp"
 #include "train/module_timer.hpp"
 #include "train/parameter_server.hpp"
+#include "train/python_runner.hpp"
 #include "train/torch_network.hpp"
 #include "workloads/zoo.hpp"
 
@@ -383,11 +384,106 @@ Expected<void> check_train_options(const TrainOptions& options) {
     return bad_input("--device must be auto, cpu or cuda, not '" + options.device + "'");
   if (options.module_times && options.device == "cuda")
     return bad_input("--module-times times the CPU's synchronous ops: it needs --device cpu");
+  if (options.runner != "dnntune" && options.runner != "python")
+    return bad_input("--runner must be dnntune or python, not '" + options.runner + "'");
+  if (options.runner == "python" && (options.module_times || options.parameter_servers > 0 || options.device == "cuda"))
+    return bad_input("--runner python trains torchvision's network on the CPU with all-reduce: --module-times, "
+                     "--ps-servers and --device cuda go with --runner dnntune");
   if (options.module_times && options.warmup < 1)
     return bad_input("--module-times times the layers in the last warm-up step, so that the timed steps run "
                      "without its hooks: it needs --warmup 1 or more");
   return {};
 }
+
+namespace {
+
+// Every rank's JSON gathered to rank 0, which makes the job's report of them (`report` comes with
+// what the rank knows: the network's parameters, device and backend); the other ranks get an
+// empty outcome.
+Expected<TrainingOutcome> gather_report(const TrainOptions& options, const workloads::Network& workload,
+                                        const comm::MpiSession* session, const RankSetting& setting,
+                                        const json& mine, TrainingReport report) {
+  const std::vector<std::string> texts =
+      session ? session->gather_to_rank0(mine.dump()) : std::vector<std::string>{mine.dump()};
+  TrainingOutcome outcome;
+  outcome.is_rank0 = !session || session->rank() == 0;
+  if (!outcome.is_rank0) return outcome;
+
+  const int ranks = session ? session->size() : 1;
+  report.network = workload.name;
+  report.batch = options.batch;
+  report.processes = ranks;
+  report.workers = ranks - options.parameter_servers;
+  report.servers = options.parameter_servers;
+  report.nodes = session ? session->node_count() : 1;
+  report.threads = setting.threads;
+  report.strategy = strategy_name(ranks, options.parameter_servers, options.asynchronous);
+  report.mpi_version = session ? session->library_version() : "";
+  report.machine_fingerprint = records::fingerprint(setting.machine);
+  report.iterations = options.iterations;
+  report.requested_iterations = options.iterations;
+  report.warmup = options.warmup;
+  std::vector<json> parsed;
+  for (const std::string& text : texts) parsed.push_back(json::parse(text));
+  // Rank 0 is a worker (servers are the last ranks); a time limit stopped every rank at its step.
+  if (parsed.front().contains("samples"))
+    report.iterations = static_cast<int>(parsed.front()["samples"]["iteration"].size());
+  if (auto step = first_diverged_step(parsed)) {
+    std::ostringstream rate;
+    rate << options.learning_rate;
+    return bad_input("the loss became NaN (or infinite) at step " + std::to_string(*step) + " with --lr " + rate.str() +
+                     ": lower --lr");
+  }
+  outcome.report = assemble_report(parsed, std::move(report), options.asynchronous);
+  if (options.module_times) add_module_times(parsed, workload, outcome.report);
+  return outcome;
+}
+
+// This rank trained by PyTorch from Python (--runner python): rank 0's free port is every rank's
+// rendezvous, each runs the script as its child (bound as itself), and the job's report is made
+// as the C++ trainer's is.
+Expected<TrainingOutcome> train_in_python(const TrainOptions& options, const workloads::Network& workload,
+                                          const comm::MpiSession* session, const RankSetting& setting,
+                                          const std::function<std::optional<Expected<TrainingOutcome>>(
+                                              const std::optional<Error>&)>& first_problem) {
+  const int rank = session ? session->rank() : 0;
+  const int ranks = session ? session->size() : 1;
+  std::string rendezvous;
+  if (ranks > 1) {
+    std::optional<Error> problem;
+    if (rank == 0) {
+      if (auto address = python_rendezvous_address(session->node_count() == 1))
+        rendezvous = *address;
+      else
+        problem = address.error();
+    }
+    if (auto agreed = first_problem(problem)) return std::move(*agreed);
+    rendezvous = session->broadcast_from_rank0(rendezvous);
+  }
+  auto trained = train_python_rank(options, workload,
+                                   {rank, ranks, session ? session->local_rank() : 0, setting.threads, rendezvous});
+  if (auto problem = first_problem(trained ? std::nullopt : std::optional<Error>(trained.error())))
+    return std::move(*problem);
+  const json mine = {{"rank", rank},
+                     {"node", session ? session->node_index() : 0},
+                     {"role", "worker"},
+                     {"cpus", trained->at("cpus")},
+                     {"allowed_cores", setting.machine.binding->allowed_cores},
+                     {"openmp_threads", trained->at("torch_threads")},
+                     {"torch_threads", trained->at("torch_threads")},
+                     {"warnings", setting.warnings},
+                     {"samples", trained->at("samples")},
+                     {"losses", trained->at("losses")},
+                     {"weights_checksum", ""}};
+  TrainingReport report;
+  report.parameters = trained->at("parameters").get<std::int64_t>();
+  report.device = "cpu";
+  report.backend = "torch";  // the same kernels' backend: a calibration pools both trainers' anchors
+  report.backend_version = trained->at("versions").get<std::string>();
+  return gather_report(options, workload, session, setting, mine, std::move(report));
+}
+
+}  // namespace
 
 Expected<TrainingOutcome> train(const TrainOptions& options) {
   const auto valid = check_train_options(options);
@@ -420,6 +516,7 @@ Expected<TrainingOutcome> train(const TrainOptions& options) {
   if (auto problem = first_problem(setting.problem)) return std::move(*problem);
   at::set_num_threads(setting.threads);
   at::set_num_interop_threads(1);
+  if (options.runner == "python") return train_in_python(options, *workload, session.get(), setting, first_problem);
 
   const bool use_cuda = options.device == "cuda" || (options.device == "auto" && torch::cuda::is_available());
   const torch::Device device =
@@ -505,43 +602,11 @@ Expected<TrainingOutcome> train(const TrainOptions& options) {
     session->abort_job(1);
   }
 
-  const std::vector<std::string> texts =
-      session ? session->gather_to_rank0(mine.dump()) : std::vector<std::string>{mine.dump()};
-  TrainingOutcome outcome;
-  outcome.is_rank0 = rank == 0;
-  if (rank != 0) return outcome;
-
-  report.network = workload->name;
   report.parameters = network.parameter_count();
-  report.batch = options.batch;
-  report.processes = ranks;
-  report.workers = workers;
-  report.servers = servers;
-  report.nodes = session ? session->node_count() : 1;
-  report.threads = setting.threads;
-  report.strategy = strategy_name(ranks, servers, options.asynchronous);
   report.device = use_cuda ? "cuda" : "cpu";
   report.backend = use_cuda ? "torch-cuda" : "torch";
   report.backend_version = std::string("libtorch ") + TORCH_VERSION;
-  report.mpi_version = session ? session->library_version() : "";
-  report.machine_fingerprint = records::fingerprint(setting.machine);
-  report.iterations = options.iterations;
-  report.requested_iterations = options.iterations;
-  report.warmup = options.warmup;
-  std::vector<json> parsed;
-  for (const std::string& text : texts) parsed.push_back(json::parse(text));
-  // Rank 0 is a worker (servers are the last ranks); a time limit stopped every rank at its step.
-  if (parsed.front().contains("samples"))
-    report.iterations = static_cast<int>(parsed.front()["samples"]["iteration"].size());
-  if (auto step = first_diverged_step(parsed)) {
-    std::ostringstream rate;
-    rate << options.learning_rate;
-    return bad_input("the loss became NaN (or infinite) at step " + std::to_string(*step) + " with --lr " + rate.str() +
-                     ": lower --lr");
-  }
-  outcome.report = assemble_report(parsed, std::move(report), options.asynchronous);
-  if (options.module_times) add_module_times(parsed, *workload, outcome.report);
-  return outcome;
+  return gather_report(options, *workload, session.get(), setting, mine, std::move(report));
 }
 
 }  // namespace dnntune::train

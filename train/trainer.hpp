@@ -45,6 +45,10 @@ struct TrainOptions {
   // dispatch cliff) then costs its warm-up and one step instead of all of them. Not with
   // parameter servers (they serve a fixed number of steps).
   double time_limit_seconds = 0;
+  // Who trains: "dnntune", the C++ trainer (the zoo's network as a libtorch module), or "python",
+  // torchvision's network trained by PyTorch from Python, as users train (train/python_runner.hpp;
+  // the CPU, all-reduce or one process, no --module-times).
+  std::string runner = "dnntune";
 };
 
 // The report's (and the records' descriptor) name of how a job of `ranks` ranks, `servers` of
@@ -95,7 +99,7 @@ struct TrainingReport {
   std::string backend_version;   // "libtorch 1.13.0"
   std::string mpi_version;       // "" without MPI
   std::string machine_fingerprint;
-  int buckets = 0;               // all-reduce only
+  int buckets = 0;               // all-reduce by the C++ trainer only (0 under --runner python: DDP's own)
   std::int64_t largest_bucket_bytes = 0;
   int iterations = 0, warmup = 0;  // timed steps as run (fewer than asked when a time limit ended them)
   int requested_iterations = 0;    // --iters

@@ -35,6 +35,8 @@ std::string size_text(std::int64_t bytes) {
 
 std::string strategy_text(const TrainingReport& report) {
   if (report.strategy == "single") return "one process, no communication";
+  if (report.strategy == "allreduce" && report.buckets == 0)  // --runner python
+    return "all-reduce by PyTorch's DistributedDataParallel over gloo (ranks started by " + report.mpi_version + ")";
   if (report.strategy == "allreduce")
     return "all-reduce over " + report.mpi_version + " in " + plural(report.buckets, "bucket") + " (largest " +
            size_text(report.largest_bucket_bytes) + ")";
@@ -227,6 +229,9 @@ std::vector<records::Measurement> training_measurements(const TrainingReport& re
     with_timing(record, *timing);
     record.command = command;
     record.timestamp = timestamp;
+    // A pass this trainer does not measure apart (--runner python: DDP's all-reduce ends inside
+    // backward) reads 0 at every step: no record, rather than one no reader can use.
+    if (!(record.median_seconds > 0)) continue;
     records.push_back(std::move(record));
   }
   // --module-times: per step the sum over the layers of each pass (kind network, passes

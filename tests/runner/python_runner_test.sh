@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# tests/runner/python_runner_test.sh DNNTUNE SOURCE_DIR — `dnntune train --runner python`
+# (train/python_runner.hpp) with Debian's python3-torch and python3-torchvision, for real:
+#   1. one process trains torchvision's resnet18: a report like the C++ trainer's (steps, passes,
+#      finite falling-or-not losses, PyTorch's version), and records whose command reproduces it;
+#   2. --launch --ppn 2: two ranks under DistributedDataParallel over gloo, each on its own core;
+#   3. what it cannot train is refused with one line and exit 2, before anything is written: a
+#      network torchvision does not build, an unknown runner, --module-times, a Python without torch;
+#   4. a first run (empty cache) trains its base anchor by PyTorch from Python too, and the fit
+#      pools it with the C++ trainer's run: the prediction's anchor says 2 runs.
+# Skipped (77) when /usr/bin/python3 cannot import torch and torchvision.
+set -euo pipefail
+dnntune=$1
+source_dir=$2
+/usr/bin/python3 -c "import torch, torchvision" 2>/dev/null || { echo "skipped: no python3-torch / python3-torchvision"; exit 77; }
+work=$(mktemp -d /tmp/dnntune-python-runner-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAILED: $*" >&2; for log in "$work"/*.log; do echo "--- $log"; tail -20 "$log"; done >&2; exit 1; }
+small=(--model resnet18 --batch 2 --iters 2 --warmup 1)
+
+# 1. One process.
+"$dnntune" train --runner python "${small[@]}" --threads 1 --json -o "$work/one.json" --record "$work/records.jsonl" \
+    2>"$work/one.log" || fail "one process exited $?"
+/usr/bin/python3 - "$work/one.json" "$work/records.jsonl" <<'PY' || fail "the one-process report or records"
+import json, math, sys
+report = json.load(open(sys.argv[1]))
+assert report["network"] == "resnet18" and report["processes"] == 1 and report["batch"] == 2, report
+assert report["backend"] == "torch" and "PyTorch" in report["backend_version"], report["backend_version"]
+assert report["iterations"] == 2 and report["images_per_second"] > 0, report
+assert report["parameters"] == 11689512, report["parameters"]  # torchvision's resnet18
+assert len(report["losses"]) == 3 and all(math.isfinite(loss) for loss in report["losses"]), report["losses"]
+for phase in ("iteration", "forward", "backward", "optimizer"):
+    assert report["timings"][phase]["median_seconds"] > 0, phase
+records = [json.loads(line) for line in open(sys.argv[2])]
+passes = {record["pass"] for record in records}
+assert {"iteration", "forward", "backward", "optimizer"} <= passes, passes
+assert all(record["kind"] == "network" for record in records), "module records without module times"
+assert all("--runner python" in record["command"] for record in records), records[0]["command"]
+print("ok: one process,", round(report["images_per_second"], 2), "images/s,", report["backend_version"])
+PY
+
+# 2. Two ranks, DDP over gloo, each bound to its own core by the launch line.
+"$dnntune" train --runner python --launch --ppn 2 "${small[@]}" --threads 1 --json -o "$work/two.json" \
+    2>"$work/two.log" || fail "two ranks exited $?"
+/usr/bin/python3 - "$work/two.json" <<'PY' || fail "the two-rank report"
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert report["processes"] == 2 and report["workers"] == 2 and report["strategy"] == "allreduce", report
+cpus = [rank["cpus"] for rank in report["ranks"]]
+assert len(cpus) == 2 and cpus[0] != cpus[1] and all(len(c) == 1 for c in cpus), cpus
+assert all(rank["torch_threads"] == 1 for rank in report["ranks"]), report["ranks"]
+print("ok: two ranks on cpus", cpus)
+PY
+
+# 3. Refusals: exit 2, one line, no record written.
+refused() {  # refused NAME WHAT... : the command must exit 2 with one line on standard error
+    local name=$1; shift
+    local code=0
+    "$@" >"$work/$name.out" 2>"$work/$name.log" || code=$?
+    [[ $code == 2 ]] || fail "$name: exit $code, not 2"
+    [[ $(wc -l <"$work/$name.log") == 1 ]] || fail "$name: not one line"
+    [[ ! -e "$work/$name.jsonl" ]] || fail "$name: a record was written"
+}
+refused network "$dnntune" train --runner python --model "$source_dir/tests/fixtures/tiny_network.json" --batch 2 \
+    --record "$work/network.jsonl"
+grep -q "torchvision" "$work/network.log" || fail "the refusal does not say what the python runner trains"
+refused runner "$dnntune" train --runner julia "${small[@]}" --record "$work/runner.jsonl"
+refused modules "$dnntune" train --runner python --module-times "${small[@]}" --record "$work/modules.jsonl"
+refused launch_network "$dnntune" train --runner python --launch --ppn 2 --threads 1 --batch 2 \
+    --model "$source_dir/tests/fixtures/tiny_network.json" --record "$work/launch_network.jsonl"
+refused python env DNNTUNE_PYTHON=/nonexistent/python3 "$dnntune" train --runner python "${small[@]}" \
+    --record "$work/python.jsonl"
+echo "ok: refusals are one line, exit 2"
+
+# 4. A first run's base anchor, also trained from Python and pooled with the C++ trainer's.
+export DNNTUNE_CACHE_DIR=$work/cache
+"$dnntune" predict --model resnet18 --batch 2 --ppn 1 --threads 2 --calibration-budget 3 --json \
+    >"$work/predict.json" 2>"$work/first.log" || fail "the first run exited $?"
+grep -q "by PyTorch from Python" "$work/first.log" || fail "no anchor trained from Python"
+/usr/bin/python3 - "$work/predict.json" "$work"/cache/*/measurements/network.jsonl <<'PY' || fail "the pooled anchor"
+import json, sys
+prediction = json.load(open(sys.argv[1]))
+anchor = prediction["anchor"]
+assert anchor["exact"] and anchor["runs"] == 2, anchor
+runners = {"python" if "--runner python" in json.loads(line)["command"] else "dnntune"
+           for line in open(sys.argv[2]) if json.loads(line)["pass"] == "iteration"}
+assert runners == {"python", "dnntune"}, runners
+print("ok: the base anchor pools", anchor["runs"], "runs:", anchor["text"])
+PY
