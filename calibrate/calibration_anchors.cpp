@@ -181,8 +181,9 @@ Expected<int> run_anchors(const PreparedCalibration& calibration, const std::fun
   return trained;
 }
 
-Expected<int> run_python_anchors(const PreparedCalibration& calibration,
-                                 const std::function<void(const std::string&)>& progress, double budget_seconds) {
+Expected<int> run_repeated_base_anchors(const PreparedCalibration& calibration,
+                                       const std::function<void(const std::string&)>& progress,
+                                       double budget_seconds) {
   auto read = train::read_anchor_records(calibration.request.directory);
   if (!read) return read.error();
   const std::vector<records::Measurement> recorded = std::move(*read);
@@ -190,49 +191,59 @@ Expected<int> run_python_anchors(const PreparedCalibration& calibration,
   const auto say = [&](const std::string& line) {
     if (progress) progress(line);
   };
+  // In order: PyTorch from Python once, then the C++ trainer a second time (its first is the base anchor).
+  const std::vector<std::pair<std::string, int>> wanted_runs = {{"python", 1}, {"dnntune", 2}};
   double spent = 0;
   int trained = 0;
   const auto& networks = calibration.plan_request.networks;
   for (std::size_t index = 0; index < networks.size() && index < calibration.request.models.size(); ++index) {
     const workloads::Network& network = networks[index];
-    std::optional<bool> runnable;  // checked once per network, and only when a run would fit
+    std::optional<Expected<void>> python_runs;  // checked once per network, and only when a run would fit
     for (const std::int64_t batch : calibration.plan_request.batches) {
       const std::string label = network.name + " mb" + std::to_string(batch);
       const records::Measurement* base_run =
           recorded_anchor(recorded, calibration.fingerprint, network.name, batch, base, "default");
-      if (!base_run) continue;  // no base anchor (memory, a failure): said already; nothing to pool with
-      const bool done = std::any_of(recorded.begin(), recorded.end(), [&](const records::Measurement& record) {
-        return &record != base_run && record.kind == records::MeasurementKind::network && record.pass == "iteration" &&
-               record.network == network.name && record.batch == batch && record.threads == base.threads &&
-               record.processes == base.processes && record.allocator == "default" &&
-               record.command.find(" --runner python") != std::string::npos;
-      });
-      if (done) continue;  // resumed: trained by an earlier run
-      // Its steps as long as the C++ trainer's, and Python's start (importing torch and
-      // torchvision, building the model: 3-5 s here).
-      const double estimate =
-          base_run->median_seconds * (calibration.request.anchor_warmup + calibration.request.anchor_iterations) + 8;
-      if (spent + estimate > budget_seconds) {
-        say("anchor of " + label + " by PyTorch from Python skipped: it would take about " +
-            std::to_string(static_cast<long long>(estimate + 0.5)) + " s, past the " +
-            std::to_string(static_cast<long long>(budget_seconds - spent)) + " s left for it");
-        continue;
+      if (!base_run) continue;  // no base anchor (memory, a failure): said already; nothing to repeat
+      for (const auto& [runner, wanted] : wanted_runs) {
+        // Runs recorded already (resumed), by this runner.
+        const auto recorded_runs = std::count_if(recorded.begin(), recorded.end(), [&](const records::Measurement& record) {
+          return record.kind == records::MeasurementKind::network && record.pass == "iteration" &&
+                 record.status == records::MeasurementStatus::ok && record.network == network.name &&
+                 record.batch == batch && record.threads == base.threads && record.smt == base.smt &&
+                 record.processes == base.processes && record.nodes == 1 && record.allocator == "default" &&
+                 (record.command.find(" --runner python") != std::string::npos) == (runner == "python");
+        });
+        const std::string by = runner == "python" ? " by PyTorch from Python (torchvision), as users train"
+                                                  : " again by the C++ trainer, in a process of its own";
+        if (recorded_runs >= wanted) continue;
+        // Its steps as long as the base anchor's, and a start (Python's: importing torch and
+        // torchvision and building the model, 3-5 s here).
+        const double estimate =
+            base_run->median_seconds * (calibration.request.anchor_warmup + calibration.request.anchor_iterations) +
+            (runner == "python" ? 8 : 3);
+        if (spent + estimate > budget_seconds) {
+          say("anchor of " + label + by + " skipped: it would take about " +
+              std::to_string(static_cast<long long>(estimate + 0.5)) + " s, past the " +
+              std::to_string(static_cast<long long>(std::max(0.0, budget_seconds - spent))) + " s left for it");
+          continue;
+        }
+        if (runner == "python") {
+          if (!python_runs) {
+            python_runs = train::check_python_runner(network.name);
+            if (!*python_runs) say("anchor of " + network.name + " by PyTorch from Python skipped: " +
+                                   python_runs->error().message);
+          }
+          if (!*python_runs) continue;
+        }
+        say("anchor: training " + label + " for real (" + to_string(base) + ")" + by);
+        const auto started = std::chrono::steady_clock::now();
+        if (auto run = train_anchor(calibration, index, batch, base, "default", std::max(1.0, budget_seconds - spent),
+                                    runner);
+            !run)
+          return run.error();
+        spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        ++trained;
       }
-      if (!runnable) {
-        const auto checked = train::check_python_runner(network.name);
-        runnable = static_cast<bool>(checked);
-        if (!checked) say("anchor of " + network.name + " by PyTorch from Python skipped: " + checked.error().message);
-      }
-      if (!*runnable) break;
-      say("anchor: training " + label + " for real (" + to_string(base) + ") by PyTorch from Python (torchvision), "
-          "as users train");
-      const auto started = std::chrono::steady_clock::now();
-      if (auto run = train_anchor(calibration, index, batch, base, "default", std::max(1.0, budget_seconds - spent),
-                                  "python");
-          !run)
-        return run.error();
-      spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      ++trained;
     }
   }
   return trained;

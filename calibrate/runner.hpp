@@ -116,15 +116,18 @@ enum class AnchorKinds { all, default_allocator, other_allocators };
 Expected<int> run_anchors(const PreparedCalibration& calibration, const std::function<void(const std::string&)>& progress,
                           AnchorKinds kinds = AnchorKinds::all);
 
-// The base anchor of each network and batch again, trained by PyTorch from Python (train
-// --runner python: torchvision's network, what users run), when the Python has torch and
-// torchvision and torchvision builds the network, while each run, estimated from the base
-// anchor's steps, fits what is left of `budget_seconds`. The fit pools it with the C++ trainer's
-// run of that setting (model/anchors.hpp): on the 2-core VMs the two trainers differed by
-// 0.61-1.20x, so a measured prediction then sits between them and its band holds both. Returns
-// how many it trained; fails when a training job fails.
-Expected<int> run_python_anchors(const PreparedCalibration& calibration,
-                                 const std::function<void(const std::string&)>& progress, double budget_seconds);
+// The base anchor of each network and batch run again, each run a process of its own: once by
+// PyTorch from Python (train --runner python: torchvision's network, what users run; when the
+// Python has torch and torchvision and torchvision builds the network), then once more by the
+// C++ trainer, while each, estimated from the base anchor's steps, fits what is left of
+// `budget_seconds`. The fit pools the runs of a setting (model/anchors.hpp: the median of their
+// medians, their spread in the band). Why: a process's step time is bimodal under glibc's
+// defaults (resnet18 b8 at 1x2, same command, four processes: 0.45-0.47 s, one 0.61 s; the first
+// run's base anchor 0.62 and 0.71 s), and the two trainers differed by 0.61-1.20x on these VMs.
+// Resumable: runs recorded already count. Returns how many it trained; fails when a job fails.
+Expected<int> run_repeated_base_anchors(const PreparedCalibration& calibration,
+                                       const std::function<void(const std::string&)>& progress,
+                                       double budget_seconds);
 
 // The recorded run (kind network, pass iteration, ok, one node) of `network` at `batch` and
 // `setting` under `allocator` among `records` of the machine `fingerprint`, or null: what

@@ -116,9 +116,10 @@ Expected<void> move_aside(const std::string& directory, const std::string& why, 
 // (resnet18 at batch 8: all of them; resnet152 at batch 32: about one), and only what the
 // separating anchors left of its time limit.
 constexpr double allocator_anchor_seconds = 60;
-// The base anchor trained by PyTorch from Python takes at most this much (resnet50 b8 at 1x2:
-// about 15 s), before the allocator anchors: predictions under the default allocator use it.
-constexpr double python_anchor_seconds = 30;
+// The base anchor run again (by PyTorch from Python, then by the C++ trainer) takes at most this
+// much (resnet50 b8 at 1x2: about 25 s), before the allocator anchors: predictions under the
+// default allocator use it.
+constexpr double repeated_anchor_seconds = 40;
 
 // The layer micro-runs of the request's networks and batches, added to the entry's measurements
 // (resumed), and the anchors under the default allocator; `coverage` is emptied when those had to
@@ -244,12 +245,13 @@ Expected<DefaultCalibration> fit_and_separate(const Entry& entry, const DefaultC
   separate.progress = request.progress;
   auto separating = run_separating_anchors(*calibration, separate);
   if (!separating) return separating.error();
-  auto python = calibrate::run_python_anchors(prepared, request.progress, left_of_first_run(python_anchor_seconds));
-  if (!python) return python.error();
+  auto repeated =
+      calibrate::run_repeated_base_anchors(prepared, request.progress, left_of_first_run(repeated_anchor_seconds));
+  if (!repeated) return repeated.error();
   prepared.request.allocator_anchor_budget_seconds = left_of_first_run(allocator_anchor_seconds);
   auto allocators = calibrate::run_anchors(prepared, request.progress, calibrate::AnchorKinds::other_allocators);
   if (!allocators) return allocators.error();
-  const int trained = *separating + *python + *allocators;
+  const int trained = *separating + *repeated + *allocators;
   if (trained == 0) {
     if (auto written = write_coverage(entry.coverage, coverage); !written) return written.error();
     return first;

@@ -6,8 +6,8 @@
 #   2. --launch --ppn 2: two ranks under DistributedDataParallel over gloo, each on its own core;
 #   3. what it cannot train is refused with one line and exit 2, before anything is written: a
 #      network torchvision does not build, an unknown runner, --module-times, a Python without torch;
-#   4. a first run (empty cache) trains its base anchor by PyTorch from Python too, and the fit
-#      pools it with the C++ trainer's run: the prediction's anchor says 2 runs.
+#   4. a first run (empty cache) trains its base anchor again by PyTorch from Python and by the C++
+#      trainer, and the fit pools the three runs: the prediction's anchor says so.
 # Skipped (77) when /usr/bin/python3 cannot import torch and torchvision.
 set -euo pipefail
 dnntune=$1
@@ -72,16 +72,17 @@ refused python env DNNTUNE_PYTHON=/nonexistent/python3 "$dnntune" train --runner
     --record "$work/python.jsonl"
 echo "ok: refusals are one line, exit 2"
 
-# 4. A first run's base anchor, also trained from Python and pooled with the C++ trainer's.
+# 4. A first run's base anchor, again from Python and by the C++ trainer, the three runs pooled.
 export DNNTUNE_CACHE_DIR=$work/cache
 "$dnntune" predict --model resnet18 --batch 2 --ppn 1 --threads 2 --calibration-budget 3 --json \
     >"$work/predict.json" 2>"$work/first.log" || fail "the first run exited $?"
 grep -q "by PyTorch from Python" "$work/first.log" || fail "no anchor trained from Python"
+grep -q "again by the C++ trainer" "$work/first.log" || fail "the base anchor was not repeated"
 /usr/bin/python3 - "$work/predict.json" "$work"/cache/*/measurements/network.jsonl <<'PY' || fail "the pooled anchor"
 import json, sys
 prediction = json.load(open(sys.argv[1]))
 anchor = prediction["anchor"]
-assert anchor["exact"] and anchor["runs"] == 2, anchor
+assert anchor["exact"] and anchor["runs"] == 3, anchor
 runners = {"python" if "--runner python" in json.loads(line)["command"] else "dnntune"
            for line in open(sys.argv[2]) if json.loads(line)["pass"] == "iteration"}
 assert runners == {"python", "dnntune"}, runners
