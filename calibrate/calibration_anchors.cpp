@@ -66,16 +66,27 @@ Expected<void> train_anchor(const PreparedCalibration& calibration, std::size_t 
 
 }  // namespace
 
+namespace {
+
+// Whether `record` is the iteration of an ok anchor run of `network` at `batch` and `setting` under
+// `allocator` on the machine `fingerprint` (one node): what recorded_anchor finds and
+// run_repeated_base_anchors counts.
+bool is_anchor_run(const records::Measurement& record, const std::string& fingerprint, const std::string& network,
+                   std::int64_t batch, const Setting& setting, const std::string& allocator) {
+  return record.kind == records::MeasurementKind::network && record.pass == "iteration" &&
+         record.status == records::MeasurementStatus::ok && record.machine_fingerprint == fingerprint &&
+         record.network == network && record.batch == batch && record.threads == setting.threads &&
+         record.smt == setting.smt && record.processes == setting.processes && record.nodes == 1 &&
+         record.allocator == allocator;
+}
+
+}  // namespace
+
 const records::Measurement* recorded_anchor(const std::vector<records::Measurement>& records,
                                             const std::string& fingerprint, const std::string& network,
                                             std::int64_t batch, const Setting& setting, const std::string& allocator) {
   for (const records::Measurement& record : records)
-    if (record.kind == records::MeasurementKind::network && record.pass == "iteration" &&
-        record.status == records::MeasurementStatus::ok && record.machine_fingerprint == fingerprint &&
-        record.network == network && record.batch == batch && record.threads == setting.threads &&
-        record.smt == setting.smt && record.processes == setting.processes && record.nodes == 1 &&
-        record.allocator == allocator)
-      return &record;
+    if (is_anchor_run(record, fingerprint, network, batch, setting, allocator)) return &record;
   return nullptr;
 }
 
@@ -207,10 +218,7 @@ Expected<int> run_repeated_base_anchors(const PreparedCalibration& calibration,
       for (const auto& [runner, wanted] : wanted_runs) {
         // Runs recorded already (resumed), by this runner.
         const auto recorded_runs = std::count_if(recorded.begin(), recorded.end(), [&](const records::Measurement& record) {
-          return record.kind == records::MeasurementKind::network && record.pass == "iteration" &&
-                 record.status == records::MeasurementStatus::ok && record.network == network.name &&
-                 record.batch == batch && record.threads == base.threads && record.smt == base.smt &&
-                 record.processes == base.processes && record.nodes == 1 && record.allocator == "default" &&
+          return is_anchor_run(record, calibration.fingerprint, network.name, batch, base, "default") &&
                  (record.command.find(" --runner python") != std::string::npos) == (runner == "python");
         });
         const std::string by = runner == "python" ? " by PyTorch from Python (torchvision), as users train"
