@@ -4,9 +4,9 @@
 # cache (DNNTUNE_CACHE_DIR in a new temporary directory) so `dnntune predict` calibrates as on
 # first use (its wall time is printed), then for each configuration PxT (P processes of T
 # threads; every valid one of a 2-core node by default): predicted images/s [90% band]
-# (confidence), measured by `dnntune train --launch`, and by PyTorch from Python
-# (benchmarks/torch_images_per_second.py; for P > 1, P independent one-process trainings run at
-# once, each pinned to its own cores with taskset, images/s summed: no gradient exchange). Then
+# (confidence), measured by `dnntune train --launch` (the C++ trainer) and by `dnntune train --launch
+# --runner python` (torchvision's network trained by PyTorch from Python, the same binding, P > 1
+# ranks under DistributedDataParallel over gloo: what users run). Then
 # the mean absolute percentage error against `dnntune train` and against PyTorch, how many
 # measured values fall inside the bands, and per network and batch whether `dnntune recommend`
 # (from the same cache: no new calibration) picks the configuration measured fastest (by
@@ -37,24 +37,12 @@ python=${PYTHON:-/usr/bin/python3}
 }
 work=$(mktemp -d /tmp/dnntune-accuracy-XXXXXX)
 
-# PyTorch images/s of `processes` independent trainings of `threads` threads at once.
-python_images_per_second() {
-  local model=$1 batch=$2 processes=$3 threads=$4 rank outputs=()
-  for ((rank = 0; rank < processes; rank++)); do
-    local first=$((rank * threads)) last=$((rank * threads + threads - 1))
-    taskset -c "$first-$last" "$python" "$here/torch_images_per_second.py" "$model" "$batch" "$threads" "$steps" \
-      "$warmup" > "$work/python.$rank" 2>&1 &
-  done
-  wait
-  for ((rank = 0; rank < processes; rank++)); do outputs+=("$(awk '/^images_per_second/ {print $2}' "$work/python.$rank")"); done
-  printf '%s\n' "${outputs[@]}" | awk '{sum += $1} END {printf "%.2f", sum}'
-}
-
-# images/s of one `dnntune train --launch` run of configuration PxT.
+# images/s of one `dnntune train --launch` run of configuration PxT by RUNNER (dnntune or python).
 train_images_per_second() {
-  local model=$1 batch=$2 configuration=$3
-  "$dnntune" train --launch --ppn "${configuration%x*}" --threads "${configuration#*x}" --model "$model" \
-    --batch "$batch" --iters "$steps" --warmup "$warmup" --json -o "$work/train.json" 2> /dev/null
+  local model=$1 batch=$2 configuration=$3 runner=${4:-dnntune}
+  DNNTUNE_PYTHON=$python "$dnntune" train --runner "$runner" --launch --ppn "${configuration%x*}" \
+    --threads "${configuration#*x}" --model "$model" --batch "$batch" --iters "$steps" --warmup "$warmup" --json \
+    -o "$work/train.json" 2> "$work/train.log"
   jq -r '.images_per_second' "$work/train.json"
 }
 
@@ -89,7 +77,7 @@ for model in $models; do
       confidence=$(jq -r '.confidence' <<< "$prediction")
       trained=$(train_images_per_second "$model" "$batch" "$configuration")
       runs[$configuration]=$trained
-      from_python=$(python_images_per_second "$model" "$batch" "$processes" "$threads")
+      from_python=$(train_images_per_second "$model" "$batch" "$configuration" python)
       python_runs[$configuration]=$from_python
       error=$(echo "100 * ($predicted - $trained) / $trained" | bc -l)
       python_errors+=("$(echo "100 * ($predicted - $from_python) / $from_python" | bc -l)")

@@ -4,9 +4,8 @@
 # a tuning dimension. For each network, batch per process and configuration (PROCESSES x THREADS):
 #   * images/s under each allocator variant installed here (`dnntune probe` lists them and how
 #     each is loaded), measured by `dnntune train --allocator NAME` and by PyTorch from Python
-#     (/usr/bin/python3 benchmarks/torch_images_per_second.py under the same LD_PRELOAD or
-#     MALLOC_* settings; 2x1 is two processes at once, each on its own core, summed), each the
-#     median of N repeats with the lowest and highest (the run-to-run spread);
+#     (the same with `--runner python`: torchvision's network, its ranks under DistributedDataParallel),
+#     each the median of N repeats with the lowest and highest (the run-to-run spread);
 #   * the model's predicted gain of each variant over glibc's defaults with its 90% band
 #     (`recommend --ppn P --json`: the first run calibrates this machine, anchors under each
 #     variant included, in DNNTUNE_CACHE_DIR or the usual cache);
@@ -40,38 +39,23 @@ done
 torch_available=1
 /usr/bin/python3 -c "import torchvision" 2>/dev/null || torch_available=0
 
-# "NAME VAR=VALUE..." for each variant installed here, from probe's one list of them.
+# The name of each variant installed here, from probe's one list of them.
 mapfile -t variants < <("$dnntune" probe --quick | awk '
   /^Allocators/ { on = 1; next }
-  on && /^  [a-z]/ { how = ""; if (index($0, "; load with ")) how = substr($0, index($0, "; load with ") + 12); print $1, how; next }
+  on && /^  [a-z]/ { print $1; next }
   on { on = 0 }')
 ((${#variants[@]})) || { echo "allocator_figures.sh: dnntune probe listed no allocator" >&2; exit 1; }
 
 # median min max of numbers on standard input
 summary() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) { print "- - -"; exit } m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.2f %.2f %.2f\n", m, v[1], v[NR] }'; }
 
-dnntune_images_per_second() {  # MODEL BATCH PROCESSES THREADS ALLOCATOR
-  local arguments=(train --model "$1" --batch "$2" --threads "$4" --iters 3 --warmup 1 --allocator "$5" --json)
-  if (($3 > 1)); then arguments+=(--launch --ppn "$3"); fi
+images_per_second() {  # RUNNER MODEL BATCH PROCESSES THREADS ALLOCATOR
+  local arguments=(train --runner "$1" --model "$2" --batch "$3" --threads "$5" --iters 3 --warmup 1 --allocator "$6" --json)
+  if (($4 > 1)); then arguments+=(--launch --ppn "$4"); fi
   "$dnntune" "${arguments[@]}" 2>/dev/null | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["images_per_second"])'
 }
 
-torch_images_per_second() {  # MODEL BATCH PROCESSES THREADS VAR=VALUE...
-  local model=$1 batch=$2 processes=$3 threads=$4
-  shift 4
-  local outputs=() rank
-  for ((rank = 0; rank < processes; rank++)); do
-    outputs+=("$(mktemp)")
-    local cpus=$((rank * threads))-$((rank * threads + threads - 1))
-    env "$@" taskset -c "$cpus" /usr/bin/python3 "$here/torch_images_per_second.py" "$model" "$batch" "$threads" 3 1 \
-      >"${outputs[rank]}" 2>/dev/null &
-  done
-  wait
-  awk '/^images_per_second/ { sum += $2; n++ } END { if (n) printf "%.3f\n", sum }' "${outputs[@]}"
-  rm -f "${outputs[@]}"
-}
-
-printf 'Allocators here: %s\n' "$(printf '%s ' "${variants[@]%% *}")"
+printf 'Allocators here: %s\n' "$(printf '%s ' "${variants[@]}")"
 ((torch_available)) || echo "PyTorch from Python: not available (/usr/bin/python3 has no torchvision); its column is -"
 printf '\n%-13s %5s %6s %-12s %22s %22s %29s %s\n' network batch config allocator "dnntune train (min..max)" \
   "PyTorch (min..max)" "predicted gain" "recommend"
@@ -84,17 +68,14 @@ for model in ${models//,/ }; do
                        echo '{}')
       declare -A measured_median=() measured_low=() measured_high=()
       rows=()
-      for variant in "${variants[@]}"; do
-        name=${variant%% *} environment=${variant#* }
-        [[ $environment == "$name" ]] && environment=""
+      for name in "${variants[@]}"; do
         read -r median low high < <(for ((r = 0; r < repeats; r++)); do
-          dnntune_images_per_second "$model" "$batch" "$processes" "$threads" "$name" || true
+          images_per_second dnntune "$model" "$batch" "$processes" "$threads" "$name" || true
         done | summary)
         torch="-"
         if ((torch_available)); then
-          # shellcheck disable=SC2086  # NAME=VALUE words, none with spaces (probe's list)
           read -r tm tl th < <(for ((r = 0; r < repeats; r++)); do
-            torch_images_per_second "$model" "$batch" "$processes" "$threads" $environment || true
+            images_per_second python "$model" "$batch" "$processes" "$threads" "$name" || true
           done | summary)
           torch="$tm ($tl..$th)"
         fi
