@@ -219,7 +219,7 @@ Expected<int> run_repeated_base_anchors(const PreparedCalibration& calibration,
         // Runs recorded already (resumed), by this runner.
         const auto recorded_runs = std::count_if(recorded.begin(), recorded.end(), [&](const records::Measurement& record) {
           return is_anchor_run(record, calibration.fingerprint, network.name, batch, base, "default") &&
-                 (record.command.find(" --runner python") != std::string::npos) == (runner == "python");
+                 records::training_runner(record) == runner;
         });
         const std::string by = runner == "python" ? " by PyTorch from Python (torchvision), as users train"
                                                   : " again by the C++ trainer, in a process of its own";

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -30,6 +31,13 @@ constexpr std::pair<MeasurementStatus, const char*> status_words[] = {
     {MeasurementStatus::unimplemented, "unimplemented"}, {MeasurementStatus::failed, "failed"}};
 
 }  // namespace
+
+std::string training_runner(const Measurement& measurement) {
+  std::istringstream words(measurement.command);
+  for (std::string word; words >> word;)
+    if (word == "--runner" && words >> word) return word;
+  return "dnntune";
+}
 
 std::string to_string(MeasurementKind kind) { return enum_word(kind, kind_words); }
 std::string to_string(MeasurementStatus status) { return enum_word(status, status_words); }

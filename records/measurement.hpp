@@ -79,6 +79,11 @@ struct Measurement {
 constexpr std::size_t max_module_name_bytes = 4096;
 bool is_module_name(const std::string& name);
 
+// Who trained a kind network record: "python" (`dnntune train --runner python`, PyTorch from
+// Python) or "dnntune" (the C++ trainer; also every record from before the runner existed). Read
+// from its reproducing command, the one place a record says so.
+std::string training_runner(const Measurement& measurement);
+
 std::string to_string(MeasurementKind kind);
 std::string to_string(MeasurementStatus status);
 

@@ -59,6 +59,17 @@ TEST_CASE("the key tells settings apart but not results") {
   CHECK(records::measurement_key(a) != records::measurement_key(c));
 }
 
+TEST_CASE("a training record says who trained it through its command") {
+  records::Measurement record;
+  record.kind = records::MeasurementKind::network;
+  record.command = "dnntune train --model resnet18 --batch 8 --threads 2";
+  CHECK(records::training_runner(record) == "dnntune");  // before --runner existed, and its default
+  record.command = "dnntune train --model resnet18 --batch 8 --threads 2 --runner python --json";
+  CHECK(records::training_runner(record) == "python");
+  record.command = "dnntune train --model resnet18 --runner";  // cut short: the default, not an empty name
+  CHECK(records::training_runner(record) == "dnntune");
+}
+
 TEST_CASE("appended records survive an interrupted write") {
   const std::string path = test::make_temporary_directory() + "/records.jsonl";
   auto record = sample_layer_record();
