@@ -88,4 +88,15 @@ std::vector<Anchor> fit_anchors(const std::vector<records::Measurement>& records
   return anchors;
 }
 
+double between_processes_log_sd(const std::vector<Anchor>& anchors, const std::string& network) {
+  std::vector<double> own, any;
+  for (const Anchor& anchor : anchors) {
+    if (anchor.runs < 2 || !std::isfinite(anchor.between_runs_log_sd)) continue;
+    any.push_back(anchor.between_runs_log_sd);
+    if (anchor.network == network) own.push_back(anchor.between_runs_log_sd);
+  }
+  if (!own.empty()) return median(own);
+  return any.empty() ? 0 : median(any);
+}
+
 }  // namespace dnntune::model

@@ -32,4 +32,14 @@ Expected<workloads::Network> trained_network(const records::Measurement& record)
 // cannot load by the recorded name (a network file since moved) is left out.
 std::vector<Anchor> fit_anchors(const std::vector<records::Measurement>& records, const Calibration& calibration);
 
+// How far a run's median moves from one process to the next on this node (log sd): the median
+// between-runs spread of the settings trained more than once, `network`'s own, else any
+// network's; 0 when no setting was. A first run trains its base setting three times (two
+// trainers, each run a process of its own) and each separating setting once: one run cannot show
+// this spread, yet the next process of that setting moves as much (a process's step time is
+// bimodal under glibc's defaults). Without it, on a 2-core VM, resnet18 b16's one-run anchors at
+// 1x1 and 2x1 had bands of +-7% and +-12% and missed the benchmark's runs by 13-15%, while the
+// three runs of its base setting spread 11% (log sd).
+double between_processes_log_sd(const std::vector<Anchor>& anchors, const std::string& network);
+
 }  // namespace dnntune::model

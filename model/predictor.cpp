@@ -524,9 +524,11 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
     // share of buffers glibc faults in anew, the neighbours of a VM, holds for a whole run), and
     // by at least the run-to-run spread measured on these VMs; the anchor's run and the new run
     // each do. The spread is the anchor's, at least the node's median over its anchors (a few
-    // steps can agree by chance), at least what its runs spread when the setting was trained again.
+    // steps can agree by chance), at least what its runs spread when the setting was trained again,
+    // at least what the node's processes spread where a setting was (one run shows none of it).
     const double per_run = std::max({anchor.iteration_coefficient_of_variation, anchor.between_runs_log_sd,
                                      step_spread(calibration_.anchors, network.name).coefficient_of_variation,
+                                     between_processes_log_sd(calibration_.anchors, network.name),
                                      run_to_run_log_sd, default_allocator_run_spread(network, configuration, iteration)});
     log_variance += 2 * per_run * per_run;
   }

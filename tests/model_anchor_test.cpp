@@ -3,7 +3,8 @@
 // correction reproduces the real step within the band, and is carried to other batches with a
 // wider band; its measured optimizer replaces the model's streaming terms; a calibration file
 // written before anchors (or before their optimizer) loads; a measured band holds how far glibc's
-// defaults move a run; repeated runs of a setting are pooled into one anchor whose band holds them.
+// defaults move a run; repeated runs of a setting are pooled into one anchor whose band holds them,
+// and a setting trained once gets the spread the node's repeated settings showed.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -199,7 +200,7 @@ TEST_CASE("a calibration file without anchors loads, and one with anchors keeps 
   CHECK(old->anchors.empty());
 }
 
-TEST_CASE("an anchor pools every run of its setting, and its measured band holds each of them") {
+TEST_CASE("an anchor pools every run of its setting, its band holds each of them, and a setting run once gets their spread") {
   const auto network = workloads::build_network("resnet18");
   REQUIRE(network);
   const Calibration calibration = every_layer_measured(*network);
@@ -255,4 +256,20 @@ TEST_CASE("an anchor pools every run of its setting, and its measured band holds
     CHECK(prediction->images_per_second_low <= measured);
     CHECK(prediction->images_per_second_high >= measured);
   }
+
+  // b16 ran once, in one process: the next process of it moves as far as b8's processes did (one
+  // log sd slower here), which its band holds only by the spread b8's runs showed.
+  CHECK(between_processes_log_sd(anchors, network->name) == Approx(pooled.between_runs_log_sd));
+  const double slower_process = 16 / (2 * base * std::exp(pooled.between_runs_log_sd));
+  const auto once = Predictor::from_calibration(anchored)->predict(*network, one_thread_at(16));
+  Calibration alone = calibration;
+  alone.anchors = {single};
+  const auto once_alone = Predictor::from_calibration(alone)->predict(*network, one_thread_at(16));
+  REQUIRE(once);
+  REQUIRE(once_alone);
+  CHECK(once->confidence == "measured");
+  CHECK(once->images_per_second == Approx(once_alone->images_per_second));
+  CHECK(once_alone->images_per_second_low > slower_process);  // its own run alone shows no such spread
+  CHECK(once->images_per_second_low <= slower_process);
+  CHECK(once->images_per_second_high >= 16 / (2 * base));
 }
