@@ -106,11 +106,7 @@ Expected<ModuleReport> make_module_report(const std::string& directory, int wors
     const auto& [backend, batch, threads, smt, processes, allocator] = setting;
     // The network the run trained: a built-in by name, else the --model of its command.
     auto network = workloads::load_network(name);
-    if (!network) {
-      std::istringstream words(timed.begin()->second->command);
-      for (std::string word; words >> word;)
-        if (word == "--model" && words >> word) network = workloads::load_network(word);
-    }
+    if (!network) network = workloads::load_network(records::command_option(*timed.begin()->second, "--model"));
     if (!network) continue;
     const auto micro_found = micro.find(setting);
     const auto& micro_here = micro_found == micro.end() ? none : micro_found->second;

@@ -3,7 +3,6 @@
 
 #include <cmath>
 #include <map>
-#include <sstream>
 #include <tuple>
 
 #include "common/statistics.hpp"
@@ -12,10 +11,8 @@
 
 namespace dnntune::model {
 Expected<workloads::Network> trained_network(const records::Measurement& record) {
-  std::istringstream words(record.command);
-  for (std::string word; words >> word;)
-    if (word == "--model" && words >> word)
-      if (auto network = workloads::load_network(word)) return network;
+  if (const std::string model = records::command_option(record, "--model"); !model.empty())
+    if (auto network = workloads::load_network(model)) return network;
   return workloads::load_network(record.network);
 }
 

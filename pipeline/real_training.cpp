@@ -4,7 +4,6 @@
 #include <stdlib.h>
 
 #include <filesystem>
-#include <sstream>
 
 #include "common/shell_words.hpp"
 #include "common/json_file.hpp"
@@ -13,18 +12,6 @@
 #include "train/trainer.hpp"
 
 namespace dnntune::pipeline {
-namespace {
-
-// The word after `option` in a reproducing command ("" when the option is not there): the
-// values compared here are plain numbers, never quoted.
-std::string option_value(const std::string& command, const std::string& option) {
-  std::istringstream words(command);
-  for (std::string word; words >> word;)
-    if (word == option) return words >> word ? word : "";
-  return "";
-}
-
-}  // namespace
 
 Expected<MeasuredTraining> train_for_real(const std::string& model, const model::TrainingConfiguration& configuration,
                                           const RealTrainingOptions& options) {
@@ -80,14 +67,14 @@ std::optional<MeasuredTraining> RecordedTrainings::find(const std::string& netwo
                                                         const RealTrainingOptions& options) const {
   const std::string bucket = number_argument(configuration.fusion_bytes / (1024 * 1024));
   for (auto record = iterations_.rbegin(); record != iterations_.rend(); ++record) {
-    const std::string recorded_bucket = option_value(record->command, "--bucket-mb");
+    const std::string recorded_bucket = records::command_option(*record, "--bucket-mb");
     if (record->machine_fingerprint != fingerprint_ || record->backend != "torch" || record->network != network_name ||
         record->descriptor != train::strategy_name(configuration.processes_per_node, 0, false) ||
         record->nodes != 1 || record->processes != configuration.processes_per_node ||
         record->threads != configuration.threads_per_process || record->smt != configuration.smt ||
         record->batch != configuration.batch_per_process || record->repetitions != options.iterations ||
         records::training_runner(*record) != "dnntune" ||  // trained from Python, not as validate trains
-        option_value(record->command, "--warmup") != std::to_string(options.warmup) ||
+        records::command_option(*record, "--warmup") != std::to_string(options.warmup) ||
         // train leaves the bucket size out of its command when it is its default
         (recorded_bucket.empty() ? bucket != number_argument(train::TrainOptions{}.bucket_megabytes)
                                  : recorded_bucket != bucket))

@@ -32,11 +32,16 @@ constexpr std::pair<MeasurementStatus, const char*> status_words[] = {
 
 }  // namespace
 
-std::string training_runner(const Measurement& measurement) {
+std::string command_option(const Measurement& measurement, const std::string& option) {
   std::istringstream words(measurement.command);
   for (std::string word; words >> word;)
-    if (word == "--runner" && words >> word) return word;
-  return "dnntune";
+    if (word == option) return words >> word ? word : "";
+  return "";
+}
+
+std::string training_runner(const Measurement& measurement) {
+  const std::string runner = command_option(measurement, "--runner");
+  return runner.empty() ? "dnntune" : runner;
 }
 
 std::string to_string(MeasurementKind kind) { return enum_word(kind, kind_words); }

@@ -79,6 +79,11 @@ struct Measurement {
 constexpr std::size_t max_module_name_bytes = 4096;
 bool is_module_name(const std::string& name);
 
+// The word after `option` in a record's reproducing command: "" when the option is not there or
+// ends the command. Words are split at spaces and not unquoted: for the options dnntune writes
+// there (numbers, names, --model's built-in name or a path without spaces).
+std::string command_option(const Measurement& measurement, const std::string& option);
+
 // Who trained a kind network record: "python" (`dnntune train --runner python`, PyTorch from
 // Python) or "dnntune" (the C++ trainer; also every record from before the runner existed). Read
 // from its reproducing command, the one place a record says so.
