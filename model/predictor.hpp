@@ -83,6 +83,10 @@ struct Prediction {
   double context_corrected_share = 0;
   std::string bottleneck;              // the largest term, in words
   std::string step_spread_source;      // where the straggler term's spread came from (or why none)
+  // How far one real run's median of this setting moves from run to run (log sd), as the band
+  // counts it: 0 unless a real step corrects the prediction (and only with the band). With
+  // anchor.anchor.runs it says how well the runs behind a "measured" figure pin it down.
+  double run_spread_log_sd = 0;
 };
 
 struct ExecutionSetting;  // model/layer_time.hpp

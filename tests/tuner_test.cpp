@@ -154,6 +154,48 @@ TEST_CASE("a close call between a modelled pick and a measured setting goes to t
   }
 }
 
+TEST_CASE("two measured settings within what their runs move: tied, the faster median stays the pick") {
+  const auto measured = [](int ppn, int threads, double images_per_second, int runs, double run_spread) {
+    tuner::RankedPoint ranked;
+    ranked.prediction.configuration.processes_per_node = ppn;
+    ranked.prediction.configuration.threads_per_process = threads;
+    ranked.prediction.images_per_second = images_per_second;
+    ranked.prediction.images_per_second_low = 0.8 * images_per_second;
+    ranked.prediction.images_per_second_high = 1.25 * images_per_second;
+    ranked.prediction.confidence = "measured";
+    ranked.prediction.anchor.anchor.runs = runs;
+    ranked.prediction.run_spread_log_sd = run_spread;
+    ranked.score = images_per_second;
+    return ranked;
+  };
+  // Paired replicates that put 2x1 ahead in every draw (an anchor's correction is no parameter).
+  std::vector<std::vector<double>> paired(2, std::vector<double>(20, 1.0));
+  std::fill(paired[0].begin(), paired[0].end(), 2.0);
+  tuner::Recommendation recommendation;
+  SECTION("one run each, 5% apart, runs that move 5%: tied, the faster kept") {
+    recommendation.ranking = {measured(2, 1, 24.2, 1, 0.05), measured(1, 2, 23.0, 3, 0.05)};
+    CHECK(tuner::within_run_spread(recommendation.ranking[0].prediction, recommendation.ranking[1].prediction));
+    tuner::choose_among_ties(recommendation, paired);
+    CHECK(recommendation.best.prediction.configuration.processes_per_node == 2);  // not the simpler 1x2
+    CHECK_FALSE(recommendation.chosen_by_tie_break);
+    CHECK(recommendation.tied_candidates == 2);
+    CHECK(recommendation.choice_note.find("within what their runs move") != std::string::npos);
+    CHECK(recommendation.choice_note.find("(1 run)") != std::string::npos);
+  }
+  SECTION("nine runs each pin the medians down: 5% apart is no tie") {
+    recommendation.ranking = {measured(2, 1, 24.2, 9, 0.05), measured(1, 2, 23.0, 9, 0.05)};
+    CHECK_FALSE(tuner::within_run_spread(recommendation.ranking[0].prediction, recommendation.ranking[1].prediction));
+    tuner::choose_among_ties(recommendation, paired);
+    CHECK(recommendation.tied_candidates == 1);
+    CHECK(recommendation.choice_note.empty());
+  }
+  SECTION("a modelled candidate is never within a run spread") {
+    recommendation.ranking = {measured(2, 1, 24.2, 1, 0.05), measured(1, 2, 23.0, 1, 0.05)};
+    recommendation.ranking[1].prediction.confidence = "modelled";
+    CHECK_FALSE(tuner::within_run_spread(recommendation.ranking[0].prediction, recommendation.ranking[1].prediction));
+  }
+}
+
 TEST_CASE("verification overrides the model only where the measurement resolves the difference") {
   tuner::Recommendation recommendation;
   const auto point = [](int ppn, int threads, double predicted) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -44,12 +45,33 @@ bool tied_with(const RankedPoint& top, const std::vector<double>& top_replicates
   return at_least_as_fast >= 0.05 * static_cast<double>(top_replicates.size());
 }
 
+// The half-width (90%) of the log difference between the run medians behind two measured
+// predictions; nullopt unless both are measured with a run spread.
+std::optional<double> run_difference_half_width(const model::Prediction& a, const model::Prediction& b) {
+  if (a.confidence != "measured" || b.confidence != "measured") return std::nullopt;
+  if (!(a.run_spread_log_sd > 0) || !(b.run_spread_log_sd > 0)) return std::nullopt;
+  const auto variance_of_median = [](const model::Prediction& prediction) {
+    return prediction.run_spread_log_sd * prediction.run_spread_log_sd / std::max(1, prediction.anchor.anchor.runs);
+  };
+  return 1.645 * std::sqrt(variance_of_median(a) + variance_of_median(b));
+}
+
+std::string runs_words(const model::Prediction& prediction) {
+  const int runs = std::max(1, prediction.anchor.anchor.runs);
+  return model::describe(prediction.configuration) + " (" + std::to_string(runs) + " run" + (runs == 1 ? "" : "s") + ")";
+}
+
 std::string layout_words(const model::TrainingConfiguration& configuration) {
   return std::to_string(configuration.processes_per_node) + " process" +
          (configuration.processes_per_node == 1 ? "" : "es") + ", SMT " + (configuration.smt ? "on" : "off");
 }
 
 }  // namespace
+
+bool within_run_spread(const model::Prediction& a, const model::Prediction& b) {
+  const auto half_width = run_difference_half_width(a, b);
+  return half_width && std::abs(std::log(a.images_per_second / b.images_per_second)) < *half_width;
+}
 
 const std::vector<std::pair<std::string, Objective>>& objectives_by_name() {
   static const std::vector<std::pair<std::string, Objective>> table{
@@ -91,6 +113,27 @@ void choose_among_ties(Recommendation& result, const std::vector<std::vector<dou
         break;
       }
   result.chosen_by_tie_break = result.best.prediction.configuration != top.prediction.configuration;
+  // Measured candidates the pick's runs cannot tell from it: tied, but not competing for the
+  // simplest (see recommendation.hpp); the closest one is named.
+  const RankedPoint* close_by_runs = nullptr;
+  if (!unchecked && result.tied_candidates == 1)
+    for (const RankedPoint& candidate : result.ranking)
+      if (candidate.prediction.configuration != result.best.prediction.configuration &&
+          within_run_spread(candidate.prediction, result.best.prediction)) {
+        if (!close_by_runs) close_by_runs = &candidate;
+        ++result.tied_candidates;
+        result.tied_within_band = true;
+      }
+  if (close_by_runs) {
+    const model::Prediction& pick = result.best.prediction;
+    const model::Prediction& rival = close_by_runs->prediction;
+    result.choice_note = "measured " + runs_words(pick) + " and " + runs_words(rival) + " are " +
+                         format_fixed(100 * std::abs(pick.images_per_second / rival.images_per_second - 1), 0) +
+                         "% apart, within what their runs move (" +
+                         format_fixed(100 * (std::exp(*run_difference_half_width(pick, rival)) - 1), 0) +
+                         "% at 90%): the faster median is recommended; `--verify` trains both again";
+    return;
+  }
   if (unchecked) {
     const RankedPoint& passed_over = *unchecked;
     result.choice_note = "the tie-break prefers what a real step checked: " +
