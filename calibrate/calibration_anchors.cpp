@@ -69,8 +69,7 @@ Expected<void> train_anchor(const PreparedCalibration& calibration, std::size_t 
 namespace {
 
 // Whether `record` is the iteration of an ok anchor run of `network` at `batch` and `setting` under
-// `allocator` on the machine `fingerprint` (one node): what recorded_anchor finds and
-// run_repeated_base_anchors counts.
+// `allocator` on the machine `fingerprint` (one node): what recorded_anchor_runs finds.
 bool is_anchor_run(const records::Measurement& record, const std::string& fingerprint, const std::string& network,
                    std::int64_t batch, const Setting& setting, const std::string& allocator) {
   return record.kind == records::MeasurementKind::network && record.pass == "iteration" &&
@@ -82,12 +81,21 @@ bool is_anchor_run(const records::Measurement& record, const std::string& finger
 
 }  // namespace
 
+std::vector<const records::Measurement*> recorded_anchor_runs(const std::vector<records::Measurement>& records,
+                                                              const std::string& fingerprint, const std::string& network,
+                                                              std::int64_t batch, const Setting& setting,
+                                                              const std::string& allocator) {
+  std::vector<const records::Measurement*> runs;
+  for (const records::Measurement& record : records)
+    if (is_anchor_run(record, fingerprint, network, batch, setting, allocator)) runs.push_back(&record);
+  return runs;
+}
+
 const records::Measurement* recorded_anchor(const std::vector<records::Measurement>& records,
                                             const std::string& fingerprint, const std::string& network,
                                             std::int64_t batch, const Setting& setting, const std::string& allocator) {
-  for (const records::Measurement& record : records)
-    if (is_anchor_run(record, fingerprint, network, batch, setting, allocator)) return &record;
-  return nullptr;
+  const auto runs = recorded_anchor_runs(records, fingerprint, network, batch, setting, allocator);
+  return runs.empty() ? nullptr : runs.front();
 }
 
 Expected<std::vector<Setting>> parse_anchor_settings(const std::string& text) {
@@ -217,9 +225,9 @@ Expected<int> run_repeated_base_anchors(const PreparedCalibration& calibration,
       if (!base_run) continue;  // no base anchor (memory, a failure): said already; nothing to repeat
       for (const auto& [runner, wanted] : wanted_runs) {
         // Runs recorded already (resumed), by this runner.
-        const auto recorded_runs = std::count_if(recorded.begin(), recorded.end(), [&](const records::Measurement& record) {
-          return is_anchor_run(record, calibration.fingerprint, network.name, batch, base, "default") &&
-                 records::training_runner(record) == runner;
+        const auto runs = recorded_anchor_runs(recorded, calibration.fingerprint, network.name, batch, base, "default");
+        const auto recorded_runs = std::count_if(runs.begin(), runs.end(), [&](const records::Measurement* record) {
+          return records::training_runner(*record) == runner;
         });
         const std::string by = runner == "python" ? " by PyTorch from Python (torchvision), as users train"
                                                   : " again by the C++ trainer, in a process of its own";

@@ -129,9 +129,14 @@ Expected<int> run_repeated_base_anchors(const PreparedCalibration& calibration,
                                        const std::function<void(const std::string&)>& progress,
                                        double budget_seconds);
 
-// The recorded run (kind network, pass iteration, ok, one node) of `network` at `batch` and
-// `setting` under `allocator` among `records` of the machine `fingerprint`, or null: what
-// makes anchoring resumable (a recorded run is never trained again).
+// The recorded runs (kind network, pass iteration, ok, one node) of `network` at `batch` and
+// `setting` under `allocator` among `records` of the machine `fingerprint`, in the records' order
+// (the order they were trained in: the file is appended to).
+std::vector<const records::Measurement*> recorded_anchor_runs(const std::vector<records::Measurement>& records,
+                                                              const std::string& fingerprint, const std::string& network,
+                                                              std::int64_t batch, const Setting& setting,
+                                                              const std::string& allocator);
+// The first of them, or null: what makes anchoring resumable (a recorded run is never trained again).
 const records::Measurement* recorded_anchor(const std::vector<records::Measurement>& records,
                                             const std::string& fingerprint, const std::string& network,
                                             std::int64_t batch, const Setting& setting, const std::string& allocator);

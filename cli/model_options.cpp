@@ -34,8 +34,8 @@ void add_model_source_options(CLI::App& command, ModelSourceOptions& options) {
   command.add_option("--calibration-budget", options.calibration_budget_seconds,
                      "Seconds of layer micro-runs when this machine's calibration must be made first (default: 60, "
                      "extended up to 100 when the network needs it; the probe and the anchor steps are not counted); also the "
-                     "seconds for anchors at the settings that separate the top candidates (default: 90, and the whole first run "
-                     "within about 3 minutes)")
+                     "seconds for anchors at the settings that separate the top candidates (default: 90) and for runs that settle "
+                     "a close call between two measured settings (default: 60); by default the whole first run ends within about 3 minutes")
       ->option_text("SECONDS")
       ->check(CLI::Validator(
           [](const std::string& text) -> std::string {
@@ -143,7 +143,7 @@ Expected<LoadedModel> load_model(const ModelSourceOptions& options, const pipeli
     if (!request.progress) request.progress = [](const std::string& line) { std::cerr << "dnntune: " << line << std::endl; };
     if (options.calibration_budget_seconds > 0) {
       request.budget_seconds = request.budget_cap_seconds = request.separating_anchor_budget_seconds =
-          options.calibration_budget_seconds;
+          request.close_call_budget_seconds = options.calibration_budget_seconds;
       request.first_run_seconds = 0;  // the budgets asked for, not the default first run's limit
     }
     auto cached = pipeline::default_calibration(request);

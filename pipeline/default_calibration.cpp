@@ -92,8 +92,8 @@ Expected<void> check_request(const DefaultCalibrationRequest& request) {
                        ")");
   if (!(request.budget_seconds > 0) || !(request.budget_cap_seconds >= request.budget_seconds))
     return bad_input("the calibration budget must be positive and at most its cap");
-  if (!(request.separating_anchor_budget_seconds >= 0) || !std::isfinite(request.separating_anchor_budget_seconds))
-    return bad_input("the anchor budget must be zero or more seconds");
+  for (const double budget : {request.separating_anchor_budget_seconds, request.close_call_budget_seconds})
+    if (!(budget >= 0) || !std::isfinite(budget)) return bad_input("the anchor budgets must be zero or more seconds");
   if (!(request.first_run_seconds >= 0) || !std::isfinite(request.first_run_seconds))
     return bad_input("the first run's time limit must be zero (none) or more seconds");
   return {};
@@ -252,12 +252,34 @@ Expected<DefaultCalibration> fit_and_separate(const Entry& entry, const DefaultC
   auto allocators = calibrate::run_anchors(prepared, request.progress, calibrate::AnchorKinds::other_allocators);
   if (!allocators) return allocators.error();
   const int trained = *separating + *repeated + *allocators;
+  DefaultCalibration result = *first;
   if (trained == 0) {
     if (auto written = write_coverage(entry.coverage, coverage); !written) return written.error();
-    return first;
+  } else {
+    request.progress("refitting with " + std::to_string(trained) + " more anchor" + (trained == 1 ? "" : "s"));
+    auto refit = fit(entry, request, coverage);
+    if (!refit) return refit.error();
+    result = *refit;
   }
-  request.progress("refitting with " + std::to_string(trained) + " more anchor" + (trained == 1 ? "" : "s"));
-  return fit(entry, request, coverage);
+  // The close calls the anchors' runs cannot settle, trained again one run at a time and refitted
+  // after each, while the first run's time allows (pipeline/separating_anchors.hpp). The entry is
+  // complete already: an interrupted run loses nothing but this refinement.
+  const auto settling_started = std::chrono::steady_clock::now();
+  for (;;) {
+    const double spent =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - settling_started).count();
+    separate.budget_seconds = left_of_first_run(std::max(0.0, request.close_call_budget_seconds - spent));
+    if (!(separate.budget_seconds > 0)) break;
+    auto current = model::read_calibration(result.calibration_path);
+    if (!current) return current.error();
+    auto settled = run_close_call_anchor(*current, separate);
+    if (!settled) return settled.error();
+    if (*settled == 0) break;
+    auto refit = fit(entry, request, coverage);
+    if (!refit) return refit.error();
+    result = *refit;
+  }
+  return result;
 }
 
 }  // namespace

@@ -46,6 +46,10 @@ struct DefaultCalibrationRequest {
   // across 2x1 (a one-thread cliff here, 16 s a step) takes about 60 s, and the whole first run
   // stays within 3 minutes.
   double separating_anchor_budget_seconds = 90;
+  // Close calls between measured settings trained again (run_close_call_anchor), last and with
+  // what is left of the first run: resnet18 on 2 cores, whose first run otherwise ends after
+  // 56-81 s, gets six to eight runs of each side in 60 s.
+  double close_call_budget_seconds = 60;
   // The whole first run (probe included) ends within this many seconds where it can: the
   // separating anchors get what is left of it when they start, at most their own budget, and
   // the trainer's time limit stops their timed steps there; the anchors under the other

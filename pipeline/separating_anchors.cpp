@@ -98,6 +98,27 @@ double estimated_run_seconds(const model::Predictor& predictor, const workloads:
   return steps * step_seconds + start_seconds * candidate.configuration.processes_per_node;
 }
 
+// Trains `model` once at `configuration` under the default allocator, its record appended to
+// DIR/network.jsonl, the timed steps stopped after `steps_seconds`; returns the seconds it took.
+Expected<double> train_once(const SeparatingAnchorRequest& request, const std::string& model,
+                            const model::TrainingConfiguration& configuration, double steps_seconds) {
+  train::AnchorRequest anchor;
+  anchor.executable = request.executable;
+  // A network file by its absolute path: the fit finds the network again from the record's command.
+  std::error_code error;
+  anchor.model = std::filesystem::is_regular_file(model, error) ? std::filesystem::absolute(model).string() : model;
+  anchor.batch = configuration.batch_per_process;
+  anchor.threads = configuration.threads_per_process;
+  anchor.processes = configuration.processes_per_node;
+  anchor.directory = request.directory;
+  anchor.warmup = request.warmup;
+  anchor.iterations = request.iterations;
+  anchor.time_limit_seconds = std::max(1.0, steps_seconds);
+  const auto started = std::chrono::steady_clock::now();
+  if (auto run = train::run_anchor(anchor); !run) return run.error();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
 }  // namespace
 
 Expected<int> run_separating_anchors(const model::Calibration& calibration, const SeparatingAnchorRequest& request) {
@@ -163,26 +184,77 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
       }
       progress("anchor: training " + network->name + " mb" + std::to_string(configuration.batch_per_process) +
                " for real (" + setting_label(configuration) + ") " + item.why);
-      train::AnchorRequest anchor;
-      anchor.executable = request.executable;
-      // A network file by its absolute path: the fit finds the network again from the record's command.
-      std::error_code error;
-      anchor.model = std::filesystem::is_regular_file(model, error) ? std::filesystem::absolute(model).string() : model;
-      anchor.batch = configuration.batch_per_process;
-      anchor.threads = configuration.threads_per_process;
-      anchor.processes = configuration.processes_per_node;
-      anchor.directory = request.directory;
-      anchor.warmup = request.warmup;
-      anchor.iterations = request.iterations;
-      anchor.time_limit_seconds =
-          std::max(1.0, std::min(request.steps_limit_seconds, request.budget_seconds - spent - start));
-      const auto started = std::chrono::steady_clock::now();
-      if (auto run = train::run_anchor(anchor); !run) return run.error();
-      spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      auto seconds = train_once(request, model, configuration,
+                                std::min(request.steps_limit_seconds, request.budget_seconds - spent - start));
+      if (!seconds) return seconds.error();
+      spent += *seconds;
       ++trained;
     }
   }
   return trained;
+}
+
+Expected<int> run_close_call_anchor(const model::Calibration& calibration, const SeparatingAnchorRequest& request) {
+  const auto progress = [&](const std::string& line) {
+    if (request.progress) request.progress(line);
+  };
+  auto predictor = model::Predictor::from_calibration(calibration);
+  if (!predictor) return predictor.error();
+  auto read = train::read_anchor_records(request.directory);
+  if (!read) return read.error();
+  const std::vector<records::Measurement>& recorded = *read;
+  const std::string fingerprint = records::fingerprint(calibration.machine);
+  for (const std::string& model : request.models) {
+    auto network = workloads::load_network(model);
+    if (!network) return network.error();
+    tuner::SearchSpaceOptions space;
+    space.batches_per_process = request.batches;
+    auto recommendation = tuner::recommend(*predictor, *network, space, {});
+    if (!recommendation) return recommendation.error();
+    const model::Prediction& pick = recommendation->best.prediction;
+    const auto rival = std::find_if(recommendation->ranking.begin(), recommendation->ranking.end(),
+                                    [&](const tuner::RankedPoint& point) {
+                                      return point.prediction.configuration != pick.configuration &&
+                                             tuner::within_run_spread(point.prediction, pick);
+                                    });
+    if (rival == recommendation->ranking.end()) continue;
+    // Where the setting's last run lies in DIR/network.jsonl (the order of training).
+    const auto last_run = [&](const model::Prediction& prediction) -> std::ptrdiff_t {
+      const auto runs = calibrate::recorded_anchor_runs(recorded, fingerprint, network->name,
+                                                        prediction.configuration.batch_per_process,
+                                                        setting_of(prediction.configuration), "default");
+      return runs.empty() ? -1 : runs.back() - recorded.data();
+    };
+    const auto short_of_runs = [&](const model::Prediction& prediction) {
+      return prediction.anchor.anchor.runs < request.close_call_runs;
+    };
+    if (!short_of_runs(pick) && !short_of_runs(rival->prediction)) continue;
+    const bool rival_next = !short_of_runs(pick) ||
+                            (short_of_runs(rival->prediction) && last_run(rival->prediction) <= last_run(pick));
+    const model::Prediction& next = rival_next ? rival->prediction : pick;
+    const model::Prediction& other = rival_next ? pick : rival->prediction;
+    const std::string label = network->name + " mb" + std::to_string(next.configuration.batch_per_process) + " at " +
+                              setting_label(next.configuration);
+    const double estimate = estimated_run_seconds(*predictor, *network, next, request.warmup + request.iterations);
+    if (estimate > request.budget_seconds) {
+      progress("close call of " + label + " and " + setting_label(other.configuration) +
+               " left as it is: one more run would take about " + whole_seconds(estimate) + " s, past the " +
+               whole_seconds(request.budget_seconds) + " s left for it");
+      continue;
+    }
+    const double apart = 100 * std::abs(next.images_per_second / other.images_per_second - 1);
+    progress("anchor: training " + network->name + " mb" + std::to_string(next.configuration.batch_per_process) +
+             " for real (" + setting_label(next.configuration) + ") again: its runs and " +
+             setting_label(other.configuration) + "'s are " + whole_seconds(apart) +
+             "% apart, within what a setting's runs move");
+    const double start = start_seconds * next.configuration.processes_per_node;
+    if (auto seconds = train_once(request, model, next.configuration,
+                                  std::min(request.steps_limit_seconds, request.budget_seconds - start));
+        !seconds)
+      return seconds.error();
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace dnntune::pipeline

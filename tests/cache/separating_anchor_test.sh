@@ -3,6 +3,8 @@
 # candidates (pipeline/separating_anchors.hpp), checked with the real command on a tiny network:
 #   1. a first `recommend` on an empty cache trains, besides the base anchor, the top candidates
 #      it cannot tell apart, says so, refits, and answers with both top settings "measured";
+#   1b. a close call between two measured settings that their runs cannot settle is trained
+#      again, the two sides alternating, neither past 7 runs;
 #   2. every setting labelled "measured" has a real step recorded in network.jsonl, and one whose
 #      record is taken out of the measurements is no longer "measured" after a refit;
 #   3. resumable: a run that has to redo the entry (coverage lost) trains no anchor again;
@@ -49,6 +51,34 @@ records=$entry/measurements/network.jsonl
 [[ $(anchored_settings "$records" | sort -u | wc -l) -ge 2 ]] || fail "fewer than two settings anchored"
 echo "ok: first run anchored $(anchored_settings "$records" | sort -u | tr '\n' ' ')and both top settings are measured"
 
+# 1b. A close call the runs cannot settle (pipeline/separating_anchors.hpp, run_close_call_anchor)
+# is trained again after the refit, one run at a time, the two sides alternating (the older last
+# run next) and neither past 7 runs. Whether the tiny network's top two lie within their runs'
+# spread depends on this machine's noise (they did on the 2-core VMs: 27-56% apart, runs moving
+# more): the invariants are checked whenever it happened.
+if grep -q "again: its runs and" "$work/first.log"; then
+    python3 - "$work/first.log" "$records" <<'PY' || fail "the close-call runs do not alternate or pass 7 runs"
+import json, re, sys
+trained = re.findall(r"for real \((\d+x\d+)\) again: its runs and (\d+x\d+)'s", open(sys.argv[1]).read())
+runs = {}
+for line in open(sys.argv[2]):
+    record = json.loads(line)
+    if record["kind"] == "network" and record["pass"] == "iteration" and record["status"] == "ok" \
+            and record.get("allocator", "default") == "default":
+        key = f'{record["processes"]}x{record["threads"]}'
+        runs[key] = runs.get(key, 0) + 1
+print("close-call runs:", trained, "runs per setting:", runs)
+for (setting, other), (following, _) in zip(trained, trained[1:]):
+    assert following != setting or runs.get(other, 0) >= 7, ("not alternating", setting, following)
+for setting, _ in trained:
+    assert runs[setting] <= 7, (setting, runs[setting])
+PY
+    grep -q "refitting with" "$work/first.log" || fail "no refit"
+    echo "ok: the close call's sides were trained again, alternating, at most 7 runs each"
+else
+    echo "ok: no close call left after the separating anchors (nothing to train again)"
+fi
+
 # 2. "measured" only where a real step was recorded; taking one out takes the label away.
 python3 - "$work/first.json" <(anchored_settings "$records") <<'PY' || fail "a measured setting has no anchor"
 import json, sys
@@ -74,11 +104,15 @@ echo "ok: measured only where anchored"
 
 # 3. Resumable: with its coverage lost the entry is redone from its records; no anchor is retrained.
 lines_before=$(wc -l <"$records")
+runs_before=$(anchored_settings "$records" | wc -l)
 rm "$entry/covered.json"
 "$dnntune" recommend --model "$network" --batch 4 >"$work/again.out" 2>"$work/again.log" || fail "second run exited $?"
 grep -q "calibrating (once" "$work/again.log" || fail "the entry was not redone"
-! grep -q "anchor: training" "$work/again.log" || fail "an anchor was trained again"
-[[ $(wc -l <"$records") -eq $lines_before ]] || fail "network.jsonl grew on a resumed run"
+# (A close call left unsettled within the first run's time goes on: those runs are new ones.)
+settling=$(grep -c "again: its runs and" "$work/again.log" || true)
+! grep "anchor: training" "$work/again.log" | grep -vq "again: its runs and" || fail "an anchor was trained again"
+[[ $settling -gt 0 || $(wc -l <"$records") -eq $lines_before ]] || fail "network.jsonl grew on a resumed run"
+[[ $(($(anchored_settings "$records" | wc -l) - runs_before)) -eq $settling ]] || fail "runs other than the close call's"
 echo "ok: a resumed run trains no anchor again"
 
 # 4. calibrate --anchor-settings.
