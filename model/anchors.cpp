@@ -87,15 +87,23 @@ std::vector<Anchor> fit_anchors(const std::vector<records::Measurement>& records
   return anchors;
 }
 
-double between_processes_log_sd(const std::vector<Anchor>& anchors, const std::string& network) {
+AnchorMedian median_over_anchors(const std::vector<Anchor>& anchors, const std::string& network,
+                                 const std::function<std::optional<double>(const Anchor&)>& figure) {
   std::vector<double> own, any;
-  for (const Anchor& anchor : anchors) {
-    if (anchor.runs < 2 || !std::isfinite(anchor.between_runs_log_sd)) continue;
-    any.push_back(anchor.between_runs_log_sd);
-    if (anchor.network == network) own.push_back(anchor.between_runs_log_sd);
-  }
-  if (!own.empty()) return median(own);
-  return any.empty() ? 0 : median(any);
+  for (const Anchor& anchor : anchors)
+    if (const auto value = figure(anchor)) {
+      any.push_back(*value);
+      if (anchor.network == network) own.push_back(*value);
+    }
+  const std::vector<double>& used = own.empty() ? any : own;
+  return {median(used), used.size(), !own.empty()};
+}
+
+double between_processes_log_sd(const std::vector<Anchor>& anchors, const std::string& network) {
+  return median_over_anchors(anchors, network, [](const Anchor& anchor) -> std::optional<double> {
+           if (anchor.runs < 2 || !std::isfinite(anchor.between_runs_log_sd)) return std::nullopt;
+           return anchor.between_runs_log_sd;
+         }).value;
 }
 
 }  // namespace dnntune::model

@@ -3,6 +3,10 @@
 // the sum of its layer passes as the fitted calibration predicts them, before any correction.
 #pragma once
 
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "model/calibration.hpp"
@@ -31,6 +35,17 @@ Expected<workloads::Network> trained_network(const records::Measurement& record)
 // on more than one process's heap state once the setting was trained again. A network dnntune
 // cannot load by the recorded name (a network file since moved) is left out.
 std::vector<Anchor> fit_anchors(const std::vector<records::Measurement>& records, const Calibration& calibration);
+
+// The median of a figure over the anchors that have it (`figure` gives nullopt for one without):
+// `network`'s own anchors when any has it, else every network's on this node. The node's
+// spreads (step to step, process to process) are read this way.
+struct AnchorMedian {
+  double value = 0;         // 0 when no anchor has the figure
+  std::size_t anchors = 0;  // how many it is the median of
+  bool own = false;         // over `network`'s own anchors
+};
+AnchorMedian median_over_anchors(const std::vector<Anchor>& anchors, const std::string& network,
+                                 const std::function<std::optional<double>(const Anchor&)>& figure);
 
 // How far a run's median moves from one process to the next on this node (log sd): the median
 // between-runs spread of the settings trained more than once, `network`'s own, else any

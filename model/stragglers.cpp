@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "common/statistics.hpp"
+#include "model/anchors.hpp"
 
 namespace dnntune::model {
 namespace {
@@ -37,25 +37,21 @@ double expected_maximum_of_standard_normals(int count) {
 }
 
 StepSpread step_spread(const std::vector<Anchor>& anchors, const std::string& network) {
-  std::vector<double> own, any;
-  for (const Anchor& anchor : anchors) {
+  const AnchorMedian median = median_over_anchors(anchors, network, [](const Anchor& anchor) -> std::optional<double> {
     // One timed step has no spread; a spread that is not a finite fraction is no measurement.
     const double cv = anchor.iteration_coefficient_of_variation;
-    if (anchor.steps < 2 || !std::isfinite(cv) || cv < 0) continue;
-    any.push_back(cv);
-    if (anchor.network == network) own.push_back(cv);
-  }
+    if (anchor.steps < 2 || !std::isfinite(cv) || cv < 0) return std::nullopt;
+    return cv;
+  });
   StepSpread spread;
-  if (any.empty()) {
+  if (median.anchors == 0) {
     spread.source = "not measured (no anchor of 2 or more timed steps): no straggler term";
     return spread;
   }
-  const bool from_own = !own.empty();
-  const std::vector<double>& used = from_own ? own : any;
-  spread.coefficient_of_variation = median(used);
-  spread.anchors = static_cast<int>(used.size());
-  spread.source = "median step spread of " + std::to_string(used.size()) + " anchor" + (used.size() == 1 ? "" : "s") +
-                  (from_own ? " of " + network : " of other networks on this node");
+  spread.coefficient_of_variation = median.value;
+  spread.anchors = static_cast<int>(median.anchors);
+  spread.source = "median step spread of " + std::to_string(median.anchors) + " anchor" +
+                  (median.anchors == 1 ? "" : "s") + (median.own ? " of " + network : " of other networks on this node");
   return spread;
 }
 
