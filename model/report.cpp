@@ -125,6 +125,7 @@ nlohmann::json prediction_json(const Prediction& p) {
                                                     {"processes", p.anchor.anchor.processes},
                                                     {"steps", p.anchor.anchor.steps},
                                                     {"runs", p.anchor.anchor.runs},
+                                                    {"run_spread_log_sd", p.run_spread_log_sd},
                                                     {"measured_images_per_second", anchor_images_per_second(p.anchor.anchor)},
                                                     {"layers_images_per_second", layers_images_per_second(p.anchor.anchor)},
                                                     {"forward_ratio", p.anchor.forward_ratio},
