@@ -1,6 +1,6 @@
 // common/statistics.hpp — the summaries dnntune takes of repeated figures (runs, steps,
 // replicates, log errors): the median, robust to the odd slow one a shared machine produces, and
-// the mean and sample standard deviation, and a standard deviation robust to that odd one.
+// the mean and sample standard deviation.
 #pragma once
 
 #include <algorithm>
@@ -30,17 +30,6 @@ inline double sample_standard_deviation(const std::vector<double>& values) {
   double squares = 0;
   for (const double value : values) squares += (value - average) * (value - average);
   return std::sqrt(squares / static_cast<double>(values.size() - 1));
-}
-
-// A standard deviation that one odd value among several does not set: from five values on,
-// 1.4826 x the median absolute deviation from the median (the sd, for normally spread values);
-// below five, the sample standard deviation (the median deviation of so few is mostly chance).
-inline double robust_standard_deviation(const std::vector<double>& values) {
-  if (values.size() < 5) return sample_standard_deviation(values);
-  const double middle = median(values);
-  std::vector<double> deviations;
-  for (const double value : values) deviations.push_back(std::abs(value - middle));
-  return 1.4826 * median(deviations);
 }
 
 }  // namespace dnntune

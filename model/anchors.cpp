@@ -75,9 +75,11 @@ std::vector<Anchor> fit_anchors(const std::vector<records::Measurement>& records
     anchor.iteration_coefficient_of_variation =
         median(pooled("iteration", &records::Measurement::coefficient_of_variation));
     anchor.runs = static_cast<int>(complete.size());
-    // Robust: one process in nine ran resnet18 b8 at 1x2 1.8x slower (a process's step time is
-    // bimodal under glibc's defaults); its sample sd then widened the band to +-45%.
-    anchor.between_runs_log_sd = robust_standard_deviation(log_iterations);
+    // Not a robust spread: one process in nine ran resnet18 b8 at 1x2 1.8x slower (a process's
+    // step time is bimodal under glibc's defaults), and the next run may be such a process. With
+    // 1.4826 x MAD from five runs on (and those settings' bands without the node's spread), 6 of 18
+    // runs of a benchmark on a 2-core VM fell outside their bands, against 3 of 18 as it is.
+    anchor.between_runs_log_sd = sample_standard_deviation(log_iterations);
     anchor.layers_forward_seconds = predicted->terms.forward;
     anchor.layers_backward_seconds = predicted->terms.backward_data + predicted->terms.backward_weights;
     if (const auto optimizer = pooled("optimizer"); !optimizer.empty()) anchor.optimizer_seconds = median(optimizer);

@@ -57,9 +57,4 @@ AnchorMedian median_over_anchors(const std::vector<Anchor>& anchors, const std::
 // three runs of its base setting spread 11% (log sd).
 double between_processes_log_sd(const std::vector<Anchor>& anchors, const std::string& network);
 
-// Runs of one setting that show its own process-to-process spread: from this many on, a measured
-// band holds the setting's spread instead of at least the node's (a first run's close calls train
-// both sides five to nine times: pipeline/separating_anchors.hpp).
-constexpr int runs_that_show_their_spread = 5;
-
 }  // namespace dnntune::model

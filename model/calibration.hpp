@@ -100,8 +100,8 @@ struct Anchor {
   // a 2-core VM modelled 5.4 s where the step's optimizer took 0.07 s, a measured prediction 25% slow.
   double optimizer_seconds = 0, streaming_seconds = 0;
   // The runs of this setting behind it (each a process's own heap and neighbours): the measured
-  // figures are the median over them, and their iteration medians spread this much (log sd, robust
-  // from five runs on: common/statistics.hpp; 0 for one run), which a measured band holds.
+  // figures are the median over them, and their iteration medians spread this much (log sd; 0 for
+  // one run), which a measured band holds.
   int runs = 1;
   double between_runs_log_sd = 0;
   double forward_ratio() const { return layers_forward_seconds > 0 ? forward_seconds / layers_forward_seconds : 1; }

@@ -526,13 +526,9 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
     // each do. The spread is the anchor's, at least the node's median over its anchors (a few
     // steps can agree by chance), at least what its runs spread when the setting was trained again,
     // at least what the node's processes spread where a setting was (one run shows none of it).
-    // (A setting trained runs_that_show_their_spread times or more shows its own: the node's then
-    // adds nothing but other settings' drift.)
-    const double node_process_spread =
-        anchor.runs >= runs_that_show_their_spread ? 0 : between_processes_log_sd(calibration_.anchors, network.name);
     const double per_run = std::max({anchor.iteration_coefficient_of_variation, anchor.between_runs_log_sd,
                                      step_spread(calibration_.anchors, network.name).coefficient_of_variation,
-                                     node_process_spread,
+                                     between_processes_log_sd(calibration_.anchors, network.name),
                                      run_to_run_log_sd, default_allocator_run_spread(network, configuration, iteration)});
     log_variance += 2 * per_run * per_run;
     prediction.run_spread_log_sd = per_run;

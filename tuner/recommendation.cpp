@@ -114,7 +114,7 @@ void choose_among_ties(Recommendation& result, const std::vector<std::vector<dou
       }
   result.chosen_by_tie_break = result.best.prediction.configuration != top.prediction.configuration;
   // Measured candidates the pick's runs cannot tell from it: tied, but not competing for the
-  // simplest (see recommendation.hpp); the closest one is named.
+  // simplest (see recommendation.hpp); the best-ranked of them is named.
   const RankedPoint* close_by_runs = nullptr;
   if (!unchecked && result.tied_candidates == 1)
     for (const RankedPoint& candidate : result.ranking)
