@@ -76,7 +76,7 @@ Expected<Recommendation> recommend(const model::Predictor& predictor, const work
 // "measured") gives way to the best-scored measured candidate whose band overlaps its own. A
 // measured candidate within_run_spread of a measured pick counts as tied, but the pick stays the
 // faster median (the better estimate there is: the simpler of resnet18's 1x2 and 2x1 on a 2-core VM
-// was the slower in three of four benchmark runs) and the note says how close the runs are.
+// was the slower in six of eight benchmark cases) and the note says how close the runs are.
 // `result.ranking` must be sorted and banded;
 // `replicates[i]` holds ranking[i]'s images/s per bootstrap replicate (empty: bands alone).
 void choose_among_ties(Recommendation& result, const std::vector<std::vector<double>>& replicates);
