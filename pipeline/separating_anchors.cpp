@@ -119,18 +119,33 @@ Expected<double> train_once(const SeparatingAnchorRequest& request, const std::s
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
-}  // namespace
+// What both rounds start from: the model under `calibration` and the runs DIR/network.jsonl holds.
+struct Anchoring {
+  model::Predictor predictor;
+  std::vector<records::Measurement> recorded;
+  std::string fingerprint;
+};
 
-Expected<int> run_separating_anchors(const model::Calibration& calibration, const SeparatingAnchorRequest& request) {
-  const auto progress = [&](const std::string& line) {
-    if (request.progress) request.progress(line);
-  };
+Expected<Anchoring> start_anchoring(const model::Calibration& calibration, const SeparatingAnchorRequest& request) {
   auto predictor = model::Predictor::from_calibration(calibration);
   if (!predictor) return predictor.error();
   auto read = train::read_anchor_records(request.directory);
   if (!read) return read.error();
-  std::vector<records::Measurement> recorded = std::move(*read);
-  const std::string fingerprint = records::fingerprint(calibration.machine);
+  return Anchoring{std::move(*predictor), std::move(*read), records::fingerprint(calibration.machine)};
+}
+
+void say(const SeparatingAnchorRequest& request, const std::string& line) {
+  if (request.progress) request.progress(line);
+}
+
+}  // namespace
+
+Expected<int> run_separating_anchors(const model::Calibration& calibration, const SeparatingAnchorRequest& request) {
+  const auto progress = [&](const std::string& line) { say(request, line); };
+  auto anchoring = start_anchoring(calibration, request);
+  if (!anchoring) return anchoring.error();
+  const std::vector<records::Measurement>& recorded = anchoring->recorded;
+  const std::string& fingerprint = anchoring->fingerprint;
   double spent = 0;
   int trained = 0;
   for (const std::string& model : request.models) {
@@ -141,7 +156,7 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
     if (!anchored_anywhere) continue;  // no real step to estimate from (the base anchor did not fit): said already
     tuner::SearchSpaceOptions space;
     space.batches_per_process = request.batches;
-    auto recommendation = tuner::recommend(*predictor, *network, space, {});
+    auto recommendation = tuner::recommend(anchoring->predictor, *network, space, {});
     if (!recommendation) return recommendation.error();
     std::vector<Wanted> wanted = unseparated(*recommendation, request.candidates);
     if (auto probe = one_thread_probe(*recommendation, calibration.anchors, network->name);
@@ -175,7 +190,7 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
       // and one timed step, not all: its steps are long enough to agree (max/min 1.00 over such
       // anchors); the median of three guards the short, noisy ones.
       const double start = start_seconds * configuration.processes_per_node;
-      const double estimate = estimated_run_seconds(*predictor, *network, item.prediction, request.warmup + 1);
+      const double estimate = estimated_run_seconds(anchoring->predictor, *network, item.prediction, request.warmup + 1);
       if (spent + estimate > request.budget_seconds) {
         progress("anchor of " + label + " skipped: it would take about " + whole_seconds(estimate) +
                  " s, past the anchor budget of " + whole_seconds(request.budget_seconds) + " s (" +
@@ -195,21 +210,17 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
 }
 
 Expected<int> run_close_call_anchor(const model::Calibration& calibration, const SeparatingAnchorRequest& request) {
-  const auto progress = [&](const std::string& line) {
-    if (request.progress) request.progress(line);
-  };
-  auto predictor = model::Predictor::from_calibration(calibration);
-  if (!predictor) return predictor.error();
-  auto read = train::read_anchor_records(request.directory);
-  if (!read) return read.error();
-  const std::vector<records::Measurement>& recorded = *read;
-  const std::string fingerprint = records::fingerprint(calibration.machine);
+  const auto progress = [&](const std::string& line) { say(request, line); };
+  auto anchoring = start_anchoring(calibration, request);
+  if (!anchoring) return anchoring.error();
+  const std::vector<records::Measurement>& recorded = anchoring->recorded;
+  const std::string& fingerprint = anchoring->fingerprint;
   for (const std::string& model : request.models) {
     auto network = workloads::load_network(model);
     if (!network) return network.error();
     tuner::SearchSpaceOptions space;
     space.batches_per_process = request.batches;
-    auto recommendation = tuner::recommend(*predictor, *network, space, {});
+    auto recommendation = tuner::recommend(anchoring->predictor, *network, space, {});
     if (!recommendation) return recommendation.error();
     const model::Prediction& pick = recommendation->best.prediction;
     const auto rival = std::find_if(recommendation->ranking.begin(), recommendation->ranking.end(),
@@ -235,7 +246,7 @@ Expected<int> run_close_call_anchor(const model::Calibration& calibration, const
     const model::Prediction& other = rival_next ? pick : rival->prediction;
     const std::string label = network->name + " mb" + std::to_string(next.configuration.batch_per_process) + " at " +
                               setting_label(next.configuration);
-    const double estimate = estimated_run_seconds(*predictor, *network, next, request.warmup + request.iterations);
+    const double estimate = estimated_run_seconds(anchoring->predictor, *network, next, request.warmup + request.iterations);
     if (estimate > request.budget_seconds) {
       progress("close call of " + label + " and " + setting_label(other.configuration) +
                " left as it is: one more run would take about " + whole_seconds(estimate) + " s, past the " +

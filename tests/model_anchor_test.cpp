@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,13 @@ void add_anchor_run(std::vector<records::Measurement>& runs, const Calibration& 
     runs.push_back(record);
   }
 }
+
+// resnet18 with every layer measured, and its modelled step at batch 8, 1x1, before any anchor.
+struct ResNet18AtBatch8 {
+  std::optional<workloads::Network> network = *workloads::build_network("resnet18");
+  Calibration calibration = every_layer_measured(*network);
+  double base = Predictor::from_calibration(calibration)->predict(*network, one_thread_at(8))->iteration_seconds;
+};
 
 }  // namespace
 
@@ -228,14 +236,12 @@ TEST_CASE("a calibration file without anchors loads, and one with anchors keeps 
 }
 
 TEST_CASE("an anchor pools every run of its setting, its band holds each of them, and a setting run once gets their spread") {
-  const auto network = workloads::build_network("resnet18");
-  REQUIRE(network);
-  const Calibration calibration = every_layer_measured(*network);
-  const auto uncorrected = Predictor::from_calibration(calibration)->predict(*network, one_thread_at(8));
-  REQUIRE(uncorrected);
+  const ResNet18AtBatch8 resnet18;
+  const auto& network = resnet18.network;
+  const Calibration& calibration = resnet18.calibration;
+  const double base = resnet18.base;
   // Three runs of resnet18 b8 1x1 whose steps took 1.0, 1.6 and 1.2 times the model's step (glibc
   // faulting in a different share of each run's buffers), and one run of b16.
-  const double base = uncorrected->iteration_seconds;
   std::vector<records::Measurement> runs;
   const auto add_run = [&](std::int64_t batch, double iteration) {
     add_anchor_run(runs, calibration, network->name, batch, iteration);
@@ -289,12 +295,8 @@ TEST_CASE("an anchor pools every run of its setting, its band holds each of them
 }
 
 TEST_CASE("a setting trained nine times: the median drops its slow process, the band keeps its spread") {
-  const auto network = workloads::build_network("resnet18");
-  REQUIRE(network);
-  const Calibration calibration = every_layer_measured(*network);
-  const auto uncorrected = Predictor::from_calibration(calibration)->predict(*network, one_thread_at(8));
-  REQUIRE(uncorrected);
-  const double base = uncorrected->iteration_seconds;
+  const ResNet18AtBatch8 resnet18;
+  const auto& [network, calibration, base] = resnet18;  // (no lambda below captures them)
   std::vector<records::Measurement> runs;
   // Nine runs within 3% of each other but one 1.8x slower (a process on glibc's slow mode), as
   // resnet18 b8 1x2 ran in a first run's close call on a 2-core VM.
