@@ -10,6 +10,10 @@
 
 namespace dnntune {
 
+// Standard deviations either side of the mean of a normal spread that hold 90% of it: every band
+// dnntune prints is a 90% band, built from a (log) standard deviation times this.
+inline constexpr double z_90_percent = 1.645;
+
 // The median of `values` (the mean of the middle two for an even count); 0 for none.
 inline double median(std::vector<double> values) {
   if (values.empty()) return 0;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/json_file.hpp"
+#include "common/statistics.hpp"
 #include "model/anchors.hpp"
 
 namespace dnntune::model {
@@ -18,7 +19,6 @@ using nlohmann::json;
 namespace {
 
 constexpr double page_bytes = 4096;
-constexpr double band_z = 1.645;  // a 90% band from one standard deviation
 
 bool valid_allocator_name(const std::string& name) {
   return !name.empty() && name.size() <= 32 &&
@@ -143,7 +143,7 @@ Expected<AllocationModel> fit_allocation(const std::vector<AllocatorAnchor>& anc
     for (const Estimate& estimate : list) scatter += (estimate.value - mean) * (estimate.value - mean);
     const double disagreement = list.size() > 1 ? scatter / (k - 1) / k : 0;
     const double sd = std::sqrt(std::pow(sd_of_mean(sds), 2) + disagreement);
-    AllocatorFit fit{name, mean, mean - band_z * sd, mean + band_z * sd, static_cast<int>(list.size())};
+    AllocatorFit fit{name, mean, mean - z_90_percent * sd, mean + z_90_percent * sd, static_cast<int>(list.size())};
     fit.own_sd = std::sqrt(std::pow(sd_of_mean(own_sds), 2) + disagreement);
     model.variants.push_back(fit);
   }
@@ -203,8 +203,8 @@ AllocatorPrediction predict_allocator(const AllocationModel& model, const std::s
     if (chosen.anchors > 0 && base.anchors > 0 && chosen.own_sd >= 0 && base.own_sd >= 0) {
       // Both against the same reference: the difference is that of their own anchors.
       const double sd = std::hypot(chosen.own_sd, base.own_sd);
-      prediction.iteration_seconds_low = step(difference - band_z * sd);
-      prediction.iteration_seconds_high = step(difference + band_z * sd);
+      prediction.iteration_seconds_low = step(difference - z_90_percent * sd);
+      prediction.iteration_seconds_high = step(difference + z_90_percent * sd);
     } else {
       prediction.iteration_seconds_low = step(chosen.low - base.high);
       prediction.iteration_seconds_high = step(chosen.high - base.low);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/statistics.hpp"
 #include "model/gpu_communication.hpp"
 #include "workloads/costs.hpp"
 
@@ -109,7 +110,7 @@ Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const Gpu
                                  terms.exposed_communication;
   const double images = static_cast<double>(batch) * gpus * nodes;
   prediction.images_per_second = images / prediction.iteration_seconds;
-  const double half_width = 1.645 * efficiencies.log_sd;
+  const double half_width = z_90_percent * efficiencies.log_sd;
   prediction.images_per_second_low = prediction.images_per_second * std::exp(-half_width);
   prediction.images_per_second_high = prediction.images_per_second * std::exp(half_width);
 

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "common/statistics.hpp"
 #include "model/anchors.hpp"
 #include "model/context_correction.hpp"
 #include "model/layer_class.hpp"
@@ -540,7 +541,7 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
     log_variance += spread * spread;
     prediction.context_corrected_share = totals.context_corrected_seconds / iteration;
   }
-  const double half_width = 1.645 * std::sqrt(log_variance);
+  const double half_width = z_90_percent * std::sqrt(log_variance);
   prediction.images_per_second_low = prediction.images_per_second * std::exp(-half_width);
   prediction.images_per_second_high = prediction.images_per_second * std::exp(half_width);
   // The last guard: the readers refuse unphysical calibrations and profiles, but a figure that is

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "common/statistics.hpp"
 #include "common/text_format.hpp"
 
 namespace dnntune::tuner {
@@ -53,7 +54,7 @@ std::optional<double> run_difference_half_width(const model::Prediction& a, cons
   const auto variance_of_median = [](const model::Prediction& prediction) {
     return prediction.run_spread_log_sd * prediction.run_spread_log_sd / std::max(1, prediction.anchor.anchor.runs);
   };
-  return 1.645 * std::sqrt(variance_of_median(a) + variance_of_median(b));
+  return z_90_percent * std::sqrt(variance_of_median(a) + variance_of_median(b));
 }
 
 std::string runs_words(const model::Prediction& prediction) {
