@@ -10,6 +10,7 @@
 
 #include "model/allocation.hpp"
 #include "model/calibration.hpp"
+#include "tests/model_fixtures.hpp"
 #include "tuner/allocator_choice.hpp"
 #include "workloads/zoo.hpp"
 
@@ -84,6 +85,50 @@ TEST_CASE("each variant's non-reuse fraction is fitted against glibc-tuned's anc
   CHECK(jemalloc.non_reuse == 0.5);
   CHECK_FALSE(fit_allocation(anchors, 0, 8192));
   CHECK_FALSE(fit_allocation(anchors, 4096, std::nan("")));
+}
+
+TEST_CASE("from records, each allocator's run is paired with the glibc-tuned run trained next to it") {
+  records::MachineProfile machine = test::test_machine();
+  records::Figure fault;
+  fault.value = 4096;  // 1 ns per byte, one thread
+  machine.performance.first_touch_ns_per_page = fault;
+  fault.value = 8192;
+  machine.performance.first_touch_ns_per_page_all_cores = fault;
+  std::vector<records::Measurement> records;
+  const auto run = [&](const std::string& allocator, double seconds, const std::string& runner_option = "") {
+    records::Measurement record;
+    record.kind = records::MeasurementKind::network;
+    record.backend = "torch";
+    record.machine_fingerprint = records::fingerprint(machine);
+    record.network = "resnet18";
+    record.pass = "iteration";
+    record.batch = 8;
+    record.allocator = allocator;
+    record.median_seconds = seconds;
+    record.repetitions = 3;
+    record.command = "dnntune train --model resnet18 --batch 8 --iters 3" + runner_option;
+    records.push_back(record);
+  };
+  // A first run's order: the base anchor, PyTorch's run, the default again in a process of its
+  // own, the allocator variants, then a close call trains the default twice more as the VM slows.
+  run("default", 1.00);
+  run("default", 1.40, " --runner python");
+  run("default", 1.10);
+  run("glibc-tuned", 1.00);
+  run("jemalloc", 1.30);
+  run("default", 1.50);
+  run("default", 1.80);
+  const auto network = workloads::build_network("resnet18");
+  REQUIRE(network);
+  const double seconds_per_unit = fresh_bytes_per_step(*network, 8) * 1e-9;
+  const auto model = fit_allocation_from_records(records, machine, "torch");
+  REQUIRE(model);
+  CHECK(model->variant("default").non_reuse == Approx(0.10 / seconds_per_unit));  // not 0.8 s, the newest's
+  CHECK(model->variant("jemalloc").non_reuse == Approx(0.30 / seconds_per_unit));
+  CHECK(model->variant("default").anchors == 1);
+  // Without glibc-tuned nothing is compared.
+  records.erase(records.begin() + 3);
+  CHECK_FALSE(fit_allocation_from_records(records, machine, "torch"));
 }
 
 TEST_CASE("a step under a variant is the default's plus the difference of the allocation terms") {
