@@ -182,6 +182,15 @@ TEST_CASE("two measured settings within what their runs move: tied, the faster m
     CHECK(recommendation.choice_note.find("within what their runs move") != std::string::npos);
     CHECK(recommendation.choice_note.find("(1 run)") != std::string::npos);
   }
+  SECTION("replicates that cannot tell them apart do not hand the pick to the simpler") {
+    const std::vector<std::vector<double>> even(2, std::vector<double>(20, 1.0));
+    recommendation.ranking = {measured(2, 1, 24.2, 7, 0.08), measured(1, 2, 23.0, 7, 0.08)};
+    tuner::choose_among_ties(recommendation, even);
+    CHECK(recommendation.best.prediction.configuration.processes_per_node == 2);
+    CHECK_FALSE(recommendation.chosen_by_tie_break);
+    CHECK(recommendation.choice_note.find("within what their runs move") != std::string::npos);
+    CHECK(recommendation.choice_note.find("(7 runs)") != std::string::npos);
+  }
   SECTION("nine runs each pin the medians down: 5% apart is no tie") {
     recommendation.ranking = {measured(2, 1, 24.2, 9, 0.05), measured(1, 2, 23.0, 9, 0.05)};
     CHECK_FALSE(tuner::within_run_spread(recommendation.ranking[0].prediction, recommendation.ranking[1].prediction));
