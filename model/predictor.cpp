@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <tuple>
 #include <unordered_map>
 
 #include "common/statistics.hpp"
@@ -127,12 +128,16 @@ Expected<Predictor> Predictor::from_spec(const records::MachineProfile& machine,
 // configuration of theirs would be (on two packages, 2 processes run one per package), so that
 // the setting a correction is carried to is the one the anchor really ran. Exact also needs the
 // same processes per node when the caller knows them (two layouts can share an execution setting).
-// Threads weigh most: a dispatch cliff follows the thread count (Debian's libtorch at 1 thread),
-// so 4x1 takes a 2x1 anchor's correction, not 1x2's.
+// Co-running processes weigh most, then threads: an anchor's correction mostly fixes the
+// micro-runs its setting is modelled from, and co-running micro-runs err their own way. Measured
+// over 12 first runs on a 2-core VM, 1x1 carried from 2x1 missed its real step by 3-88% (mean
+// 21%: 2x1's layer sums were 0.95-1.9x its step), from 1x2 by 1-19% (mean 7%). A dispatch cliff
+// at one thread shows in the one-thread micro-runs themselves (model/layer_class.hpp), and where
+// the anchors disagree the carried band widens by it; 4x1 still takes 2x1's correction, not 1x2's.
 AnchorUse Predictor::anchor_for(const std::string& network, std::int64_t batch, const ExecutionSetting& setting,
                                 int processes_per_node) const {
   AnchorUse use;
-  int best_distance = 0;
+  std::tuple<bool, int, int, bool, bool> best_distance;
   for (const Anchor& anchor : calibration_.anchors) {
     if (anchor.network != network) continue;
     TrainingConfiguration anchored;
@@ -142,11 +147,13 @@ AnchorUse Predictor::anchor_for(const std::string& network, std::int64_t batch, 
     anchored.processes_per_node = anchor.processes;
     const auto placement = place(anchored, rates_);
     const int co_running = placement ? placement->processes_per_package : anchor.processes;
-    const int distance = 1000 * (anchor.batch != batch) + 100 * std::abs(anchor.threads - setting.threads) +
-                         50 * (anchor.smt != setting.smt) + 10 * std::abs(co_running - setting.co_running) +
-                         (processes_per_node > 0 && anchor.processes != processes_per_node);
+    // Compared in this order: batch, co-running processes, threads, SMT, processes per node.
+    const auto distance = std::make_tuple(anchor.batch != batch, std::abs(co_running - setting.co_running),
+                                          std::abs(anchor.threads - setting.threads), anchor.smt != setting.smt,
+                                          processes_per_node > 0 && anchor.processes != processes_per_node);
     if (use.used && distance >= best_distance) continue;
-    use = {true, distance == 0, anchor, anchor.forward_ratio(), anchor.backward_ratio()};
+    use = {true, distance == std::make_tuple(false, 0, 0, false, false), anchor, anchor.forward_ratio(),
+           anchor.backward_ratio()};
     best_distance = distance;
   }
   if (!use.used) return use;

@@ -13,8 +13,8 @@
 // forward and backward layer sums are multiplied by the anchor's measured / summed ratios — of
 // the anchor at this batch and setting when there is one (the prediction then reproduces the
 // real step, and the band covers it), else of the same network's nearest anchor (same batch
-// first, then the fewest threads, SMT and co-running processes away: a cliff follows the thread
-// count), the band widened by the correction carried and by how much the anchors at that batch
+// first, then the fewest co-running processes, threads and SMT away: co-running micro-runs err
+// their own way), the band widened by the correction carried and by how much the anchors at that batch
 // disagree with each other. Only a prediction with an exact anchor, on one node, is labelled "measured".
 #pragma once
 

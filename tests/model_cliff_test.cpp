@@ -1,9 +1,10 @@
 // tests/model_cliff_test.cpp — a dispatch cliff found by anchors is carried, not assumed away:
 // with a real step at 1x2 that the layers' sum matches and one at 2x1 twenty times slower than
 // its layers' sum (Debian's libtorch at one thread: resnet50 b8 1x1 was 20x slower than 1x2 on
-// one VM), settings near the one-thread anchor take its correction (4x1 and 1x1 on a 4-core node),
-// settings near the two-thread anchor take the other's (1x4), and a carried band widens by the
-// disagreement between the anchors. On two packages, an anchor's processes are placed like a
+// one VM), a setting of more co-running processes takes the one-thread anchor's correction (4x1 on
+// a 4-core node), settings of one process take the one-process anchor's (1x1, 1x4: co-running
+// micro-runs err their own way, model/predictor.cpp), and a carried band widens by the
+// disagreement between the anchors until it holds a step that falls off the cliff. On two packages, an anchor's processes are placed like a
 // configuration's, so only its own layout is "measured". A micro-run is carried to another
 // thread count only when the same kernel runs there (libtorch's dispatch, conv_native).
 #include <catch2/catch.hpp>
@@ -71,7 +72,8 @@ TEST_CASE("a one-thread cliff found by an anchor is carried to nearby settings, 
     CHECK(exact->anchor.exact);
   }
 
-  // 4x1 and 1x1: the one-thread anchor's correction (the cliff), never "measured".
+  // 4x1: the co-running one-thread anchor's correction (the cliff); 1x1: the one-process anchor's.
+  // Never "measured"; both bands hold a step that falls off the cliff.
   for (const auto& [processes, threads] : {std::pair{4, 1}, std::pair{1, 1}}) {
     INFO(processes << "x" << threads);
     const auto near_cliff = predictor->predict(*network, layout(processes, threads));
@@ -83,10 +85,16 @@ TEST_CASE("a one-thread cliff found by an anchor is carried to nearby settings, 
     CHECK(near_cliff->anchor.used);
     CHECK_FALSE(near_cliff->anchor.exact);
     CHECK(near_cliff->confidence != "measured");
-    CHECK(near_cliff->anchor.anchor.threads == 1);
-    CHECK(near_cliff->anchor.anchor.processes == 2);
-    CHECK(near_cliff->terms.forward == Approx(cliff * model_alone->terms.forward));
-    CHECK(near_cliff->images_per_second < model_alone->images_per_second / 5);
+    if (processes == 4) {
+      CHECK(near_cliff->anchor.anchor.threads == 1);
+      CHECK(near_cliff->anchor.anchor.processes == 2);
+      CHECK(near_cliff->terms.forward == Approx(cliff * model_alone->terms.forward));
+      CHECK(near_cliff->images_per_second < model_alone->images_per_second / 5);
+    } else {
+      CHECK(near_cliff->anchor.anchor.threads == 2);
+      CHECK(near_cliff->anchor.anchor.processes == 1);
+      CHECK(near_cliff->terms.forward == Approx(model_alone->terms.forward));
+    }
     // The anchors disagree by the cliff: the band widens by it, beyond agreeing anchors' band.
     CHECK(near_cliff->anchor.disagreement == Approx(std::log(cliff)));
     CHECK(without->anchor.disagreement == Approx(0).margin(1e-9));
