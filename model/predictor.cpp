@@ -136,8 +136,11 @@ Expected<Predictor> Predictor::from_spec(const records::MachineProfile& machine,
 // the anchors disagree the carried band widens by it; 4x1 still takes 2x1's correction, not 1x2's.
 AnchorUse Predictor::anchor_for(const std::string& network, std::int64_t batch, const ExecutionSetting& setting,
                                 int processes_per_node) const {
+  // Compared in this order: batch differs, co-running processes, threads, SMT differs, processes per
+  // node differ (the last only when the caller knows them).
+  using AnchorDistance = std::tuple<bool, int, int, bool, bool>;
   AnchorUse use;
-  std::tuple<bool, int, int, bool, bool> best_distance;
+  AnchorDistance best_distance;
   for (const Anchor& anchor : calibration_.anchors) {
     if (anchor.network != network) continue;
     TrainingConfiguration anchored;
@@ -147,13 +150,11 @@ AnchorUse Predictor::anchor_for(const std::string& network, std::int64_t batch, 
     anchored.processes_per_node = anchor.processes;
     const auto placement = place(anchored, rates_);
     const int co_running = placement ? placement->processes_per_package : anchor.processes;
-    // Compared in this order: batch, co-running processes, threads, SMT, processes per node.
-    const auto distance = std::make_tuple(anchor.batch != batch, std::abs(co_running - setting.co_running),
-                                          std::abs(anchor.threads - setting.threads), anchor.smt != setting.smt,
-                                          processes_per_node > 0 && anchor.processes != processes_per_node);
+    const AnchorDistance distance(anchor.batch != batch, std::abs(co_running - setting.co_running),
+                                  std::abs(anchor.threads - setting.threads), anchor.smt != setting.smt,
+                                  processes_per_node > 0 && anchor.processes != processes_per_node);
     if (use.used && distance >= best_distance) continue;
-    use = {true, distance == std::make_tuple(false, 0, 0, false, false), anchor, anchor.forward_ratio(),
-           anchor.backward_ratio()};
+    use = {true, distance == AnchorDistance{}, anchor, anchor.forward_ratio(), anchor.backward_ratio()};
     best_distance = distance;
   }
   if (!use.used) return use;

@@ -4,9 +4,10 @@
 // one VM), a setting of more co-running processes takes the one-thread anchor's correction (4x1 on
 // a 4-core node), settings of one process take the one-process anchor's (1x1, 1x4: co-running
 // micro-runs err their own way, model/predictor.cpp), and a carried band widens by the
-// disagreement between the anchors until it holds a step that falls off the cliff. On two packages, an anchor's processes are placed like a
-// configuration's, so only its own layout is "measured". A micro-run is carried to another
-// thread count only when the same kernel runs there (libtorch's dispatch, conv_native).
+// disagreement between the anchors until it holds a step that falls off the cliff. On two
+// packages, an anchor's processes are placed like a configuration's, so only its own layout is
+// "measured". A micro-run is carried to another thread count only when the same kernel runs
+// there (libtorch's dispatch, conv_native).
 #include <catch2/catch.hpp>
 
 #include <cmath>
