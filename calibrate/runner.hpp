@@ -116,10 +116,10 @@ enum class AnchorKinds { all, default_allocator, other_allocators };
 Expected<int> run_anchors(const PreparedCalibration& calibration, const std::function<void(const std::string&)>& progress,
                           AnchorKinds kinds = AnchorKinds::all);
 
-// The base anchor of each network and batch run again, each run a process of its own: once by
-// PyTorch from Python (train --runner python: torchvision's network, what users run; when the
-// Python has torch and torchvision and torchvision builds the network), then once more by the
-// C++ trainer, while each, estimated from the base anchor's steps, fits what is left of
+// The base anchor of each network and batch run again, each run a process of its own: once more
+// by the C++ trainer, then once by PyTorch from Python (train --runner python: torchvision's
+// network, what users run; when the Python has torch and torchvision and torchvision builds the
+// network), while each, estimated from the base anchor's steps, fits what is left of
 // `budget_seconds`. The fit pools the runs of a setting (model/anchors.hpp: the median of their
 // medians, their spread in the band). Why: a process's step time is bimodal under glibc's
 // defaults (resnet18 b8 at 1x2, same command, four processes: 0.45-0.47 s, one 0.61 s; the first

@@ -32,7 +32,9 @@ Expected<workloads::Network> trained_network(const records::Measurement& record)
 // Each network, batch and setting trained on one node among `records` of this calibration's
 // machine and backend, under the default allocator: every run of it pooled (its medians the
 // median over the runs, their spread Anchor::between_runs_log_sd), so that a measured figure rests
-// on more than one process's heap state once the setting was trained again. A network dnntune
+// on more than one process's heap state once the setting was trained again. A run by PyTorch
+// from Python joins the median only next to two or more runs of the C++ trainer (the one that
+// trains every other setting); it always joins the spread. A network dnntune
 // cannot load by the recorded name (a network file since moved) is left out.
 std::vector<Anchor> fit_anchors(const std::vector<records::Measurement>& records, const Calibration& calibration);
 

@@ -5,7 +5,8 @@
 // written before anchors (or before their optimizer) loads; a measured band holds how far glibc's
 // defaults move a run; repeated runs of a setting are pooled into one anchor whose band holds them,
 // and a setting trained once gets the spread the node's repeated settings showed; nine runs with
-// a slow process take their median, and keep the slow one's spread in the band.
+// a slow process take their median, and keep the slow one's spread in the band; a run by PyTorch
+// from Python joins the median only as the third of three, the spread always.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -36,9 +37,9 @@ using test::one_thread_at;
 namespace {
 
 // One run of `network` at `batch`, 1x1, as the trainer records it: its forward, backward and
-// iteration medians (0.4, 0.5 and 1 x `iteration` seconds).
+// iteration medians (0.4, 0.5 and 1 x `iteration` seconds); `command` names its runner.
 void add_anchor_run(std::vector<records::Measurement>& runs, const Calibration& calibration, const std::string& network,
-                    std::int64_t batch, double iteration) {
+                    std::int64_t batch, double iteration, const std::string& command = "dnntune train") {
   for (const auto& [pass, seconds] : {std::pair<const char*, double>{"forward", 0.4 * iteration},
                                       {"backward", 0.5 * iteration}, {"iteration", iteration}}) {
     records::Measurement record;
@@ -51,6 +52,7 @@ void add_anchor_run(std::vector<records::Measurement>& runs, const Calibration& 
     record.median_seconds = seconds;
     record.coefficient_of_variation = 0.01;
     record.repetitions = 3;
+    record.command = command;
     runs.push_back(record);
   }
 }
@@ -337,4 +339,35 @@ TEST_CASE("a setting trained nine times: the median drops its slow process, the 
     CHECK(prediction->images_per_second_low <= 8 / (factor * base));
     CHECK(prediction->images_per_second_high >= 8 / (factor * base));
   }
+}
+
+TEST_CASE("a Python run joins a setting's median only as the third of three runs, its spread always") {
+  const ResNet18AtBatch8 resnet18 = resnet18_at_batch_8();
+  const auto& [network, calibration, base] = resnet18;
+  const std::string python = "dnntune train --runner python --model resnet18";
+  // One C++ run and one 20% faster by PyTorch (resnet50 b16 at 1x2 on a 2-core VM: 3.59 and
+  // 2.87 s): the setting stays at its C++ step, as every setting trained once by the C++ trainer.
+  std::vector<records::Measurement> runs;
+  add_anchor_run(runs, calibration, network->name, 8, base);
+  add_anchor_run(runs, calibration, network->name, 8, 0.8 * base, python);
+  auto anchors = fit_anchors(runs, calibration);
+  REQUIRE(anchors.size() == 1);
+  CHECK(anchors[0].runs == 2);
+  CHECK(anchors[0].iteration_seconds == Approx(base));
+  CHECK(anchors[0].forward_seconds == Approx(0.4 * base));
+  CHECK(anchors[0].between_runs_log_sd == Approx(sample_standard_deviation({0.0, std::log(0.8)})));
+  // A second C++ run in glibc's slow mode: the Python run is the third, and the median drops it.
+  add_anchor_run(runs, calibration, network->name, 8, 1.6 * base);
+  anchors = fit_anchors(runs, calibration);
+  REQUIRE(anchors.size() == 1);
+  CHECK(anchors[0].runs == 3);
+  CHECK(anchors[0].iteration_seconds == Approx(base));
+  CHECK(anchors[0].between_runs_log_sd ==
+        Approx(sample_standard_deviation({0.0, std::log(0.8), std::log(1.6)})));
+  // Runs by PyTorch alone (no C++ run to compare with) still make an anchor.
+  std::vector<records::Measurement> python_only;
+  add_anchor_run(python_only, calibration, network->name, 8, 0.8 * base, python);
+  anchors = fit_anchors(python_only, calibration);
+  REQUIRE(anchors.size() == 1);
+  CHECK(anchors[0].iteration_seconds == Approx(0.8 * base));
 }
