@@ -44,7 +44,7 @@ std::string joined(const std::vector<std::string>& words) {
 // steps stopped where `time_limit_seconds` (> 0) ends (train --time-limit).
 Expected<void> train_anchor(const PreparedCalibration& calibration, std::size_t index, std::int64_t batch,
                             const Setting& setting, const std::string& allocator, double time_limit_seconds = 0,
-                            const std::string& runner = "dnntune") {
+                            const std::string& runner = records::kCppTrainer) {
   train::AnchorRequest request;
   request.executable = calibration.request.executable;
   // A network file by its absolute path: the fit finds the network again from the record's command.
@@ -214,7 +214,7 @@ Expected<int> run_repeated_base_anchors(const PreparedCalibration& calibration,
   // Python once. The C++ run first: it trains every other setting, so when only one more run fits
   // it is the one that keeps the base setting comparable with them (model/anchors.hpp pools a
   // Python run only as the third of three).
-  const std::vector<std::pair<std::string, int>> wanted_runs = {{"dnntune", 2}, {"python", 1}};
+  const std::vector<std::pair<std::string, int>> wanted_runs = {{records::kCppTrainer, 2}, {records::kPythonTrainer, 1}};
   double spent = 0;
   int trained = 0;
   const auto& networks = calibration.plan_request.networks;
@@ -232,21 +232,21 @@ Expected<int> run_repeated_base_anchors(const PreparedCalibration& calibration,
         const auto recorded_runs = std::count_if(runs.begin(), runs.end(), [&](const records::Measurement* record) {
           return records::training_runner(*record) == runner;
         });
-        const std::string by = runner == "python" ? " by PyTorch from Python (torchvision), as users train"
+        const std::string by = runner == records::kPythonTrainer ? " by PyTorch from Python (torchvision), as users train"
                                                   : " again by the C++ trainer, in a process of its own";
         if (recorded_runs >= wanted) continue;
         // Its steps as long as the base anchor's, and a start (Python's: importing torch and
         // torchvision and building the model, 3-5 s here).
         const double estimate =
             base_run->median_seconds * (calibration.request.anchor_warmup + calibration.request.anchor_iterations) +
-            (runner == "python" ? 8 : 3);
+            (runner == records::kPythonTrainer ? 8 : 3);
         if (spent + estimate > budget_seconds) {
           say("anchor of " + label + by + " skipped: it would take about " +
               std::to_string(static_cast<long long>(estimate + 0.5)) + " s, past the " +
               std::to_string(static_cast<long long>(std::max(0.0, budget_seconds - spent))) + " s left for it");
           continue;
         }
-        if (runner == "python") {
+        if (runner == records::kPythonTrainer) {
           if (!python_runs) {
             python_runs = train::check_python_runner(network.name);
             if (!*python_runs) say("anchor of " + network.name + " by PyTorch from Python skipped: " +

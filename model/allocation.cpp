@@ -165,7 +165,7 @@ std::optional<AllocationModel> fit_allocation_from_records(const std::vector<rec
     if (record.kind == records::MeasurementKind::network && record.pass == "iteration" &&
         record.status == records::MeasurementStatus::ok && record.backend == backend &&
         record.machine_fingerprint == fingerprint && record.nodes == 1 && record.median_seconds > 0 &&
-        records::training_runner(record) == "dnntune")
+        records::trained_by_cpp_trainer(record))
       runs[{record.allocator, record.network, record.batch, record.threads, record.smt, record.processes}].push_back(index);
   }
   // The newest glibc-tuned run of a setting, and of every other allocator the run nearest to it in

@@ -49,7 +49,7 @@ std::vector<Anchor> fit_anchors(const std::vector<records::Measurement>& records
     // (3.59 s, Python 2.87 s) and was picked over 2x1, which both trainers ran 7-10% faster.
     std::vector<const Run*> pooled_runs;
     for (const Run* run : complete)
-      if (records::training_runner(*run->at("iteration")) == "dnntune") pooled_runs.push_back(run);
+      if (records::trained_by_cpp_trainer(*run->at("iteration"))) pooled_runs.push_back(run);
     if (pooled_runs.size() != 1) pooled_runs = complete;
     const auto& [name, batch, threads, smt, processes] = key;
     const auto network = trained_network(*complete.back()->at("iteration"));

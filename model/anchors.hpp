@@ -34,8 +34,8 @@ Expected<workloads::Network> trained_network(const records::Measurement& record)
 // median over the runs, their spread Anchor::between_runs_log_sd), so that a measured figure rests
 // on more than one process's heap state once the setting was trained again. A run by PyTorch
 // from Python joins the median only next to two or more runs of the C++ trainer (the one that
-// trains every other setting); it always joins the spread. A network dnntune
-// cannot load by the recorded name (a network file since moved) is left out.
+// trains every other setting); it always joins the spread. A network dnntune cannot load by the
+// recorded name (a network file since moved) is left out.
 std::vector<Anchor> fit_anchors(const std::vector<records::Measurement>& records, const Calibration& calibration);
 
 // The median of a figure over the anchors that have it (`figure` gives nullopt for one without):

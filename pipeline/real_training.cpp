@@ -73,7 +73,7 @@ std::optional<MeasuredTraining> RecordedTrainings::find(const std::string& netwo
         record->nodes != 1 || record->processes != configuration.processes_per_node ||
         record->threads != configuration.threads_per_process || record->smt != configuration.smt ||
         record->batch != configuration.batch_per_process || record->repetitions != options.iterations ||
-        records::training_runner(*record) != "dnntune" ||  // trained from Python, not as validate trains
+        !records::trained_by_cpp_trainer(*record) ||  // trained from Python, not as validate trains
         records::command_option(*record, "--warmup") != std::to_string(options.warmup) ||
         // train leaves the bucket size out of its command when it is its default
         (recorded_bucket.empty() ? bucket != number_argument(train::TrainOptions{}.bucket_megabytes)

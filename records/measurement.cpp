@@ -41,8 +41,10 @@ std::string command_option(const Measurement& measurement, const std::string& op
 
 std::string training_runner(const Measurement& measurement) {
   const std::string runner = command_option(measurement, "--runner");
-  return runner.empty() ? "dnntune" : runner;
+  return runner.empty() ? kCppTrainer : runner;
 }
+
+bool trained_by_cpp_trainer(const Measurement& measurement) { return training_runner(measurement) == kCppTrainer; }
 
 std::string to_string(MeasurementKind kind) { return enum_word(kind, kind_words); }
 std::string to_string(MeasurementStatus status) { return enum_word(status, status_words); }

@@ -84,10 +84,16 @@ bool is_module_name(const std::string& name);
 // there (numbers, names, --model's built-in name or a path without spaces).
 std::string command_option(const Measurement& measurement, const std::string& option);
 
-// Who trained a kind network record: "python" (`dnntune train --runner python`, PyTorch from
-// Python) or "dnntune" (the C++ trainer; also every record from before the runner existed). Read
-// from its reproducing command, the one place a record says so.
+// The words `dnntune train --runner` takes, as a network record's reproducing command carries
+// them: the C++ trainer (the zoo's network as a libtorch module; also every record from before
+// the runner existed) and PyTorch from Python (torchvision's network, as users train).
+inline constexpr const char* kCppTrainer = "dnntune";
+inline constexpr const char* kPythonTrainer = "python";
+
+// Who trained a kind network record, kCppTrainer or kPythonTrainer. Read from its reproducing
+// command, the one place a record says so.
 std::string training_runner(const Measurement& measurement);
+bool trained_by_cpp_trainer(const Measurement& measurement);
 
 std::string to_string(MeasurementKind kind);
 std::string to_string(MeasurementStatus status);

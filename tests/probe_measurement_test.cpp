@@ -64,10 +64,13 @@ TEST_CASE("a training record says who trained it through its command") {
   record.kind = records::MeasurementKind::network;
   record.command = "dnntune train --model resnet18 --batch 8 --threads 2";
   CHECK(records::training_runner(record) == "dnntune");  // before --runner existed, and its default
+  CHECK(records::trained_by_cpp_trainer(record));
   record.command = "dnntune train --model resnet18 --batch 8 --threads 2 --runner python --json";
   CHECK(records::training_runner(record) == "python");
+  CHECK_FALSE(records::trained_by_cpp_trainer(record));
   record.command = "dnntune train --model resnet18 --runner";  // cut short: the default, not an empty name
   CHECK(records::training_runner(record) == "dnntune");
+  CHECK(records::trained_by_cpp_trainer(record));
 }
 
 TEST_CASE("appended records survive an interrupted write") {

@@ -36,7 +36,7 @@ Expected<void> run_anchor(const AnchorRequest& request) {
                            "--json", "--output", "/dev/null"});
   // Each layer's time inside the step: the fit's context correction (model/context_correction.hpp)
   // and `calibrate --report --modules`; the zoo's layers are the C++ trainer's alone.
-  if (request.runner == "dnntune") argv.push_back("--module-times");
+  if (request.runner == records::kCppTrainer) argv.push_back("--module-times");
   else argv.insert(argv.end(), {"--runner", request.runner});
   if (request.time_limit_seconds > 0)
     argv.insert(argv.end(), {"--time-limit", format_fixed(std::ceil(request.time_limit_seconds), 0)});

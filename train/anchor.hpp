@@ -32,9 +32,10 @@ struct AnchorRequest {
   double time_limit_seconds = 0;  // > 0: fewer timed steps when they would end past it (train --time-limit)
   std::string directory;        // the measurement directory: records go to DIR/network.jsonl
   std::string allocator = "default";  // every rank trains under it (probe/allocators.hpp)
-  // Who trains (TrainOptions::runner): "python" measures the step users run, without layer times;
-  // the fit pools its runs with the C++ trainer's at the same setting (model/anchors.hpp).
-  std::string runner = "dnntune";
+  // Who trains (TrainOptions::runner): records::kPythonTrainer measures the step users run, without
+  // layer times; the fit pools such a run with the C++ trainer's at the same setting only as the
+  // third of three, and counts it in the band's spread always (model/anchors.hpp).
+  std::string runner = records::kCppTrainer;
 };
 
 // The runs recorded in DIR/network.jsonl so far (none when there is no file yet); a last line an

@@ -16,6 +16,7 @@
 
 #include "common/expected.hpp"
 #include "probe/timing.hpp"
+#include "records/measurement.hpp"
 
 namespace dnntune::train {
 
@@ -45,10 +46,10 @@ struct TrainOptions {
   // dispatch cliff) then costs its warm-up and one step instead of all of them. Not with
   // parameter servers (they serve a fixed number of steps).
   double time_limit_seconds = 0;
-  // Who trains: "dnntune", the C++ trainer (the zoo's network as a libtorch module), or "python",
-  // torchvision's network trained by PyTorch from Python, as users train (train/python_runner.hpp;
-  // the CPU, all-reduce or one process, no --module-times).
-  std::string runner = "dnntune";
+  // Who trains: records::kCppTrainer, the C++ trainer (the zoo's network as a libtorch module), or
+  // records::kPythonTrainer, torchvision's network trained by PyTorch from Python, as users train
+  // (train/python_runner.hpp; the CPU, all-reduce or one process, no --module-times).
+  std::string runner = records::kCppTrainer;
 };
 
 // The report's (and the records' descriptor) name of how a job of `ranks` ranks, `servers` of
