@@ -214,7 +214,8 @@ Expected<int> run_repeated_base_anchors(const PreparedCalibration& calibration,
   // Python once. The C++ run first: it trains every other setting, so when only one more run fits
   // it is the one that keeps the base setting comparable with them (model/anchors.hpp pools a
   // Python run only as the third of three).
-  const std::vector<std::pair<std::string, int>> wanted_runs = {{records::kCppTrainer, 2}, {records::kPythonTrainer, 1}};
+  const std::vector<std::pair<std::string, int>> wanted_runs = {{records::kCppTrainer, 2},
+                                                                {records::kPythonTrainer, 1}};
   double spent = 0;
   int trained = 0;
   const auto& networks = calibration.plan_request.networks;
@@ -232,8 +233,9 @@ Expected<int> run_repeated_base_anchors(const PreparedCalibration& calibration,
         const auto recorded_runs = std::count_if(runs.begin(), runs.end(), [&](const records::Measurement* record) {
           return records::training_runner(*record) == runner;
         });
-        const std::string by = runner == records::kPythonTrainer ? " by PyTorch from Python (torchvision), as users train"
-                                                  : " again by the C++ trainer, in a process of its own";
+        const std::string by = runner == records::kPythonTrainer
+                                   ? " by PyTorch from Python (torchvision), as users train"
+                                   : " again by the C++ trainer, in a process of its own";
         if (recorded_runs >= wanted) continue;
         // Its steps as long as the base anchor's, and a start (Python's: importing torch and
         // torchvision and building the model, 3-5 s here).

@@ -72,7 +72,8 @@ void launch_job(const TrainCommandOptions& options) {
   ok_or_fail(train::check_train_options(options.train));
   const auto network = value_or_fail(workloads::load_network(options.train.model));  // refuse a bad model before starting ranks
   if (options.allocator != "default") value_or_fail(probe::allocator_variant(options.allocator));  // and a bad allocator
-  if (options.train.runner == records::kPythonTrainer) ok_or_fail(train::check_python_runner(network.name));  // and no torchvision
+  if (options.train.runner == records::kPythonTrainer)
+    ok_or_fail(train::check_python_runner(network.name));  // and no torchvision
   const records::MachineProfile machine = value_or_fail(probe::describe_this_machine());
   const int threads = options.train.threads > 0
                           ? options.train.threads

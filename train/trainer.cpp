@@ -386,7 +386,8 @@ Expected<void> check_train_options(const TrainOptions& options) {
     return bad_input("--module-times times the CPU's synchronous ops: it needs --device cpu");
   if (options.runner != records::kCppTrainer && options.runner != records::kPythonTrainer)
     return bad_input("--runner must be dnntune or python, not '" + options.runner + "'");
-  if (options.runner == records::kPythonTrainer && (options.module_times || options.parameter_servers > 0 || options.device == "cuda"))
+  if (options.runner == records::kPythonTrainer &&
+      (options.module_times || options.parameter_servers > 0 || options.device == "cuda"))
     return bad_input("--runner python trains torchvision's network on the CPU with all-reduce: --module-times, "
                      "--ps-servers and --device cuda go with --runner dnntune");
   if (options.module_times && options.warmup < 1)
@@ -516,7 +517,8 @@ Expected<TrainingOutcome> train(const TrainOptions& options) {
   if (auto problem = first_problem(setting.problem)) return std::move(*problem);
   at::set_num_threads(setting.threads);
   at::set_num_interop_threads(1);
-  if (options.runner == records::kPythonTrainer) return train_in_python(options, *workload, session.get(), setting, first_problem);
+  if (options.runner == records::kPythonTrainer)
+    return train_in_python(options, *workload, session.get(), setting, first_problem);
 
   const bool use_cuda = options.device == "cuda" || (options.device == "auto" && torch::cuda::is_available());
   const torch::Device device =
