@@ -5,6 +5,9 @@
 # overrides either folder).
 # Sourced by ./dnntune and ./run-tests. All of its chatter goes to stderr, so that
 # `./dnntune recommend --format slurm > job.sbatch` captures only the command's own output.
+# The caller names what to build in `dnntune_targets` before sourcing: ./dnntune builds only the
+# command (a new user's first answer should not wait for the test executables), ./run-tests
+# builds everything (the default).
 set -euo pipefail
 
 dnntune_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -39,7 +42,9 @@ dnntune_build() {
         cmake -S "$dnntune_root" -B "$dnntune_build" -DCMAKE_BUILD_TYPE=Release \
             -DDNNTUNE_SANITIZE="$([[ "$dnntune_sanitize" == 1 ]] && echo ON || echo OFF)" >&2
     fi
-    cmake --build "$dnntune_build" --parallel "$(nproc)" >&2 \
+    local targets=()
+    for target in ${dnntune_targets:-all}; do targets+=(--target "$target"); done
+    cmake --build "$dnntune_build" --parallel "$(nproc)" "${targets[@]}" >&2 \
         || { echo "dnntune setup: build failed (see above)" >&2; return 1; }
 }
 
