@@ -170,7 +170,7 @@ Expected<int> run_anchors(const PreparedCalibration& calibration, const std::fun
           progress("anchor: training " + label + " for real (" + to_string(base) + ")" +
                    (allocator == "default" ? "" : " under the " + allocator + " allocator"));
         const auto started = std::chrono::steady_clock::now();
-        // Another allocator can be far slower than the default (jemalloc: 3-4x on these VMs):
+        // Another allocator can be several times slower than the default (docs/results.md):
         // its timed steps stop at the end of the allocator budget.
         const double limit = allocator == "default" ? 0 : std::max(1.0, allocator_budget - allocator_seconds_spent);
         if (auto run = train_anchor(calibration, index, batch, base, allocator, limit); !run) return run.error();
@@ -238,7 +238,7 @@ Expected<int> run_repeated_base_anchors(const PreparedCalibration& calibration,
                                    : " again by the C++ trainer, in a process of its own";
         if (recorded_runs >= wanted) continue;
         // Its steps as long as the base anchor's, and a start (Python's: importing torch and
-        // torchvision and building the model, 3-5 s here).
+        // torchvision and building the model, seconds).
         const double estimate =
             base_run->median_seconds * (calibration.request.anchor_warmup + calibration.request.anchor_iterations) +
             (runner == records::kPythonTrainer ? 8 : 3);

@@ -38,8 +38,8 @@ std::string what(const PlannedMeasurement& measurement) {
 
 // Measured / estimated seconds, per backend and setting (a single thread can take another
 // kernel than several), falling back to the backend's, to correct the estimates of the rest.
-// Measurements on another kernel than the base setting's (a dispatch cliff, 100x slower than
-// estimated) correct only each other.
+// Measurements on another kernel than the base setting's (a dispatch cliff, orders of magnitude
+// slower than estimated) correct only each other.
 class EstimateCorrection {
  public:
   void add(const PlannedMeasurement& measurement, double actual) {

@@ -60,8 +60,8 @@ std::int64_t operand_bytes(const PassOperands& operands);
 // the forward kept for backward were last touched a whole network ago, and outputs are written
 // into memory some other layer used last.
 //
-// Why: rotating every operand timed two-thread passes at batch 8 12-15% slower than they run
-// in training, keeping every operand warm 1-15% faster; training lies between the two.
+// Why: rotating every operand times passes slower than they run in training, keeping every
+// operand warm faster; training lies between the two (docs/results.md, "Micro-runs").
 bool operand_just_written(const std::string& name, workloads::Pass pass);
 
 // How many independent operand sets a micro-run rotates through so that no repetition finds

@@ -104,7 +104,7 @@ std::size_t setting_index(const std::vector<Setting>& settings, const Setting& s
 // Whether the framework runs `spec` on another kernel at settings[index] than at the base
 // setting, and that setting is the first with its thread count and SMT (one process): there a
 // dispatch cliff lives that no measurement at the base setting shows (libtorch's own 1x1
-// convolution at one thread ran 100x slower than oneDNN's at two), so the extremes of the class
+// convolution at one thread runs orders of magnitude slower than oneDNN's at two), so the extremes of the class
 // are measured there as early as at the base setting. Other co-running counts take it from there.
 bool changes_kernel(const LayerSpec& spec, const std::string& backend, std::int64_t batch,
                     const std::vector<Setting>& settings, std::size_t index) {

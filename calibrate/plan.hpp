@@ -13,7 +13,7 @@
 //      layer at least once; should even that not fit, layers are taken class by class in the
 //      spread order below. With the base setting's class extremes come the extremes at the first
 //      setting of a thread count where the framework runs the layer on another kernel (a
-//      dispatch cliff: libtorch's own 1x1 convolution at one thread, 100x slower than oneDNN's);
+//      dispatch cliff: libtorch's own 1x1 convolution at one thread, far slower than oneDNN's);
 //   2. the other settings for the two extremes of each layer class (its largest and smallest
 //      layer), so every class has a thread-scaling, SMT and contention curve at two sizes;
 //   3. the whole-network runs;

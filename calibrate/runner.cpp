@@ -27,7 +27,7 @@ namespace dnntune::calibrate {
 namespace {
 
 // The last-level cache the cold operand sets must span (twice over), capped so that a reported
-// cache a VM made up (2 x 508 MB) cannot make every worker allocate gigabytes: the sets of all
+// cache a hypervisor made up (hundreds of MB) cannot make every worker allocate gigabytes: the sets of all
 // co-running workers stay within a quarter of the spare memory, and each worker's within about
 // 512 MiB (on a real node with more L3 than 256 MiB, operands then stay partly warm).
 std::int64_t last_level_cache_bytes(const records::MachineProfile& profile, int workers) {
@@ -233,7 +233,7 @@ Expected<PreparedCalibration> prepare_calibration(const CalibrationRequest& requ
   warn_if_busy(progress);
   auto machine = machine_for(request.directory, !request.dry_run, progress);
   if (!machine) return machine.error();
-  // The probe (minutes on a busy VM) never eats the measurements' budget: it starts now.
+  // The probe (slow on a busy machine) never eats the measurements' budget: it starts now.
   calibration.started_at = probe::now_seconds();
   calibration.machine = std::move(*machine);
   calibration.fingerprint = records::fingerprint(calibration.machine);

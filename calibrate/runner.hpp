@@ -122,8 +122,8 @@ Expected<int> run_anchors(const PreparedCalibration& calibration, const std::fun
 // network), while each, estimated from the base anchor's steps, fits what is left of
 // `budget_seconds`. The fit pools the runs of a setting (model/anchors.hpp: the median of their
 // medians, their spread in the band). Why: a process's step time is bimodal under glibc's
-// defaults (resnet18 b8 at 1x2, same command, four processes: 0.45-0.47 s, one 0.61 s; the first
-// run's base anchor 0.62 and 0.71 s), and the two trainers differed by 0.61-1.20x on these VMs.
+// defaults, so one run may be a slow process, and the two trainers' steps differ by network
+// (docs/results.md, "Anchors").
 // Resumable: runs recorded already count. Returns how many it trained; fails when a job fails.
 Expected<int> run_repeated_base_anchors(const PreparedCalibration& calibration,
                                        const std::function<void(const std::string&)>& progress,

@@ -121,10 +121,10 @@ json check_results(LayerBackend& backend) {
 // threshold to the size of each mmapped block freed, up to 32 MiB on 64-bit
 // (DEFAULT_MMAP_THRESHOLD_MAX), the trim threshold to twice that. A training loop frees its
 // activations every step, so after one step it serves blocks up to 32 MiB from its heap; a
-// micro-run of a few repetitions never gets there. Measured on a 2-vCPU VM, conv1 of ResNet-18
-// at batch 8 (26 MB output): 12,500 page faults a call with fresh mmaps, none from the heap. The
-// end state is set at once; what training still faults (the heap top trimmed past 64 MiB free,
-// 19-35 thousand faults a ResNet-18 step at batch 8; blocks above 32 MiB) is the network's, seen
+// micro-run of a few repetitions never gets there, and would time page faults a trained loop
+// does not pay (a large layer's output faults in every call from fresh mmaps, never from the
+// heap; docs/results.md). The end state is set at once; what training still faults (the heap
+// top trimmed past 64 MiB free; blocks above 32 MiB) is the network's, seen
 // by the anchor (train/anchor.hpp), not by a layer.
 void settle_malloc_as_training_does() {
   // Under an allocator chosen for the calibration (`calibrate --allocator`) the micro-runs time

@@ -29,8 +29,8 @@ bool valid_allocator_name(const std::string& name) {
 
 AllocatorFit allocator_prior(const std::string& name) {
   // glibc keeping all freed memory maps nothing fresh after the first step; of the others
-  // nothing is known before measuring (on this project's VMs jemalloc was the slowest and glibc's
-  // defaults half as fast as glibc-tuned), so the prior spans never to always.
+  // nothing is known before measuring (each can be the slowest on some machine: see
+  // docs/results.md, "The allocator"), so the prior spans never to always.
   if (name == reference_allocator) return {name, 0, 0, 0, 0};
   return {name, 0.5, 0, 1, 0};
 }
@@ -169,10 +169,10 @@ std::optional<AllocationModel> fit_allocation_from_records(const std::vector<rec
       runs[{record.allocator, record.network, record.batch, record.threads, record.smt, record.processes}].push_back(index);
   }
   // The newest glibc-tuned run of a setting, and of every other allocator the run nearest to it in
-  // file order: the pair was trained back to back, and a 2-core VM drifts over a minute (resnet18
-  // b8 1x2 ran 0.57-0.94 s within 90 s of one first run). The newest default run instead was the
-  // last of a close call trained a minute after the pair, and read as glibc's defaults faulting in
-  // 2.3x the fresh bytes: a band of x2.1 on every prediction of that network.
+  // file order: the pair was trained back to back, and a small VM drifts over a minute. The newest
+  // default run instead can be the last of a close call trained a minute after the pair, and its
+  // drift would be read as glibc's defaults faulting in far more than the fresh bytes, widening
+  // every prediction of that network (figures: docs/results.md, "Anchors").
   std::map<Key, const records::Measurement*> paired;
   for (const auto& [key, indices] : runs) {
     auto reference_key = key;

@@ -42,11 +42,11 @@ std::vector<Anchor> fit_anchors(const std::vector<records::Measurement>& records
       if (run.count("forward") && run.count("backward") && run.count("iteration")) complete.push_back(&run);
     if (complete.empty()) continue;
     // The runs its figures are the median of. Every other setting is trained by the C++ trainer
-    // alone, so a run by PyTorch from Python (train --runner python: 0.8-1.25x the C++ trainer's
-    // step on these VMs, by network) is pooled only as the third of three, where it drops a C++
+    // alone, so a run by PyTorch from Python (train --runner python, whose step differs from the
+    // C++ trainer's by network) is pooled only as the third of three, where it drops a C++
     // process in glibc's slow mode and cannot shift the setting against the others. Next to one
-    // C++ run it made the median their mean: resnet50 b16's 1x2 read 10% faster than its C++ step
-    // (3.59 s, Python 2.87 s) and was picked over 2x1, which both trainers ran 7-10% faster.
+    // C++ run it would make the median the two trainers' mean and tilt this setting against the
+    // settings the C++ trainer alone measured (figures: docs/results.md, "Anchors").
     std::vector<const Run*> pooled_runs;
     for (const Run* run : complete)
       if (records::trained_by_cpp_trainer(*run->at("iteration"))) pooled_runs.push_back(run);
@@ -86,10 +86,9 @@ std::vector<Anchor> fit_anchors(const std::vector<records::Measurement>& records
     anchor.iteration_coefficient_of_variation =
         median(pooled("iteration", &records::Measurement::coefficient_of_variation));
     anchor.runs = static_cast<int>(complete.size());
-    // Not a robust spread: one process in nine ran resnet18 b8 at 1x2 1.8x slower (a process's
-    // step time is bimodal under glibc's defaults), and the next run may be such a process. With
-    // 1.4826 x MAD from five runs on (and those settings' bands without the node's spread), 6 of 18
-    // runs of a benchmark on a 2-core VM fell outside their bands, against 3 of 18 as it is.
+    // Not a robust spread: a process's step time is bimodal under glibc's defaults, an occasional
+    // process runs far slower, and the next run may be such a process; 1.4826 x MAD would leave it
+    // out of the band the next run must fall in (docs/results.md, "Anchors").
     anchor.between_runs_log_sd = sample_standard_deviation(log_iterations);
     anchor.layers_forward_seconds = predicted->terms.forward;
     anchor.layers_backward_seconds = predicted->terms.backward_data + predicted->terms.backward_weights;

@@ -17,12 +17,10 @@ namespace dnntune::model {
 
 // How far the median of one short training run moves from another run of the same network and
 // setting on the same node (log sd), at least: glibc's default malloc faults in a different
-// share of each run's buffers, and a VM's neighbours come and go. Measured on this project's
-// 2-core VMs (benchmarks/accuracy_figures.sh, three runs each of four settings: resnet18 b8 1x2
-// and 2x1, resnet50 b16 1x2 and 2x1): 1.0-4.1%, 2.3% pooled; resnet50 b16 1x2 over nine runs of
-// one session 4.5%, with steps spread 7% within its anchor. Bands of a measured prediction
-// without it were 1-4% wide and missed 4 of 12 runs. A quieter node gets a wider band than it
-// needs, never a narrower one.
+// share of each run's buffers, and a VM's neighbours come and go. The floor is the pooled
+// run-to-run spread benchmarks/accuracy_figures.sh measured (docs/results.md, "Anchors"): bands
+// of a measured prediction without it were too narrow to hold the next run. A quieter node gets
+// a wider band than it needs, never a narrower one.
 constexpr double run_to_run_log_sd = 0.025;
 
 // The network a run trained: the --model of its reproducing command (a network file's path; a
@@ -54,9 +52,8 @@ AnchorMedian median_over_anchors(const std::vector<Anchor>& anchors, const std::
 // network's; 0 when no setting was. A first run trains its base setting three times (two
 // trainers, each run a process of its own) and each separating setting once: one run cannot show
 // this spread, yet the next process of that setting moves as much (a process's step time is
-// bimodal under glibc's defaults). Without it, on a 2-core VM, resnet18 b16's one-run anchors at
-// 1x1 and 2x1 had bands of +-7% and +-12% and missed the benchmark's runs by 13-15%, while the
-// three runs of its base setting spread 11% (log sd).
+// bimodal under glibc's defaults). Without it, one-run anchors get bands narrower than the
+// spread of the base setting's runs, and the next runs fall outside them (docs/results.md).
 double between_processes_log_sd(const std::vector<Anchor>& anchors, const std::string& network);
 
 }  // namespace dnntune::model

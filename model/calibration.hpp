@@ -96,8 +96,8 @@ struct Anchor {
   double layers_forward_seconds = 0, layers_backward_seconds = 0;  // the layers' sums, uncorrected
   // The step after its backward: the measured optimizer pass (0: not recorded, in calibrations
   // written before anchors kept it) against the model's streaming terms there (gradient sums and
-  // optimizer, uncorrected). The model's add-class rate can be far off for them: resnet152 b32 on
-  // a 2-core VM modelled 5.4 s where the step's optimizer took 0.07 s, a measured prediction 25% slow.
+  // optimizer, uncorrected). The model's add-class rate, fitted from a short first run, can be far
+  // off for them, and a measured prediction would then miss its own anchor (docs/results.md).
   double optimizer_seconds = 0, streaming_seconds = 0;
   // The runs of this setting behind it (each a process's own heap and neighbours): the measured
   // figures are the median over them, and their iteration medians spread this much (log sd; 0 for

@@ -90,10 +90,10 @@ Expected<LinkModel> fit_allreduce_link(const std::vector<records::Measurement>& 
                      (inter_node ? "across nodes" : "within a node") + " to fit latency and bandwidth");
   // T = alpha * 2(p-1) + (1/beta) * 2(p-1)/p * bytes, weighted by 1/T so that small and large
   // messages count alike (relative error). Gradients move in buckets of megabytes, and there the
-  // link is not what small messages see: the bandwidth is lower than in cache (measured here:
-  // 12 GB/s at 4 MiB, 2.4 GB/s from 64 MiB), and each ring step of a large message pays more than
-  // a small message's latency (over the emulated cluster's TCP links, 7-16 ms per step at 100 Mb/s
-  // against 0.1 ms for 1 kB: the transfer's ramp-up and handshake after each step's wait). So
+  // link is not what small messages see: the bandwidth is lower than in cache, and each ring
+  // step of a large message pays more than a small message's latency (over TCP, milliseconds
+  // against a fraction of one: the transfer's ramp-up and handshake after each step's wait;
+  // docs/results.md, "The emulated cluster"). So
   // with two or more messages of gradient size (>= 1 MiB) the bandwidth comes from them, and
   // across nodes the latency too (within a node, shared memory has no such handshake and the
   // large messages' intercept is cache effects: its latency comes from all sizes, as it does

@@ -64,13 +64,10 @@ std::vector<ContextRatio> fit_context_ratios(const std::vector<records::Measurem
           &record;
 
   // Per pass and threads per process: each run's in-network and isolated seconds summed over
-  // all its layers. One ratio for all layer classes, not one per class: per class, the ratios of
-  // the other networks carried to a network never trained here came out worse than none
-  // (leave-one-network-out over resnet18, resnet50 and inception_v3 at batch 8 and 16, 1 and 2
-  // threads: 19 of 24 passes within 10% of the step; resnet50's many 1x1 convolutions took the
-  // 1.6x of the few in resnet18 and inception_v3, and its backward came out at 1.47x) while one
-  // time-weighted ratio per pass put 22 of 24 within 10%: what the step adds to its layers at
-  // two threads (10-16%) is common to them, what differs per class is noise of a few modules.
+  // all its layers. One ratio for all layer classes, not one per class: what the step adds to
+  // its layers at a thread count is common to the layers, what differs per class is noise of a
+  // few modules, and a class ratio learnt from a few modules in other networks misleads a
+  // network made of many of them (leave-one-network-out: docs/results.md, "The sum of the layers").
   using PassThreads = std::pair<std::string, int>;
   std::map<PassThreads, std::vector<double>> log_ratios;
   std::map<PassThreads, int> module_counts;

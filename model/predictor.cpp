@@ -50,8 +50,8 @@ namespace {
 // The measurement nearest to `setting` among those of the same kernel (`same_kernel`): same
 // threads and SMT first, then the fewest threads away, then the closest co-running count. A
 // measurement of another kernel says nothing of this one: libtorch's own 1x1 convolution at one
-// thread ran 100x slower than oneDNN's at two (conv_native), and carried by the model's thread
-// ratio the two-thread figure hid that cliff (resnet50 b8 2x1 predicted 0.71 images/s, 0.48 real).
+// thread (conv_native) is far slower than oneDNN's at two, and carried by the model's thread
+// ratio the two-thread figure would hide that cliff (docs/results.md, "Layer classes").
 template <typename SameKernel>
 const MeasuredLayer* nearest_measurement(const std::vector<MeasuredLayer>& measurements,
                                          const ExecutionSetting& setting, const SameKernel& same_kernel) {
@@ -129,9 +129,9 @@ Expected<Predictor> Predictor::from_spec(const records::MachineProfile& machine,
 // the setting a correction is carried to is the one the anchor really ran. Exact also needs the
 // same processes per node when the caller knows them (two layouts can share an execution setting).
 // Co-running processes weigh most, then threads: an anchor's correction mostly fixes the
-// micro-runs its setting is modelled from, and co-running micro-runs err their own way. Measured
-// over 12 first runs on a 2-core VM, 1x1 carried from 2x1 missed its real step by 3-88% (mean
-// 21%: 2x1's layer sums were 0.95-1.9x its step), from 1x2 by 1-19% (mean 7%). A dispatch cliff
+// micro-runs its setting is modelled from, and co-running micro-runs err their own way: a
+// one-process setting carried from a co-running anchor misses by far more than carried from a
+// one-process one (docs/results.md, "Anchors"). A dispatch cliff
 // at one thread shows in the one-thread micro-runs themselves (model/layer_class.hpp), and where
 // the anchors disagree the carried band widens by it; 4x1 still takes 2x1's correction, not 1x2's.
 AnchorUse Predictor::anchor_for(const std::string& network, std::int64_t batch, const ExecutionSetting& setting,
@@ -176,12 +176,12 @@ AnchorUse Predictor::anchor_for(const std::string& network, std::int64_t batch, 
 }
 
 // glibc's defaults fault in anew a share of each step's buffers that moves from run to run, not
-// from step to step: resnet50 b8 1x2 on one VM ran 1.18-1.87 s a step over five runs, each run's
-// steps close together, and 1.22 s with glibc keeping its memory. A new run may land anywhere
+// from step to step: a run's steps stay close together while runs differ by up to the gap to
+// glibc keeping its memory (docs/results.md, "Anchors"). A new run may land anywhere
 // across the allocation term's gap between the two (model/allocation.hpp), fitted from the
 // glibc-tuned anchor; taken as uniform over that gap, its log sd is the gap's share of the step
 // over the root of 3. Not from the prior: half of every fresh byte at the probed fault cost
-// (12 us a page on one VM) made resnet152 b32's measured band 0.4-8.2 images/s.
+// would make a measured band span most of an order of magnitude where faults are costly.
 double Predictor::default_allocator_run_spread(const workloads::Network& network,
                                                const TrainingConfiguration& configuration,
                                                double iteration_seconds) const {
@@ -217,8 +217,8 @@ Predictor::ComputePart Predictor::compute_part(const workloads::Network& network
       // A network trained for real here takes its own anchor's whole-pass ratio (the nearest
       // setting's: it holds what no module timer sees, the glue between layers, and a cliff at
       // that thread count); a network never trained here takes the other networks' in-network
-      // ratio of the pass (model/context_correction.hpp). Measured: carried by layer-class ratios from a 2x1 anchor,
-      // inception_v3 b8 1x1 came out at 2.4x its real step.
+      // ratio of the pass (model/context_correction.hpp). Layer-class ratios carried from another
+      // setting's anchor miss the glue and the cliff by far (docs/results.md, "The sum of the layers").
       const ContextRatio* context =
           anchor.used ? nullptr : find_context_ratio(calibration_.context_ratios, pass, setting.threads);
       const double correction = context                                ? context->ratio
@@ -531,7 +531,7 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
     // The band is where a new run's median falls. A run's median moves between runs by about as
     // much as its steps spread (not that over the root of their count: what slows a step, the
     // share of buffers glibc faults in anew, the neighbours of a VM, holds for a whole run), and
-    // by at least the run-to-run spread measured on these VMs; the anchor's run and the new run
+    // by at least run_to_run_log_sd (model/anchors.hpp); the anchor's run and the new run
     // each do. The spread is the anchor's, at least the node's median over its anchors (a few
     // steps can agree by chance), at least what its runs spread when the setting was trained again,
     // at least what the node's processes spread where a setting was (one run shows none of it).

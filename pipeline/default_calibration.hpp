@@ -42,20 +42,19 @@ struct DefaultCalibrationRequest {
   std::string backend = "torch";
   double budget_seconds = 60;         // layer micro-runs of each new (network, batches); probe excluded
   double budget_cap_seconds = 100;    // the budget grows up to this when the network's grid needs it
-  // Anchors at the top candidates' settings (separating_anchors.hpp). 90 s: resnet50 at batch 8
-  // across 2x1 (a one-thread cliff here, 16 s a step) takes about 60 s, and the whole first run
-  // stays within 3 minutes.
+  // Anchors at the top candidates' settings (separating_anchors.hpp). 90 s: room for one
+  // one-thread cliff setting's warm-up and timed step on a small machine, while the whole first
+  // run stays within 3 minutes.
   double separating_anchor_budget_seconds = 90;
   // Close calls between measured settings trained again (run_close_call_anchor), last and with
-  // what is left of the first run: resnet18 on 2 cores, whose first run otherwise ends after
-  // 56-81 s, gets six to eight runs of each side in 60 s.
+  // what is left of the first run: 60 s gives a small network's close call several runs of each
+  // side (docs/results.md, "The first run").
   double close_call_budget_seconds = 60;
   // The whole first run (probe included) ends within this many seconds where it can: the
   // separating anchors get what is left of it when they start, at most their own budget, and
   // the trainer's time limit stops their timed steps there; the anchors under the other
-  // allocators get what is left after those. Measured: on a VM with a 10x one-thread cliff
-  // (resnet50 b8, 18 s steps at 2x1) the probe, micro-runs and allocator anchors took 127 s and
-  // the 2x1 anchor another 95 s. 0: no limit (budgets given explicitly).
+  // allocators get what is left after those, so that a one-thread cliff setting's anchor cannot
+  // push a first run far past 3 minutes (docs/results.md). 0: no limit (budgets given explicitly).
   double first_run_seconds = 170;
   Progress progress = nullptr;        // may be empty
 };

@@ -80,8 +80,8 @@ std::optional<Wanted> one_thread_probe(const tuner::Recommendation& recommendati
 
 // What a run at `candidate` should take: the steps of the recorded anchor its prediction was
 // corrected by, scaled by the model's ratio between the two settings, plus the start. Nothing
-// more: measured, resnet50 b8 at 2x1 (a one-thread cliff) took 52 s for its warm-up and one
-// timed step of 22.8 s; two steps more for set-up, as this once assumed, skipped it as 123 s.
+// more: a long-stepped setting's set-up is small against its steps, and counting extra steps
+// for it skipped anchors that fit (docs/results.md, "The first run").
 double estimated_run_seconds(const model::Predictor& predictor, const workloads::Network& network,
                              const model::Prediction& candidate, int steps) {
   double step_seconds = candidate.iteration_seconds;
@@ -185,8 +185,8 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
         continue;
       }
       // Trained when one timed step is expected to fit; the trainer's time limit then stops the
-      // timed steps where the budget ends. A slow setting (a one-thread cliff: 14-18 s steps, and
-      // the model, not having seen the cliff, may predict a fifth of that) then costs its warm-up
+      // timed steps where the budget ends. A slow setting (a one-thread cliff: steps of many
+      // seconds, which the model, not having seen the cliff, may predict far shorter) then costs its warm-up
       // and one timed step, not all: its steps are long enough to agree (max/min 1.00 over such
       // anchors); the median of three guards the short, noisy ones.
       const double start = start_seconds * configuration.processes_per_node;

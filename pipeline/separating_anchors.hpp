@@ -37,12 +37,13 @@ struct SeparatingAnchorRequest {
   // An anchor's timed steps stop once its steps have run this long (train --time-limit), so that a
   // slow setting costs its warm-up and one timed step (long steps agree: max/min 1.00 over such
   // anchors) and the rest of a first run goes to the allocator anchors; short steps still get all
-  // `iterations`. Measured: resnet50 b8 at 2x1 (a one-thread cliff, 20 s steps) given the whole
-  // budget's 80 s ran three timed steps, and the allocator anchors after it were all skipped.
+  // `iterations`. Without the cap a one-thread cliff setting given the whole budget runs all its
+  // timed steps, and the allocator anchors after it are skipped (docs/results.md, "The first run").
   double steps_limit_seconds = 45;
   std::size_t candidates = 3;         // the top-ranked settings considered per network
-  // A close call's sides are trained up to this many runs each (run_close_call_anchor): resnet18
-  // b8 on 2 cores after 9 and 7 runs still lay 3% apart within a 10% spread, as the VM drifted.
+  // A close call's sides are trained up to this many runs each (run_close_call_anchor): on a
+  // drifting machine two settings a few percent apart can stay within their runs' spread however
+  // many runs they get, so more runs stop paying.
   int close_call_runs = 7;
   std::function<void(const std::string&)> progress;  // a line per anchor trained or skipped; may be empty
 };
@@ -57,11 +58,10 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
 // side whose last run is older is trained once more (warm-up and `iterations` steps, C++ trainer,
 // default allocator; a side with close_call_runs runs is not trained again), so that called
 // again after a refit the two alternate and a VM's drift over
-// minutes falls on both (resnet18 b8 1x2 on a 2-core VM: 19.4, 24.0 and 26.1-26.8 images/s within
-// 100 minutes). Returns 1 when it trained, 0 when no close call is left or its next run would not
-// fit `request.budget_seconds`: the caller refits and calls again while its time allows. Measured
-// before it: resnet18's 1x2 and 2x1, one run of 2x1 against three of 1x2, were called the wrong
-// way round in two of six benchmark cases (4-7% apart), with "1 candidate within reach".
+// minutes falls on both. Returns 1 when it trained, 0 when no close call is left or its next run
+// would not fit `request.budget_seconds`: the caller refits and calls again while its time allows.
+// Why: the paired replicates cannot see an anchor's noise, so a close call decided by one run
+// against three can go the wrong way while the answer claims a clear pick (docs/results.md).
 Expected<int> run_close_call_anchor(const model::Calibration& calibration, const SeparatingAnchorRequest& request);
 
 }  // namespace dnntune::pipeline

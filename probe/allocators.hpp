@@ -1,9 +1,9 @@
 // probe/allocators.hpp — the memory allocators this machine can give a training process, and
 // what the first touch of a fresh page costs here: the two facts behind the allocator as a
-// tuning dimension. On this project's VMs a fresh 4 KiB page cost microseconds to fault in, so
+// tuning dimension. Where a fresh 4 KiB page costs microseconds to fault in (virtual machines),
 // an allocator that hands memory back to the kernel and maps it again every step (glibc's
-// defaults for blocks above its mmap threshold) made training up to 2x slower than one that
-// keeps it.
+// defaults for blocks above its mmap threshold) can make training much slower than one that
+// keeps it (docs/results.md, "The allocator").
 #pragma once
 
 #include <string>

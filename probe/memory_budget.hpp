@@ -1,6 +1,6 @@
 // probe/memory_budget.hpp — how much memory a probe or calibration buffer may take. Caches that a
-// hypervisor reports can be absurd (one VM reported 2 x 508 MB of L3: STREAM arrays sized at 4x
-// that came to 12 GB and the kernel's OOM killer ended the run), so every buffer sized from a
+// hypervisor reports can be absurd (hundreds of MB of L3: STREAM arrays sized at 4x that can
+// exceed the machine's memory, and the kernel's OOM killer ends the run), so every buffer sized from a
 // cache is also capped by what the machine can spare: MemAvailable and the cgroup's limit less
 // its usage, whichever is smaller.
 #pragma once

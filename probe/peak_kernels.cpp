@@ -240,7 +240,7 @@ Expected<void> measure_node_performance(records::MachineProfile& profile, const 
              performance.fma_vector_isa + " FMA loop, 1 thread"};
 
   // Arrays of 4x the last-level cache (all instances), so the triad streams memory — but the
-  // reported cache is only a hint (a VM reported 2 x 508 MB): the three arrays together take at
+  // reported cache is only a hint (a hypervisor may report hundreds of MB): the three arrays take at
   // most a quarter of the spare memory and 1.5 GiB, and at least 64 MiB each.
   std::uint64_t last_level_cache_bytes = 0;
   for (const records::CacheLevel& cache : profile.topology.caches)

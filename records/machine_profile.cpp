@@ -226,8 +226,8 @@ std::string fingerprint(const MachineProfile& profile) {
   // Only what identifies the hardware, serialised canonically, then FNV-1a 64.
   json identity = {{"kind", to_string(profile.kind)}, {"cpu_model", profile.cpu.model}};
   const Topology& topology = profile.topology;
-  // Memory size is left out: a virtual machine's reported memory changes while it runs (seen
-  // here: 8.7 then 20.4 GB), and it does not change what a kernel costs.
+  // Memory size is left out: a virtual machine's reported memory can change while it runs
+  // (docs/results.md), and it does not change what a kernel costs.
   identity["topology"] = {{"packages", topology.packages}, {"numa_nodes", topology.numa_nodes},
                           {"cores", topology.cores}, {"pus", topology.pus},
                           {"core_list", topology.core_list}, {"caches", topology.caches}};

@@ -225,7 +225,7 @@ TEST_CASE("train --allocator runs every variant installed here, and checks the p
 TEST_CASE("train counts the page faults of each pass: glibc's defaults fault its large blocks in every step") {
   // Batch 2048 makes the tiny network's activations 16 MiB each: glibc's defaults hand some of
   // them back to the kernel every step (trimming, fresh mmaps) and fault them in again; glibc-tuned
-  // keeps them (measured here: about 70,000 faults a step against 4,000). Counts, not timings.
+  // keeps them (tens of thousands of faults a step against a few thousand). Counts, not timings.
   double faults[2] = {0, 0};
   int index = 0;
   for (const std::string allocator : {"default", "glibc-tuned"}) {

@@ -190,7 +190,8 @@ TEST_CASE("training memory: what ResNet-152 at batch 32 was measured to hold, an
   const auto b16 = dnntune::workloads::network_cost(*network, 16);
   REQUIRE(b32);
   REQUIRE(b16);
-  // 7.2 GB peak resident measured (Debian's libtorch, `dnntune train`, 2 threads) on this project's VM.
+  // Bounds around the peak resident set `dnntune train` reached (Debian's libtorch, 2 threads;
+  // docs/results.md, "The first run").
   CHECK(b32->training_memory_bytes() > 6.5e9);
   CHECK(b32->training_memory_bytes() < 8.0e9);
   CHECK(b32->training_memory_bytes() > 1.7 * b16->training_memory_bytes());

@@ -8,8 +8,8 @@
 // the backward of the first hook's layer (backward-data and backward-weights together, and the
 // in-place ops folded into it). What no hook covers (the engine's start, before the loss's hook)
 // and the forward's time outside the layers' ops is the step's "untimed glue".
-// The hooks can slow the step they time (13-17% for resnet50 b16 on one VM: under glibc's
-// defaults a step's time moves with its heap's state), so the trainer times the layers in its
+// The hooks can slow the step they time (under glibc's defaults a step's time moves with its
+// heap's state, which the hooks' allocations change; docs/results.md), so the trainer times the layers in its
 // last warm-up step and scales them to its timed steps (TrainOptions::module_times).
 //
 // A light header: names libtorch's Tensor without including libtorch.

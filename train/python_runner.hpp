@@ -6,9 +6,9 @@
 // train under DistributedDataParallel. The trainer (trainer.cpp) turns their samples into the same
 // report and records, so a calibration's anchor can pool runs of both trainers.
 //
-// Measured why both matter: `dnntune train` / PyTorch-from-Python images/s was 0.61-1.20 on the
-// 2-core VMs (module structure, in-place ops and glibc's heap differ); the layers are not timed
-// in Python (--module-times needs the C++ trainer, whose layers are the zoo's).
+// Why both matter: the two trainers' images/s differ by network (module structure, in-place ops
+// and glibc's heap differ; docs/results.md); the layers are not timed in Python
+// (--module-times needs the C++ trainer, whose layers are the zoo's).
 #pragma once
 
 #include <string>

@@ -123,7 +123,7 @@ void unflatten_into(std::vector<torch::Tensor>& tensors, const float* flat) {
 }
 
 // Minor page faults of this process so far: fresh pages the allocator handed out and the kernel
-// faulted in on first touch (microseconds each on this project's VMs; see probe/allocators.hpp).
+// faulted in on first touch (microseconds each on a VM; see probe/allocators.hpp).
 double page_faults_so_far() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -225,7 +225,7 @@ StepSamples run_steps(const TrainOptions& options, TorchNetwork& network, const 
     const double done = synchronized_now();
     samples.losses.push_back(loss.item<double>());
     // The warm-up steps are never timed, not even when a time limit has passed: the first step of
-    // a one-thread cliff setting ran 30-45% slower than the next (resnet50 b8 2x1: 28.6 s against 20 s).
+    // a one-thread cliff setting runs markedly slower than the next (docs/results.md).
     if (step < options.warmup) continue;
     samples.iteration.push_back(done - start);
     samples.forward.push_back(forward_done - start);

@@ -35,13 +35,13 @@ struct TrainOptions {
   std::uint64_t seed = 1;         // weights (rank 0's, broadcast) and each rank's synthetic batch
   // Time each layer inside the step (train/module_timer.hpp): a clock read around every op and a
   // gradient hook per layer, in the last warm-up step only, so the timed steps run without them
-  // (they slowed a resnet50 b16 step by 13-17% on one VM); the layers' times are then scaled by
+  // (they can slow the step they time: docs/results.md); the layers' times are then scaled by
   // the timed steps' median pass over that step's pass. Needs warmup >= 1. CPU only.
   bool module_times = false;
   // Seconds from the first step on after which no further timed step is started when it would
   // end past them (judged by the last step's length; rank 0 decides for every rank); at least
   // one timed step always runs, after every warm-up step (the first step of a one-thread cliff
-  // setting ran 30-45% slower than the next). 0: none, all `iterations` run. For a caller with
+  // setting runs markedly slower than the next). 0: none, all `iterations` run. For a caller with
   // a budget (a calibration's anchors): a setting far slower than predicted (a one-thread
   // dispatch cliff) then costs its warm-up and one step instead of all of them. Not with
   // parameter servers (they serve a fixed number of steps).

@@ -92,8 +92,8 @@ void choose_among_ties(Recommendation& result, const std::vector<std::vector<dou
   for (std::size_t index = 1; index < result.ranking.size(); ++index) {
     const RankedPoint& candidate = result.ranking[index];
     // Two measured settings are told apart by their runs (below), not by the replicates: those
-    // cannot see what an anchor corrects, and the simpler of resnet18's measured 1x2 and 2x1 was
-    // the slower in six of eight benchmark cases.
+    // cannot see what an anchor corrects, and between measured settings the simpler is not the
+    // faster more often than not (docs/results.md).
     if (top.prediction.confidence == "measured" && candidate.prediction.confidence == "measured") continue;
     if (!tied_with(top, top_replicates, candidate, index < replicates.size() ? replicates[index] : none,
                    result.objective))
@@ -105,9 +105,8 @@ void choose_among_ties(Recommendation& result, const std::vector<std::vector<dou
   }
   // A pick no real step checked does not win a close call against one a real step did: the
   // paired replicates cannot compare them (an anchor's correction is not among the model's
-  // parameters), and the model alone misses what only a real step shows. Measured on a 2-vCPU
-  // VM: resnet152 b32 at 2x1 modelled at 1x2's 1.7 images/s, where its one-thread steps run ~10x
-  // slower (a dispatch cliff of Debian's libtorch the short first run could not anchor).
+  // parameters), and the model alone misses what only a real step shows: a dispatch cliff of
+  // the framework at one thread that the short first run could not anchor (docs/results.md).
   std::optional<RankedPoint> unchecked;
   if (result.best.prediction.confidence != "measured")
     for (const RankedPoint& candidate : result.ranking)

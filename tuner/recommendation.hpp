@@ -75,8 +75,8 @@ Expected<Recommendation> recommend(const model::Predictor& predictor, const work
 // pick is the model's or the tie-break's. A pick that no real step checked (confidence not
 // "measured") gives way to the best-scored measured candidate whose band overlaps its own. A
 // measured candidate within_run_spread of a measured pick counts as tied, but the pick stays the
-// faster median (the better estimate there is: the simpler of resnet18's 1x2 and 2x1 on a 2-core VM
-// was the slower in six of eight benchmark cases) and the note says how close the runs are.
+// faster median (the better estimate there is: between two measured settings the simpler is not
+// the faster more often than not; docs/results.md) and the note says how close the runs are.
 // `result.ranking` must be sorted and banded;
 // `replicates[i]` holds ranking[i]'s images/s per bootstrap replicate (empty: bands alone).
 void choose_among_ties(Recommendation& result, const std::vector<std::vector<double>>& replicates);
@@ -85,8 +85,8 @@ void choose_among_ties(Recommendation& result, const std::vector<std::vector<dou
 // differ by less than 90% of the spread of the difference of two run medians (each setting's
 // run-to-run spread, Prediction::run_spread_log_sd, over the root of its runs). False unless both
 // are measured. The paired replicates cannot see this (an anchor's correction is not among the
-// model's parameters): on a 2-core VM, resnet18's 1x2 and 2x1 anchors differed by 4-7% where one
-// run of a setting moves 8-13%, and the replicates called the faster median certain. A first run
+// model's parameters): two anchors can differ by less than one run of a setting moves, and the
+// replicates would call the faster median certain. A first run
 // trains such a pair again (pipeline/close_call_anchors.hpp); recommend names it in its note.
 bool within_run_spread(const model::Prediction& a, const model::Prediction& b);
 

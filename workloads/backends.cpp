@@ -10,9 +10,8 @@ namespace {
 // (aten/src/ATen/native/ConvUtils.h) holds:
 //   (strided || dilated || batch >= 16 || kernel not 1x1 || more than one thread) &&
 //   (grouped || kernel wider than 3x3 || batch > 1 || input of more than 20480 elements);
-// otherwise its own im2col + GEMM kernel runs it, in every pass. Measured on the 2-core dev VM:
-// unstrided 1x1 convolutions at batch 8 on one thread ran at 5-8 GFLOP/s against 150-190 at
-// batch 16 or on two threads. One class holding both kernels fitted neither (136% held-out error).
+// otherwise its own im2col + GEMM kernel runs it, in every pass, at a small fraction of oneDNN's
+// speed, so one class holding both kernels fits neither (docs/results.md, "Layer classes").
 bool torch_runs_own_convolution(const LayerSpec& spec, std::int64_t batch, int threads) {
   const bool strided = spec.stride_h > 1 || spec.stride_w > 1;
   const bool dilated = spec.dilation_h > 1 || spec.dilation_w > 1;
