@@ -197,11 +197,13 @@ if wants cpu; then
   cores=$(nproc)
   export DNNTUNE_CACHE_DIR="$work/cpu-cache"
   mkdir -p "$DNNTUNE_CACHE_DIR"
-  run cpu-recommend 200 60 "$dnntune" recommend --model resnet50 --batch 32 --json -o "$work/cpu-recommend.json"
+  # No GPU in sight for these: a first run's anchors train with `--device auto`, which would take
+  # the GPU, and the CPU's calibration must be trained on the CPU.
+  run cpu-recommend 200 60 env CUDA_VISIBLE_DEVICES= "$dnntune" recommend --model resnet50 --batch 32 --json -o "$work/cpu-recommend.json"
   for ranks in 1 2 4 8 16; do
     [ "$ranks" -gt "$cores" ] && continue
     threads=$((cores / ranks))
-    run "cpu-train-${ranks}x$threads" 40 15 "$dnntune" train --launch --ppn "$ranks" --threads "$threads" \
+    run "cpu-train-${ranks}x$threads" 40 15 env CUDA_VISIBLE_DEVICES= "$dnntune" train --launch --ppn "$ranks" --threads "$threads" \
       --model resnet50 --batch 32 --device cpu --warmup 1 --iters 3 --time-limit 12 \
       --record "$work/cpu-train.jsonl" --json -o "$work/cpu-train-${ranks}x$threads.json"
   done
