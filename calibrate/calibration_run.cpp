@@ -240,6 +240,8 @@ class CalibrationRun {
     item.pass = measurement.pass;
     item.network = measurement.network;
     item.batch = measurement.batch;
+    item.precision = measurement.precision.precision;
+    item.memory_format = measurement.precision.memory_format;
     if (!measurement.whole_network)
       item.operand_sets = operand_sets_for_cold_cache(pass_operands(measurement.spec, measurement.batch, measurement.pass),
                                                       measurement.pass, calibration_.last_level_cache_bytes);

@@ -228,6 +228,8 @@ GroupOutcome WorkerGroup::measure(const WorkItem& item, double timeout_seconds) 
   };
 
   json prepare{{"op", "prepare"}, {"batch", item.batch}};
+  if (item.precision != "fp32" || item.memory_format != "contiguous")
+    prepare.update({{"precision", item.precision}, {"memory_format", item.memory_format}});
   if (item.network.empty())
     prepare.update({{"descriptor", item.descriptor}, {"pass", workloads::pass_name(item.pass)},
                     {"operand_sets", item.operand_sets}});

@@ -37,6 +37,8 @@ struct WorkItem {
   std::string network;     // whole network (a name or a file, as --model takes)
   std::int64_t batch = 1;
   int operand_sets = 1;
+  std::string precision = "fp32";            // what a GPU backend runs it in (plan.hpp's MicroPrecision)
+  std::string memory_format = "contiguous";
 };
 
 struct ProcessOutcome {

@@ -48,6 +48,13 @@ class LayerBackend {
   virtual std::string version() const = 0;  // "oneDNN 2.6.3", "libtorch 1.13.0"
   // Threads for everything prepared and run in this process from now on.
   virtual void set_threads(int threads) = 0;
+  // The arithmetic of everything prepared from now on (plan.hpp's MicroPrecision words): "fp32"
+  // (strict), "tf32", "bf16", "fp16"; "contiguous" or "channels_last". bad_input for what the
+  // backend does not run: a CPU backend runs fp32 contiguous only.
+  virtual Expected<void> set_precision(const std::string& precision, const std::string& memory_format) {
+    if (precision == "fp32" && memory_format == "contiguous") return {};
+    return bad_input(name() + " runs fp32 contiguous only, not " + precision + " " + memory_format);
+  }
 
   // Sets up `pass` of the layer at `batch` with `operand_sets` independent operand sets
   // (layer_operands.hpp). Errors: bad_input when the backend has no kernel for it (recorded as

@@ -217,17 +217,45 @@ void order_for_running(std::vector<PlannedMeasurement>& measurements, const std:
     // setting's extremes alone, the largest layers, made its estimates 3x too long for the rest);
     // then the base setting, whole-network runs, the other settings.
     const int phase = measurement.other_kernel ? 0 : measurement.whole_network ? 2 : setting == 0 ? 1 : 3;
-    return std::tuple(phase, measurement.backend, setting, measurement.batch);
+    return std::tuple(phase, measurement.backend, setting, to_string(measurement.precision), measurement.batch);
   };
   std::stable_sort(measurements.begin(), measurements.end(), [&](const auto& left, const auto& right) {
     return std::tuple(group(left), left.priority) < std::tuple(group(right), right.priority);
   });
 }
 
+Expected<MicroPrecision> parse_micro_precision(const std::string& word) {
+  const std::size_t colon = word.find(':');
+  MicroPrecision parsed;
+  parsed.precision = word.substr(0, colon);
+  const bool mixed = parsed.precision == "bf16" || parsed.precision == "fp16";
+  if (!mixed && parsed.precision != "fp32" && parsed.precision != "tf32")
+    return bad_input("--precision takes fp32, tf32, bf16 or fp16 (optionally :contiguous or :channels_last), not '" +
+                     word + "'");
+  parsed.memory_format = colon == std::string::npos ? (mixed ? "channels_last" : "contiguous") : word.substr(colon + 1);
+  if (parsed.memory_format != "contiguous" && parsed.memory_format != "channels_last")
+    return bad_input("--precision " + word + ": the memory format after ':' is contiguous or channels_last");
+  return parsed;
+}
+
+std::string to_string(const MicroPrecision& precision) { return precision.precision + ":" + precision.memory_format; }
+
+namespace {
+
+// The precisions a backend runs its passes in: the GPU's the request names, the CPU's fp32 only.
+std::vector<MicroPrecision> precisions_of(const std::string& backend, const PlanRequest& request) {
+  const workloads::BackendTraits* traits = workloads::find_backend(backend);
+  if (traits && traits->device == workloads::Device::cuda && !request.precisions.empty()) return request.precisions;
+  return {MicroPrecision{}};
+}
+
+}  // namespace
+
 Plan make_plan(const PlanRequest& request, const SpeedModel& speed) {
   const auto layers = distinct_layers_of(request.networks, request.extra_layers);
   std::vector<PlannedMeasurement> grid;
   for (const auto& backend : request.backends)
+    for (const MicroPrecision& precision : precisions_of(backend, request))
     for (const std::int64_t batch : request.batches) {
       for (std::size_t setting = 0; setting < request.settings.size(); ++setting)
         for (const auto& layer : layers)
@@ -242,6 +270,7 @@ Plan make_plan(const PlanRequest& request, const SpeedModel& speed) {
             measurement.pass = pass;
             measurement.batch = batch;
             measurement.setting = request.settings[setting];
+            measurement.precision = precision;
             const int rank = layer.spread_rank;
             measurement.other_kernel =
                 rank < 2 && changes_kernel(layer.spec, backend, batch, request.settings, setting);
@@ -258,6 +287,7 @@ Plan make_plan(const PlanRequest& request, const SpeedModel& speed) {
         measurement.network = network.name;
         measurement.batch = batch;
         measurement.setting = request.settings.front();
+        measurement.precision = precision;
         measurement.priority = whole_network_priority;
         grid.push_back(std::move(measurement));
       }
@@ -305,6 +335,9 @@ std::string describe_plan(const Plan& plan, const PlanRequest& request) {
     }) << "\n";
   out << "  backends: " << join(request.backends, [](const auto& name) { return name; })
       << "; batch per process: " << join(request.batches, [](auto batch) { return std::to_string(batch); }) << "\n";
+  if (request.precisions.size() != 1 || !(request.precisions.front() == MicroPrecision{}))
+    out << "  GPU precisions: " << join(request.precisions, [](const auto& precision) { return to_string(precision); })
+        << " (CPU backends: fp32)\n";
   out << "  settings: " << join(request.settings, [](const auto& setting) { return to_string(setting); })
       << " (the first is the base)\n";
   char line[200];

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "common/expected.hpp"
 #include "probe/timing.hpp"
 #include "workloads/costs.hpp"
 #include "workloads/graph.hpp"
@@ -52,6 +53,24 @@ struct Setting {
 // "2 threads", "1 thread x 2 processes", "4 threads smt".
 std::string to_string(const Setting& setting);
 
+// The arithmetic a GPU layer pass runs in (train/precision.hpp's words): fp32 (strict), tf32, or
+// bf16 / fp16 as autocast runs them (activations and convolution weights in the low precision,
+// batch-norm parameters and the loss in fp32), with the memory format of its tensors. CPU
+// backends run fp32 contiguous only.
+struct MicroPrecision {
+  std::string precision = "fp32";
+  std::string memory_format = "contiguous";
+  bool operator==(const MicroPrecision& other) const {
+    return precision == other.precision && memory_format == other.memory_format;
+  }
+};
+
+// "bf16" or "bf16:channels_last" (PRECISION[:FORMAT]); without a format bf16 and fp16 go with
+// channels_last (as mixed precision is run), fp32 and tf32 with contiguous. bad_input on other words.
+Expected<MicroPrecision> parse_micro_precision(const std::string& word);
+// The word back, the format always named: "bf16:channels_last", "fp32:contiguous".
+std::string to_string(const MicroPrecision& precision);
+
 // The settings of the grid on a node with `cores` usable cores of `smt_ways` hardware threads,
 // the base setting (all cores, one thread each, one process) first: threads 1..cores in the
 // probe's steps (every count up to 8, then doubling), the same with SMT siblings, and 2..cores
@@ -71,6 +90,7 @@ struct PlannedMeasurement {
   workloads::Pass pass = workloads::Pass::forward;
   std::int64_t batch = 1;
   Setting setting;
+  MicroPrecision precision;          // always fp32 contiguous on a CPU backend
   int priority = 0;                  // lower is kept first (see the top of this file)
   // The framework runs this layer on another kernel here than at the base setting (a dispatch
   // cliff): run first, and kept out of the runner's estimate corrections of the other measurements.
@@ -110,6 +130,8 @@ struct PlanRequest {
   std::vector<std::string> backends;
   std::vector<std::int64_t> batches;
   std::vector<Setting> settings;  // base first (grid_settings)
+  // What the GPU backends run each pass in, each in turn (the CPU backends: fp32 contiguous).
+  std::vector<MicroPrecision> precisions{MicroPrecision{}};
   double budget_seconds = 120;
   bool whole_network_runs = true;
 };

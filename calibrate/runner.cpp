@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/json_file.hpp"
+#include "train/precision.hpp"
 #include "calibrate/corunning.hpp"
 #include "calibrate/layer_backend.hpp"
 #include "probe/memory_budget.hpp"
@@ -168,6 +169,8 @@ records::Measurement planned_record(const PlannedMeasurement& measurement, const
   record.smt = measurement.setting.smt;
   record.processes = measurement.setting.processes;
   record.allocator = allocator;
+  record.precision = measurement.precision.precision;
+  record.memory_format = measurement.precision.memory_format;
   record.command = reproducing_command(measurement, allocator);
   return record;
 }
@@ -181,6 +184,7 @@ std::string reproducing_command(const PlannedMeasurement& measurement, const std
              std::to_string(measurement.setting.threads) + " --processes " +
              std::to_string(measurement.setting.processes) + (measurement.setting.smt ? " --smt" : "");
   if (allocator != "default") command += " --allocator " + allocator;
+  if (!(measurement.precision == MicroPrecision{})) command += " --precision " + to_string(measurement.precision);
   return command;
 }
 
@@ -211,6 +215,16 @@ Expected<PreparedCalibration> prepare_calibration(const CalibrationRequest& requ
       return bad_input("batch " + std::to_string(batch) + " out of range (1 to " +
                        std::to_string(workloads::max_batch) + ")");
   plan.batches = request.batches;
+  plan.precisions = request.precisions;
+  if (plan.precisions.empty())
+    plan.precisions = {MicroPrecision{train::resolve_precision("auto", true, train::cuda_compute_capability_major(0)),
+                                      "contiguous"}};
+  for (const auto& backend : plan.backends)
+    if (const auto* traits = workloads::find_backend(backend); traits && traits->device == workloads::Device::cpu)
+      for (const MicroPrecision& precision : request.precisions)  // empty: the GPU's default, fp32 here
+        if (!(precision == MicroPrecision{}))
+          return bad_input("--precision " + to_string(precision) + ": the " + backend +
+                           " backend runs fp32 contiguous only (the GPU's precisions are torch-cuda's)");
   if (auto passes = passes_for(request.passes, plan); !passes) return passes.error();
   if (!(request.budget_seconds > 0)) return bad_input("the budget must be positive (seconds)");
 

@@ -37,6 +37,9 @@ struct CalibrationRequest {
   std::vector<std::string> layers;          // descriptors to measure besides the models' layers
   std::vector<std::string> backends;        // names, or "all" for every available backend
   std::vector<std::int64_t> batches;        // per process
+  // What the GPU backends run each pass in (--precision); the CPU backends run fp32 contiguous.
+  // Empty: PyTorch's default on this GPU (tf32 from compute capability 8.0 on, else fp32).
+  std::vector<MicroPrecision> precisions;
   std::vector<std::string> passes;          // restricts passes (forward_backward: whole networks); empty: all
   std::vector<int> threads;                 // restrict the settings (see settings_for); empty: the grid
   std::vector<int> processes;

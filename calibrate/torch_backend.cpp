@@ -5,6 +5,11 @@
 // convolution_backward and native_batch_norm_backward with an output mask of the data gradient
 // only (backward_data) or of the parameter gradients only (backward_weights).
 //
+// On the GPU a pass runs in the precision set (set_precision): fp32 strict or tf32 (cuDNN's TF32
+// flag; cudnn.benchmark on, as the trainer and GPU users run), or bf16 / fp16 as autocast runs
+// the layer: activations, their gradients and the convolution and linear weights in the low
+// precision, batch-norm parameters and the loss in fp32; 4-D tensors in the memory format set.
+//
 // The whole-network run is the trainer's TorchNetwork under real autograd. The one file of
 // calibrate/ that includes libtorch, through <ATen/ATen.h> and the few API headers it needs
 // rather than <torch/torch.h>, to keep it fast to compile.
@@ -22,6 +27,7 @@
 #include "calibrate/cuda_event_timer.hpp"
 #endif
 #include "calibrate/layer_operands.hpp"
+#include "train/precision.hpp"
 #include "train/torch_network.hpp"
 
 namespace dnntune::calibrate {
@@ -58,27 +64,41 @@ at::Tensor activation(std::vector<std::int64_t> dims, const at::TensorOptions& o
   return at::empty(dims, options).uniform_(-2, 2);
 }
 
-void initialise(const LayerSpec& spec, std::int64_t batch, const at::TensorOptions& options, LayerState& state) {
+// What a pass's tensors are made of (set_precision): the dtype of the activations and of the
+// weights autocast casts (fp32 unless bf16 or fp16), and the memory format of 4-D tensors.
+struct Arithmetic {
+  at::ScalarType low = at::kFloat;
+  at::MemoryFormat format = at::MemoryFormat::Contiguous;
+};
+
+void initialise(const LayerSpec& spec, std::int64_t batch, const at::TensorOptions& options, LayerState& state,
+                const Arithmetic& arithmetic = {}) {
+  const at::TensorOptions low = options.dtype(arithmetic.low);
   for (const auto& shape : workloads::expected_input_shapes(spec)) {
-    const bool vector_input = spec.kind == LayerKind::inner_product || spec.kind == LayerKind::softmax_cross_entropy;
-    state.inputs.push_back(vector_input ? activation({batch, shape.channels}, options)
-                                        : activation({batch, shape.channels, shape.height, shape.width}, options));
+    if (spec.kind == LayerKind::softmax_cross_entropy)  // autocast runs the loss in fp32
+      state.inputs.push_back(activation({batch, shape.channels}, options));
+    else if (spec.kind == LayerKind::inner_product)
+      state.inputs.push_back(activation({batch, shape.channels}, low));
+    else
+      state.inputs.push_back(
+          activation({batch, shape.channels, shape.height, shape.width}, low).contiguous(arithmetic.format));
   }
-  const auto uniform = [&](std::vector<std::int64_t> dims, double fan_in) {
+  const auto uniform = [&](std::vector<std::int64_t> dims, double fan_in, const at::TensorOptions& made_as) {
     const double bound = 1.0 / std::sqrt(fan_in);
-    return at::rand(dims, options).mul_(2 * bound).sub_(bound);
+    return at::rand(dims, options).mul_(2 * bound).sub_(bound).to(made_as);
   };
   const std::int64_t channels = spec.input.channels;
   switch (spec.kind) {
     case LayerKind::convolution: {
       const double fan_in = static_cast<double>(channels / spec.groups * spec.kernel_h * spec.kernel_w);
-      state.weight = uniform({spec.output_channels, channels / spec.groups, spec.kernel_h, spec.kernel_w}, fan_in);
-      if (spec.bias) state.bias = uniform({spec.output_channels}, fan_in);
+      state.weight = uniform({spec.output_channels, channels / spec.groups, spec.kernel_h, spec.kernel_w}, fan_in, low)
+                         .contiguous(arithmetic.format);
+      if (spec.bias) state.bias = uniform({spec.output_channels}, fan_in, low);
       break;
     }
     case LayerKind::inner_product:
-      state.weight = uniform({spec.output_channels, channels}, static_cast<double>(channels));
-      if (spec.bias) state.bias = uniform({spec.output_channels}, static_cast<double>(channels));
+      state.weight = uniform({spec.output_channels, channels}, static_cast<double>(channels), low);
+      if (spec.bias) state.bias = uniform({spec.output_channels}, static_cast<double>(channels), low);
       break;
     case LayerKind::batch_norm:
       state.weight = at::rand({channels}, options).add_(0.5);
@@ -310,12 +330,12 @@ std::string first_line(const std::exception& error) {
 class TorchPreparedLayer final : public PreparedLayer {
  public:
   TorchPreparedLayer(const LayerSpec& spec, std::int64_t batch, Pass pass, int operand_sets,
-                     const at::TensorOptions& options)
+                     const at::TensorOptions& options, const Arithmetic& arithmetic)
       : spec_(spec), pass_(pass), operands_(pass_operands(spec, batch, pass)), device_(options.device()) {
     states_.resize(static_cast<std::size_t>(operand_sets));
     for (std::size_t set = 0; set < states_.size(); ++set) {
       LayerState& state = states_[set];
-      initialise(spec, batch, options, state);
+      initialise(spec, batch, options, state, arithmetic);
       if (set > 0)  // one copy of what training finds just written (the first set's, made below)
         for (const Operand& operand : operands_.inputs)
           if (operand_just_written(operand.name, pass)) operand_slot(state, operand.name) = operand_slot(states_[0], operand.name);
@@ -376,24 +396,37 @@ class TorchPreparedLayer final : public PreparedLayer {
 // the optimizer. Gradients are reset to none each step, as optimizer.zero_grad() does.
 class TorchNetworkRun final : public PreparedRun {
  public:
-  TorchNetworkRun(train::TorchNetwork network, std::int64_t batch, const at::TensorOptions& options)
-      : network_(std::move(network)), device_(options.device()) {
+  TorchNetworkRun(train::TorchNetwork network, std::int64_t batch, const at::TensorOptions& options,
+                  std::string precision, const Arithmetic& arithmetic)
+      : network_(std::move(network)), device_(options.device()), precision_(std::move(precision)) {
     network_.module().to(device_);
     network_.module().train(true);
+    if (arithmetic.format == at::MemoryFormat::ChannelsLast) {
+      std::vector<at::Tensor> parameters = network_.parameters();
+      train::to_channels_last(parameters);
+    }
     const workloads::Shape image = network_.network().input_shape();
-    images_ = at::randn({batch, image.channels, image.height, image.width}, options);
+    images_ = at::randn({batch, image.channels, image.height, image.width}, options).contiguous(arithmetic.format);
     labels_ = at::arange(batch, options.dtype(at::kLong)).remainder_(network_.classes());
   }
 
   void run() override {
     for (at::Tensor& parameter : network_.parameters()) parameter.mutable_grad() = at::Tensor();
-    device_seconds_ = run_timed(device_, [&] { network_.forward(images_, labels_).backward(); });
+    device_seconds_ = run_timed(device_, [&] {
+      at::Tensor loss;
+      {
+        const train::AutocastScope autocast(precision_);  // bf16 / fp16: the forward, as users write it
+        loss = network_.forward(images_, labels_);
+      }
+      loss.backward();
+    });
   }
   std::optional<double> last_device_seconds() const override { return device_seconds_; }
 
  private:
   train::TorchNetwork network_;
   at::Device device_;
+  std::string precision_;
   at::Tensor images_, labels_;
   std::optional<double> device_seconds_;
 };
@@ -409,12 +442,25 @@ class TorchBackend final : public LayerBackend {
   std::string version() const override { return std::string("libtorch ") + TORCH_VERSION; }
   void set_threads(int threads) override { at::set_num_threads(threads); }
 
+  Expected<void> set_precision(const std::string& precision, const std::string& memory_format) override {
+    if (!cuda_) return LayerBackend::set_precision(precision, memory_format);
+    if (precision == "auto" || !train::is_precision(precision) || !train::is_memory_format(memory_format))
+      return bad_input("torch-cuda runs fp32, tf32, bf16 or fp16, contiguous or channels_last, not " + precision +
+                       " " + memory_format);
+    precision_ = precision;
+    arithmetic_.low = precision == "bf16" ? at::kBFloat16 : precision == "fp16" ? at::kHalf : at::kFloat;
+    arithmetic_.format = memory_format == "channels_last" ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+    train::apply_cuda_math_settings(precision);  // cudnn.benchmark; TF32 for cuDNN unless strict fp32
+    return {};
+  }
+
   Expected<std::unique_ptr<PreparedLayer>> prepare(const LayerSpec& spec, std::int64_t batch, Pass pass,
                                                    int operand_sets) override {
     if (!has_pass(spec, pass))
       return bad_input(workloads::to_descriptor(spec) + " has no " + workloads::pass_name(pass) + " pass");
     try {
-      return std::unique_ptr<PreparedLayer>(new TorchPreparedLayer(spec, batch, pass, operand_sets, options_));
+      return std::unique_ptr<PreparedLayer>(
+          new TorchPreparedLayer(spec, batch, pass, operand_sets, options_, arithmetic_));
     } catch (const std::exception& error) {
       return failure(first_line(error));
     }
@@ -425,7 +471,8 @@ class TorchBackend final : public LayerBackend {
     auto built = train::TorchNetwork::build(network);
     if (!built) return built.error();
     try {
-      return std::unique_ptr<PreparedRun>(new TorchNetworkRun(std::move(*built), batch, options_));
+      return std::unique_ptr<PreparedRun>(
+          new TorchNetworkRun(std::move(*built), batch, options_, precision_, arithmetic_));
     } catch (const std::exception& error) {
       return failure(first_line(error));
     }
@@ -434,6 +481,8 @@ class TorchBackend final : public LayerBackend {
  private:
   bool cuda_;
   at::TensorOptions options_;
+  std::string precision_ = "fp32";
+  Arithmetic arithmetic_;
 };
 
 }  // namespace

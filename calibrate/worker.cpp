@@ -46,6 +46,10 @@ Expected<workloads::Pass> pass_from_name(const std::string& name) {
 
 Expected<std::unique_ptr<PreparedRun>> prepare(LayerBackend& backend, const json& message) {
   const std::int64_t batch = message.at("batch").get<std::int64_t>();
+  // Absent: fp32 contiguous (the message of a CPU backend, and of every calibration before precisions).
+  if (auto set = backend.set_precision(message.value("precision", "fp32"), message.value("memory_format", "contiguous"));
+      !set)
+    return set.error();
   if (message.contains("network")) {
     auto network = workloads::load_network(message.at("network").get<std::string>());
     if (!network) return network.error();
@@ -158,6 +162,7 @@ int run_worker(const WorkerOptions& options) {
     if (message.is_discarded() || !message.contains("op")) continue;
     const std::string op = message.at("op").get<std::string>();
     if (op == "check") {
+      (void)(*backend)->set_precision("fp32", "contiguous");  // the naive reference's: strict fp32
       send(channel, check_results(**backend));
     } else if (op == "prepare") {
       prepared.reset();

@@ -34,6 +34,7 @@ struct CalibrateOptions {
   bool comm = false;
   bool anchor = false;
   std::string anchor_settings;  // --anchor-settings 1x1,2x1 (parsed before anything is written)
+  std::vector<std::string> precisions;  // --precision fp32,tf32,bf16: torch-cuda's (plan.hpp's MicroPrecision)
   CLI::Option* anchor_settings_option = nullptr;
   CommCalibrationOptions comm_options;
   // --slurm: calibrate a node of a partition through the scheduler (cli/slurm_calibration.hpp)
@@ -125,6 +126,9 @@ void run_calibrate(CalibrateOptions& options) {
   // Before anything is probed or written: a bad name exits 2, a good one starts this process again under it.
   run_under_allocator(request.allocator);
   if (options.smt || options.no_smt) request.smt = options.smt;
+  request.precisions.clear();
+  for (const std::string& word : options.precisions)
+    request.precisions.push_back(value_or_fail(calibrate::parse_micro_precision(word)));
   request.dry_run = options.dry_run;
   request.executable = value_or_fail(self_executable_path());
   const auto progress = [](const std::string& line) { std::cerr << "dnntune calibrate: " << line << std::endl; };
@@ -185,6 +189,13 @@ void add_calibrate_command(CLI::App& root) {
   command->add_option("--processes", request.processes, "Only these numbers of co-running processes")
       ->option_text("N")
       ->check(checked(rules::ranks_or_threads));
+  command->add_option("--precision", options.precisions,
+                      "torch-cuda: time each pass in each of these, comma-separated: fp32 (strict), tf32, bf16, fp16, "
+                      "each optionally :contiguous or :channels_last (default: bf16 and fp16 channels_last, the others "
+                      "contiguous); default: PyTorch's on this GPU (tf32 from compute capability 8.0 on). The CPU "
+                      "backends run fp32 only")
+      ->option_text("LIST")
+      ->delimiter(',');
   auto* smt = command->add_flag("--smt", options.smt, "Only settings with threads on SMT siblings");
   command->add_flag("--no-smt", options.no_smt, "Only settings with one thread per core")->excludes(smt);
   command->add_flag("--dry-run", options.dry_run,

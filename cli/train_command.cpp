@@ -52,6 +52,8 @@ std::vector<std::string> train_arguments(const TrainCommandOptions& options, int
   if (train.parameter_servers > 0) add("--ps-servers", std::to_string(train.parameter_servers));
   if (train.asynchronous) arguments.push_back("--async");
   if (train.device != defaults.device) add("--device", train.device);
+  if (train.precision != defaults.precision) add("--precision", train.precision);
+  if (train.memory_format != defaults.memory_format) add("--memory-format", train.memory_format);
   if (train.seed != defaults.seed) add("--seed", std::to_string(train.seed));
   if (train.module_times) arguments.push_back("--module-times");
   if (train.runner != defaults.runner) add("--runner", train.runner);
@@ -177,6 +179,14 @@ void add_train_command(CLI::App& root) {
   command->add_flag("--async", options.train.asynchronous,
                     "Parameter servers apply each worker's gradient at once, without a barrier (records staleness)");
   command->add_option("--device", options.train.device, "auto (CUDA when libtorch has a GPU), cpu or cuda")
+      ->capture_default_str();
+  command->add_option("--precision", options.train.precision,
+                      "The step's arithmetic on a GPU: auto (tf32 from compute capability 8.0 on, else fp32: "
+                      "PyTorch's defaults), fp32 (strict: no TF32), tf32 (cuDNN convolutions on TF32 tensor cores), "
+                      "bf16 or fp16 (autocast; fp16 with dynamic loss scaling). The CPU runs fp32")
+      ->capture_default_str();
+  command->add_option("--memory-format", options.train.memory_format,
+                      "contiguous (NCHW) or channels_last (NHWC weights and batch, what tensor cores want)")
       ->capture_default_str();
   command->add_option("--seed", options.train.seed, "Seed of the weights and of each rank's synthetic batch")
       ->capture_default_str();

@@ -60,6 +60,8 @@ std::string measurement_key(const Measurement& m) {
          m.descriptor + "|" + m.pass + "|mb" + std::to_string(m.batch) + "|bytes" + std::to_string(m.message_bytes) +
          "|t" + std::to_string(m.threads) + (m.smt ? "|smt" : "|nosmt") + "|p" + std::to_string(m.processes) + "|n" +
          std::to_string(m.nodes) + (m.allocator == "default" ? "" : "|alloc=" + m.allocator) +
+         (m.precision == "fp32" ? "" : "|precision=" + m.precision) +
+         (m.memory_format == "contiguous" ? "" : "|format=" + m.memory_format) +
          (m.kind == MeasurementKind::module ? "|module=" + m.module : "");
 }
 
@@ -90,6 +92,8 @@ std::string to_json_line(const Measurement& m) {
               {"command", m.command},
               {"timestamp", m.timestamp}};
   if (m.allocator != "default") out["allocator"] = m.allocator;  // absent: the default, as before the member
+  if (m.precision != "fp32") out["precision"] = m.precision;
+  if (m.memory_format != "contiguous") out["memory_format"] = m.memory_format;
   if (m.kind == MeasurementKind::module) out["module"] = m.module;
   return out.dump();
 }
@@ -126,6 +130,8 @@ Expected<Measurement> measurement_from_json_line(const std::string& line, const 
     m.command = in.at("command").get<std::string>();
     m.timestamp = in.at("timestamp").get<std::string>();
     if (in.contains("allocator")) m.allocator = in.at("allocator").get<std::string>();
+    if (in.contains("precision")) m.precision = in.at("precision").get<std::string>();
+    if (in.contains("memory_format")) m.memory_format = in.at("memory_format").get<std::string>();
     if (m.kind == MeasurementKind::module) m.module = in.at("module").get<std::string>();
   } catch (const json::exception& error) {
     return json_conversion_error(error, origin);

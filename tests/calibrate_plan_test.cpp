@@ -226,3 +226,39 @@ TEST_CASE("micro-runs rotate weights and kept results but not what training has 
   const auto relu = *workloads::parse_descriptor("relu:ic64ih56iw56");
   CHECK(operand_sets_for_cold_cache(pass_operands(relu, 16, Pass::forward), Pass::forward, 32 << 20) == 6);
 }
+
+TEST_CASE("a GPU backend times each pass in each precision asked; the CPU backends in fp32 only", "[layers][plan]") {
+  PlanRequest request = request_for({"resnet18"}, 1e6);
+  request.backends = {"torch", "torch-cuda"};
+  request.settings = {Setting{1, false, 1}};
+  const std::vector<std::string> words{"fp32", "tf32", "bf16", "fp16:contiguous"};
+  request.precisions.clear();
+  for (const auto& word : words) request.precisions.push_back(*parse_micro_precision(word));
+  CHECK(to_string(request.precisions[2]) == "bf16:channels_last");  // mixed precision goes with channels_last
+  CHECK(to_string(request.precisions[1]) == "tf32:contiguous");
+  const Plan plan = make_plan(request, SpeedModel{});
+  std::map<std::string, std::set<std::string>> precisions_by_backend;
+  std::map<std::string, std::size_t> passes_by_precision;
+  std::set<std::string> keys;
+  for (const auto& measurement : plan.measurements) {
+    precisions_by_backend[measurement.backend].insert(to_string(measurement.precision));
+    if (measurement.backend == "torch-cuda") ++passes_by_precision[to_string(measurement.precision)];
+    const records::Measurement record = planned_record(measurement, "0123456789abcdef", "default");
+    CHECK(record.precision == measurement.precision.precision);
+    CHECK(record.memory_format == measurement.precision.memory_format);
+    CHECK(keys.insert(records::measurement_key(record)).second);  // the precision tells keys apart
+    if (!(measurement.precision == MicroPrecision{}))
+      CHECK(record.command.find("--precision " + to_string(measurement.precision)) != std::string::npos);
+  }
+  CHECK(precisions_by_backend["torch"] == std::set<std::string>{"fp32:contiguous"});
+  CHECK(precisions_by_backend["torch-cuda"] ==
+        std::set<std::string>{"fp32:contiguous", "tf32:contiguous", "bf16:channels_last", "fp16:contiguous"});
+  // Every precision times the same passes.
+  REQUIRE(passes_by_precision.size() == 4);
+  for (const auto& [precision, passes] : passes_by_precision) CHECK(passes == passes_by_precision["fp32:contiguous"]);
+  CHECK(describe_plan(plan, request).find("GPU precisions: fp32:contiguous, tf32:contiguous") != std::string::npos);
+
+  CHECK_FALSE(parse_micro_precision("fp8"));
+  CHECK_FALSE(parse_micro_precision("bf16:nhwc"));
+  CHECK_FALSE(parse_micro_precision("auto"));
+}

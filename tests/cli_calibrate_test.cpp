@@ -61,6 +61,18 @@ TEST_CASE("calibrate refuses bad input with exit 2", "[layers][cli]") {
   CHECK_THAT(backend.err, Catch::Contains("onednn"));
   CHECK(run_dnntune({"calibrate", "--model", "resnet18", "--pass", "sideways", "-o", directory}).exit_code == 2);
   CHECK(run_dnntune({"calibrate", "-o", directory}).exit_code == 2);  // nothing to calibrate
+  // The CPU backends run fp32 only; a precision word must be one of the four.
+  const auto cpu_precision = run_dnntune(
+      {"calibrate", "--model", "resnet18", "--backend", "torch", "--precision", "fp32,bf16", "-o", directory, "--dry-run"});
+  CHECK(cpu_precision.exit_code == 2);
+  CHECK_THAT(cpu_precision.err, Catch::Contains("runs fp32 contiguous only"));
+  const auto bad_precision =
+      run_dnntune({"calibrate", "--model", "resnet18", "--precision", "fp8", "-o", directory, "--dry-run"});
+  CHECK(bad_precision.exit_code == 2);
+  CHECK_THAT(bad_precision.err, Catch::Contains("--precision takes fp32, tf32, bf16 or fp16"));
+  const auto strict = run_dnntune(
+      {"calibrate", "--model", "resnet18", "--backend", "torch", "--precision", "fp32", "-o", directory, "--dry-run"});
+  CHECK(strict.exit_code == 0);
   std::filesystem::remove_all(directory);
 
   // A directory calibrated on another machine (a spec-sheet profile stands in for it).

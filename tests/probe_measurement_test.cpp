@@ -59,6 +59,28 @@ TEST_CASE("the key tells settings apart but not results") {
   CHECK(records::measurement_key(a) != records::measurement_key(c));
 }
 
+TEST_CASE("precision and memory format are written only when not fp32 and contiguous, and tell keys apart") {
+  const auto strict = sample_layer_record();
+  const std::string strict_line = records::to_json_line(strict);
+  CHECK(strict_line.find("\"precision\"") == std::string::npos);
+  CHECK(strict_line.find("\"memory_format\"") == std::string::npos);
+  auto mixed = strict;
+  mixed.precision = "bf16";
+  mixed.memory_format = "channels_last";
+  const auto read_back = records::measurement_from_json_line(records::to_json_line(mixed), "x");
+  REQUIRE(read_back);
+  CHECK(read_back->precision == "bf16");
+  CHECK(read_back->memory_format == "channels_last");
+  const auto strict_back = records::measurement_from_json_line(strict_line, "x");
+  REQUIRE(strict_back);
+  CHECK(strict_back->precision == "fp32");
+  CHECK(strict_back->memory_format == "contiguous");
+  CHECK(records::measurement_key(mixed) != records::measurement_key(strict));
+  auto tf32 = strict;
+  tf32.precision = "tf32";
+  CHECK(records::measurement_key(tf32) != records::measurement_key(strict));
+}
+
 TEST_CASE("a training record says who trained it through its command") {
   records::Measurement record;
   record.kind = records::MeasurementKind::network;

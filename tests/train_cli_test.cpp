@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -206,6 +207,31 @@ TEST_CASE("configurations that cannot work are refused with one clear line") {
   const auto servers = run_under_mpirun(2, {"--ps-servers", "2"});
   CHECK(servers.exit_code == 2);
   CHECK(servers.err.find("needs more ranks than servers") != std::string::npos);
+}
+
+TEST_CASE("train refuses GPU precisions on the CPU and trains channels_last there, saying so in its records") {
+  check_bad_input(run_dnntune(train_arguments({"--device", "cpu", "--precision", "bf16"})), "--device cuda");
+  check_bad_input(run_dnntune(train_arguments({"--precision", "fp8"})), "--precision must be");
+  check_bad_input(run_dnntune(train_arguments({"--memory-format", "nhwc"})), "--memory-format must be");
+  if (!std::filesystem::exists("/dev/nvidia0")) {
+    // --device auto without a GPU: the CPU; a GPU precision is refused there too.
+    check_bad_input(run_dnntune(train_arguments({"--precision", "tf32"})), "sees none");
+  }
+  const std::string records = dnntune::test::make_temporary_directory() + "/train.jsonl";
+  const json report = parsed_report(run_dnntune(
+      train_arguments({"--device", "cpu", "--memory-format", "channels_last", "--record", records})));
+  CHECK(report["precision"] == "fp32");
+  CHECK(report["memory_format"] == "channels_last");
+  const auto losses = report["losses"].get<std::vector<double>>();
+  CHECK(losses.back() < losses.front());
+  const auto file = dnntune::records::read_measurements(records);
+  REQUIRE(file);
+  REQUIRE_FALSE(file->records.empty());
+  for (const auto& record : file->records) {
+    CHECK(record.precision == "fp32");
+    CHECK(record.memory_format == "channels_last");
+    CHECK(record.command.find("--memory-format channels_last") != std::string::npos);
+  }
 }
 
 TEST_CASE("train --allocator runs every variant installed here, and checks the preload took") {

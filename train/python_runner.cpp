@@ -120,7 +120,9 @@ Expected<nlohmann::json> train_python_rank(const TrainOptions& options, const wo
                             "--warmup", std::to_string(options.warmup), "--time-limit",
                             format_fixed(options.time_limit_seconds, 3), "--lr", format_fixed(options.learning_rate, 6),
                             "--momentum", format_fixed(options.momentum, 6), "--bucket-mb",
-                            format_fixed(options.bucket_megabytes, 3), "--seed", std::to_string(options.seed)});
+                            format_fixed(options.bucket_megabytes, 3), "--seed", std::to_string(options.seed),
+                            "--device", options.device, "--precision", options.precision, "--memory-format",
+                            options.memory_format});
   if (!report) return report.error();
   try {
     nlohmann::json samples = report->at("samples");
@@ -133,6 +135,10 @@ Expected<nlohmann::json> train_python_rank(const TrainOptions& options, const wo
                           {"cpus", report->at("cpus")},
                           {"torch_threads", report->at("threads")},
                           {"parameters", report->at("parameters")},
+                          {"device", report->value("device", "cpu")},
+                          {"precision", report->value("precision", "fp32")},
+                          {"memory_format", report->value("memory_format", "contiguous")},
+                          {"skipped_steps", report->value("skipped_steps", 0)},
                           {"versions", "PyTorch " + report->at("torch_version").get<std::string>() + " from Python " +
                                            report->at("python_version").get<std::string>() + ", torchvision " +
                                            report->at("torchvision_version").get<std::string>()}};

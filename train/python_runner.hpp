@@ -41,7 +41,8 @@ struct PythonRank {
 };
 
 // Trains this rank in Python as `options` say and returns what it measured, in the C++ trainer's
-// rank JSON ("samples", "losses", "cpus", "torch_threads", and "parameters" and "versions").
+// rank JSON ("samples", "losses", "cpus", "torch_threads", "skipped_steps", and "parameters", "versions",
+// and the "device", "precision" (resolved) and "memory_format" it trained in).
 // bad_input when the script refuses the request (its one-line reason); failure when it fails.
 Expected<nlohmann::json> train_python_rank(const TrainOptions& options, const workloads::Network& network,
                                            const PythonRank& rank);

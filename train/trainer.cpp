@@ -26,6 +26,7 @@
 #include "train/gradient_allreduce.hpp"
 #include "train/module_timer.hpp"
 #include "train/parameter_server.hpp"
+#include "train/precision.hpp"
 #include "train/python_runner.hpp"
 #include "train/torch_network.hpp"
 #include "workloads/zoo.hpp"
@@ -84,7 +85,8 @@ RankSetting examine_this_rank(const TrainOptions& options, int rank, int ranks) 
                                 " needs more ranks than servers, and the job has " + std::to_string(ranks) +
                                 " (launch it with more processes, e.g. `mpirun -np " +
                                 std::to_string(options.parameter_servers + 2) + " dnntune train ...`)");
-  if (!setting.problem && options.device == "cuda" && !torch::cuda::is_available())
+  if (!setting.problem && options.device == "cuda" && options.runner == records::kCppTrainer &&
+      !torch::cuda::is_available())
     setting.problem = bad_input("--device cuda, but this libtorch sees no CUDA GPU");
   return setting;
 }
@@ -133,6 +135,7 @@ double page_faults_so_far() {
 struct StepSamples {
   std::vector<double> iteration, forward, backward, exposed_communication, optimizer, communication, losses;
   std::vector<double> forward_page_faults, backward_page_faults;
+  int skipped_steps = 0;               // fp16: timed steps the loss scaler skipped
   std::optional<ModuleTimer> modules;  // --module-times
 };
 
@@ -149,9 +152,15 @@ StepSamples run_steps(const TrainOptions& options, TorchNetwork& network, const 
   const workloads::Shape image = network.network().input_shape();
   torch::manual_seed(data_seed);
   const torch::Tensor images =
-      torch::randn({options.batch, image.channels, image.height, image.width}).to(device);
+      torch::randn({options.batch, image.channels, image.height, image.width})
+          .to(device)
+          .contiguous(options.memory_format == "channels_last" ? at::MemoryFormat::ChannelsLast
+                                                               : at::MemoryFormat::Contiguous);
   const torch::Tensor labels = torch::randint(0, network.classes(), {options.batch}, torch::kLong).to(device);
 
+  // fp16 scales the loss (check_train_options keeps it from parameter servers: they step themselves).
+  std::optional<DynamicLossScaler> loss_scaler;
+  if (options.precision == "fp16") loss_scaler.emplace();
   std::optional<torch::optim::SGD> optimizer;
   if (!server)
     optimizer.emplace(parameters, torch::optim::SGDOptions(options.learning_rate).momentum(options.momentum));
@@ -187,10 +196,17 @@ StepSamples run_steps(const TrainOptions& options, TorchNetwork& network, const 
     const double faults_at_start = page_faults_so_far();
     // Gradients are not accumulated across steps: each step's backward makes them anew.
     for (auto& parameter : parameters) parameter.mutable_grad() = torch::Tensor();
-    const torch::Tensor loss = network.forward(images, labels);
+    torch::Tensor loss;
+    {
+      const AutocastScope autocast(options.precision);  // the forward and the loss, as users write it
+      loss = network.forward(images, labels);
+    }
     const double forward_done = synchronized_now();
     const double faults_after_forward = page_faults_so_far();
-    loss.backward();
+    if (loss_scaler)
+      loss_scaler->scale(loss).backward();
+    else
+      loss.backward();
     const double backward_done = synchronized_now();
     const double faults_after_backward = page_faults_so_far();
     if (time_layers) {
@@ -219,6 +235,12 @@ StepSamples run_steps(const TrainOptions& options, TorchNetwork& network, const 
     if (server) {
       unflatten_into(parameters, flat_weights.data());
       communication = communication_done - backward_done;
+    } else if (loss_scaler) {
+      // GradScaler.step and update: a step whose gradients overflowed is skipped (its time counts).
+      const bool all_finite = loss_scaler->unscale(parameters);
+      if (all_finite) optimizer->step();
+      loss_scaler->update(all_finite);
+      if (!all_finite && step >= options.warmup) ++samples.skipped_steps;
     } else {
       optimizer->step();
     }
@@ -386,10 +408,14 @@ Expected<void> check_train_options(const TrainOptions& options) {
     return bad_input("--module-times times the CPU's synchronous ops: it needs --device cpu");
   if (options.runner != records::kCppTrainer && options.runner != records::kPythonTrainer)
     return bad_input("--runner must be dnntune or python, not '" + options.runner + "'");
-  if (options.runner == records::kPythonTrainer &&
-      (options.module_times || options.parameter_servers > 0 || options.device == "cuda"))
-    return bad_input("--runner python trains torchvision's network on the CPU with all-reduce: --module-times, "
-                     "--ps-servers and --device cuda go with --runner dnntune");
+  if (options.runner == records::kPythonTrainer && (options.module_times || options.parameter_servers > 0))
+    return bad_input("--runner python trains torchvision's network with all-reduce: --module-times and "
+                     "--ps-servers go with --runner dnntune");
+  if (auto precision = check_precision_options(options.precision, options.memory_format, options.device); !precision)
+    return precision.error();
+  if (options.precision == "fp16" && options.parameter_servers > 0)
+    return bad_input("--precision fp16 scales the loss and skips overflowing steps, which parameter servers do "
+                     "not: use bf16, or all-reduce");
   if (options.module_times && options.warmup < 1)
     return bad_input("--module-times times the layers in the last warm-up step, so that the timed steps run "
                      "without its hooks: it needs --warmup 1 or more");
@@ -429,6 +455,7 @@ Expected<TrainingOutcome> gather_report(const TrainOptions& options, const workl
   // Rank 0 is a worker (servers are the last ranks); a time limit stopped every rank at its step.
   if (parsed.front().contains("samples"))
     report.iterations = static_cast<int>(parsed.front()["samples"]["iteration"].size());
+  report.skipped_steps = parsed.front().value("skipped_steps", 0);
   if (auto step = first_diverged_step(parsed)) {
     std::ostringstream rate;
     rate << options.learning_rate;
@@ -475,12 +502,16 @@ Expected<TrainingOutcome> train_in_python(const TrainOptions& options, const wor
                      {"warnings", setting.warnings},
                      {"samples", trained->at("samples")},
                      {"losses", trained->at("losses")},
+                     {"skipped_steps", trained->at("skipped_steps")},
                      {"weights_checksum", ""}};
   TrainingReport report;
   report.parameters = trained->at("parameters").get<std::int64_t>();
-  report.device = "cpu";
-  report.backend = "torch";  // the same kernels' backend: a calibration pools both trainers' anchors
+  report.device = trained->at("device").get<std::string>();
+  // The same kernels' backend as the C++ trainer's: a calibration pools both trainers' anchors.
+  report.backend = report.device == "cuda" ? "torch-cuda" : "torch";
   report.backend_version = trained->at("versions").get<std::string>();
+  report.precision = trained->at("precision").get<std::string>();
+  report.memory_format = trained->at("memory_format").get<std::string>();
   return gather_report(options, workload, session, setting, mine, std::move(report));
 }
 
@@ -529,6 +560,14 @@ Expected<TrainingOutcome> train(const TrainOptions& options) {
   // On a GPU the ops are asynchronous and the hooks fire when autograd queues a kernel, not when
   // it ends: layer times would be wrong, so a GPU job (an anchor on a CUDA machine) times none.
   TrainOptions run_options = options;
+  run_options.precision = resolve_precision(options.precision, use_cuda,
+                                            use_cuda ? cuda_compute_capability_major(device.index()) : 0);
+  std::optional<Error> cpu_precision;  // --device auto without a GPU (every rank asks: a collective)
+  if (!use_cuda && run_options.precision != "fp32")
+    cpu_precision = bad_input("--precision " + run_options.precision +
+                              " runs on a GPU, and this libtorch sees none: the CPU runs fp32");
+  if (auto problem = first_problem(cpu_precision)) return std::move(*problem);
+  if (use_cuda) apply_cuda_math_settings(run_options.precision);
   if (use_cuda && run_options.module_times) {
     run_options.module_times = false;
     setting.warnings.push_back("--module-times: the layers are not timed on a GPU (asynchronous kernels)");
@@ -539,6 +578,7 @@ Expected<TrainingOutcome> train(const TrainOptions& options) {
     return std::move(*problem);
   TorchNetwork& network = *built;
   std::vector<torch::Tensor> parameters = network.parameters();
+  if (options.memory_format == "channels_last") to_channels_last(parameters);
   std::vector<float> initial_weights = flatten(parameters);
   if (session) {
     session->broadcast_from_rank0(initial_weights.data(), initial_weights.size());
@@ -593,6 +633,7 @@ Expected<TrainingOutcome> train(const TrainOptions& options) {
                                             options.seed + 1000003ull * static_cast<std::uint64_t>(rank + 1), agree);
       mine["samples"] = samples_json(samples);
       mine["losses"] = samples.losses;
+      mine["skipped_steps"] = samples.skipped_steps;
       mine["weights_checksum"] = checksum_of(parameters);
     }
   } catch (const c10::Error& error) {
@@ -608,6 +649,8 @@ Expected<TrainingOutcome> train(const TrainOptions& options) {
   report.device = use_cuda ? "cuda" : "cpu";
   report.backend = use_cuda ? "torch-cuda" : "torch";
   report.backend_version = std::string("libtorch ") + TORCH_VERSION;
+  report.precision = run_options.precision;
+  report.memory_format = options.memory_format;
   return gather_report(options, *workload, session.get(), setting, mine, std::move(report));
 }
 

@@ -32,6 +32,11 @@ struct TrainOptions {
   int parameter_servers = 0;      // 0: all-reduce; S: the last S ranks are parameter servers
   bool asynchronous = false;      // parameter servers without a barrier
   std::string device = "auto";    // "cpu", "cuda", or "auto" (CUDA when libtorch has a GPU)
+  // The step's arithmetic (train/precision.hpp): "auto" (tf32 on a GPU of compute capability 8.0
+  // or later, PyTorch's default; else fp32), "fp32" (strict), "tf32", "bf16" or "fp16" (autocast;
+  // fp16 with dynamic loss scaling). Not fp32 on the CPU: refused.
+  std::string precision = "auto";
+  std::string memory_format = "contiguous";  // or "channels_last": the weights and the batch in NHWC
   std::uint64_t seed = 1;         // weights (rank 0's, broadcast) and each rank's synthetic batch
   // Time each layer inside the step (train/module_timer.hpp): a clock read around every op and a
   // gradient hook per layer, in the last warm-up step only, so the timed steps run without them
@@ -98,6 +103,9 @@ struct TrainingReport {
   std::string device;            // "cpu" or "cuda"
   std::string backend;           // "torch" or "torch-cuda"
   std::string backend_version;   // "libtorch 1.13.0"
+  std::string precision = "fp32";             // as run ("auto" resolved): fp32, tf32, bf16, fp16
+  std::string memory_format = "contiguous";   // or channels_last
+  int skipped_steps = 0;         // fp16: timed steps the loss scaler skipped (inf or NaN gradients), rank 0's
   std::string mpi_version;       // "" without MPI
   std::string machine_fingerprint;
   int buckets = 0;               // all-reduce by the C++ trainer only (0 under --runner python: DDP's own)

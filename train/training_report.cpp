@@ -163,6 +163,9 @@ std::string training_report_json(const TrainingReport& report) {
                          {"device", report.device},
                          {"backend", report.backend},
                          {"backend_version", report.backend_version},
+                         {"precision", report.precision},
+                         {"memory_format", report.memory_format},
+                         {"skipped_steps", report.skipped_steps},
                          {"mpi_version", report.mpi_version},
                          {"machine_fingerprint", report.machine_fingerprint},
                          {"buckets", report.buckets},
@@ -190,6 +193,10 @@ std::string training_report_json(const TrainingReport& report) {
 std::vector<std::string> training_warnings(const TrainingReport& report) {
   std::vector<std::string> warnings;
   for (const RankReport& rank : report.ranks) warnings.insert(warnings.end(), rank.warnings.begin(), rank.warnings.end());
+  if (report.skipped_steps > 0)
+    warnings.push_back("fp16: the loss scaler skipped " + std::to_string(report.skipped_steps) + " of " +
+                       std::to_string(report.iterations) +
+                       " timed steps (inf or NaN gradients): more --warmup lets the scale settle");
   return warnings;
 }
 
@@ -226,6 +233,8 @@ std::vector<records::Measurement> training_measurements(const TrainingReport& re
     record.processes = report.processes;
     record.nodes = report.nodes;
     record.cpu_sets = cpu_sets;
+    record.precision = report.precision;
+    record.memory_format = report.memory_format;
     with_timing(record, *timing);
     record.command = command;
     record.timestamp = timestamp;

@@ -5,7 +5,8 @@
 #      finite falling-or-not losses, PyTorch's version), and records whose command reproduces it;
 #   2. --launch --ppn 2: two ranks under DistributedDataParallel over gloo, each on its own core;
 #   3. what it cannot train is refused with one line and exit 2, before anything is written: a
-#      network torchvision does not build, an unknown runner, --module-times, a Python without torch;
+#      network torchvision does not build, an unknown runner, --module-times, a Python without torch,
+#      --device cuda where that torch sees no GPU, a GPU precision on the CPU;
 #   4. a first run (empty cache) trains its base anchor again by PyTorch from Python and by the C++
 #      trainer, and the fit pools the three runs: the prediction's anchor says so.
 # Skipped (77) when /usr/bin/python3 cannot import torch and torchvision.
@@ -26,6 +27,8 @@ import json, math, sys
 report = json.load(open(sys.argv[1]))
 assert report["network"] == "resnet18" and report["processes"] == 1 and report["batch"] == 2, report
 assert report["backend"] == "torch" and "PyTorch" in report["backend_version"], report["backend_version"]
+assert report["device"] == "cpu" and report["precision"] == "fp32", report  # the CPU path: strict fp32
+assert report["memory_format"] == "contiguous" and report["skipped_steps"] == 0, report
 assert report["iterations"] == 2 and report["images_per_second"] > 0, report
 assert report["parameters"] == 11689512, report["parameters"]  # torchvision's resnet18
 assert len(report["losses"]) == 3 and all(math.isfinite(loss) for loss in report["losses"]), report["losses"]
@@ -36,6 +39,7 @@ passes = {record["pass"] for record in records}
 assert {"iteration", "forward", "backward", "optimizer"} <= passes, passes
 assert all(record["kind"] == "network" for record in records), "module records without module times"
 assert all("--runner python" in record["command"] for record in records), records[0]["command"]
+assert all("precision" not in record and "memory_format" not in record for record in records), records[0]
 print("ok: one process,", round(report["images_per_second"], 2), "images/s,", report["backend_version"])
 PY
 
@@ -70,6 +74,12 @@ refused launch_network "$dnntune" train --runner python --launch --ppn 2 --threa
     --model "$source_dir/tests/fixtures/tiny_network.json" --record "$work/launch_network.jsonl"
 refused python env DNNTUNE_PYTHON=/nonexistent/python3 "$dnntune" train --runner python "${small[@]}" \
     --record "$work/python.jsonl"
+refused cpu_precision "$dnntune" train --runner python --device cpu --precision bf16 "${small[@]}" \
+    --record "$work/cpu_precision.jsonl"
+if ! /usr/bin/python3 -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)"; then
+    refused no_gpu "$dnntune" train --runner python --device cuda "${small[@]}" --record "$work/no_gpu.jsonl"
+    grep -q "sees no CUDA GPU" "$work/no_gpu.log" || fail "the refusal of --device cuda does not say why"
+fi
 echo "ok: refusals are one line, exit 2"
 
 # 4. A first run's base anchor, again from Python and by the C++ trainer, the three runs pooled.
