@@ -37,9 +37,20 @@ Expected<MeasurementInputs> read_measurement_inputs(const std::vector<std::strin
     auto read = records::read_measurements(file);
     if (!read) return read.error();
     if (read->truncated_lines > 0) result.truncated_files.push_back(file);
+    result.skipped_lines.insert(result.skipped_lines.end(), read->skipped_lines.begin(), read->skipped_lines.end());
     result.records.insert(result.records.end(), read->records.begin(), read->records.end());
   }
   return result;
+}
+
+std::vector<std::string> skipped_lines_report(const std::vector<std::string>& skipped_lines, std::size_t shown) {
+  std::vector<std::string> lines;
+  for (std::size_t index = 0; index < skipped_lines.size() && index < shown; ++index)
+    lines.push_back("skipped a bad measurement line: " + skipped_lines[index]);
+  if (skipped_lines.size() > shown)
+    lines.push_back("skipped " + std::to_string(skipped_lines.size() - shown) + " more bad measurement line" +
+                    (skipped_lines.size() - shown == 1 ? "" : "s"));
+  return lines;
 }
 
 }  // namespace dnntune::pipeline
