@@ -3,7 +3,6 @@
 
 #include <sys/stat.h>
 
-#include <fstream>
 
 namespace dnntune::pipeline {
 namespace {
@@ -11,6 +10,13 @@ namespace {
 bool is_directory(const std::string& path) {
   struct stat status {};
   return stat(path.c_str(), &status) == 0 && S_ISDIR(status.st_mode);
+}
+
+// Whether something stands at `path` (a stat, never an open: opening a FIFO to see would block);
+// what it is, read_measurements checks.
+bool exists(const std::string& path) {
+  struct stat status {};
+  return lstat(path.c_str(), &status) == 0;
 }
 
 }  // namespace
@@ -25,10 +31,10 @@ Expected<MeasurementInputs> read_measurement_inputs(const std::vector<std::strin
     const std::size_t before = result.files.size();
     for (const char* name : {"layers.jsonl", "comm.jsonl", "network.jsonl"}) {
       const std::string path = input + "/" + name;
-      if (std::ifstream(path).good()) result.files.push_back(path);
+      if (exists(path)) result.files.push_back(path);
     }
     const std::string profile = input + "/machine.json";
-    if (result.machine_file.empty() && std::ifstream(profile).good()) result.machine_file = profile;
+    if (result.machine_file.empty() && exists(profile)) result.machine_file = profile;
     if (result.files.size() == before)
       return bad_input(input + ": no layers.jsonl or comm.jsonl in this directory (is it a `dnntune calibrate -o` "
                                "directory?)");

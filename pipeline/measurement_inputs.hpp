@@ -11,6 +11,10 @@
 
 namespace dnntune::pipeline {
 
+// The files read from a `dnntune calibrate -o` directory given as an input.
+inline constexpr const char* measurement_directory_files[] = {"layers.jsonl", "comm.jsonl", "network.jsonl",
+                                                              "machine.json"};
+
 struct MeasurementInputs {
   std::vector<std::string> files;            // the .jsonl files read, in order
   std::string machine_file;                  // the first directory's machine.json, or ""
