@@ -78,7 +78,7 @@ std::vector<std::string> mutations(const std::string& original, unsigned seed, i
 void check_run(const std::vector<std::string>& args, const std::string& directory, const std::string& output,
                const std::string& what) {
   // How printf writes NaN and infinity, and rates that are negative or zero.
-  const std::regex unusable("\\b(nan|inf)\\b|(-|\\b0(\\.0*)? *)[0-9.]* *(images/s|GFLOP/s|GB/s)");
+  const std::regex unusable("\\b(nan|inf)\\b|(^|[^0-9.])(-[0-9][0-9.]*|0+(\\.0+)?) *(images/s|GFLOP/s|GB/s)");
   auto before = fingerprint(directory);
   std::vector<std::string> timed = {"10", DNNTUNE_BINARY};
   timed.insert(timed.end(), args.begin(), args.end());
