@@ -71,7 +71,9 @@ Expected<records::MachineProfile> machine_for(const std::string& directory, bool
   if (!measure_when_absent) return machine;  // a dry run plans with default speeds
   if (progress) progress("measuring this machine's FMA peak and memory bandwidth (dnntune probe) into " + path);
   if (auto measured = probe::measure_node_performance(*machine, probe::PeakOptions{}); !measured) return measured.error();
-  if (auto written = write_json_file(path, nlohmann::json::parse(records::to_json_text(*machine))); !written)
+  if (auto written =
+          write_json_file(path, nlohmann::json::parse(records::to_json_text(*machine)), WrittenFile::owned);
+      !written)
     return written.error();
   return machine;
 }
@@ -240,6 +242,9 @@ Expected<PreparedCalibration> prepare_calibration(const CalibrationRequest& requ
     auto read = records::read_measurements(records_path);
     if (!read) return read.error();
     existing = std::move(*read);
+    if (progress)
+      for (const auto& skipped : existing.skipped_lines)
+        progress("skipped a bad measurement line (measured again if planned): " + skipped);
     if (!request.resume && (!existing.records.empty() || existing.truncated_lines > 0))
       return bad_input(records_path + " already holds measurements: add --resume to continue them, or choose "
                                       "another directory with -o");

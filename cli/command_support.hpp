@@ -41,8 +41,21 @@ inline void ok_or_fail(const Expected<void>& result) {
 // or the preload did not take. A bad name fails with exit 2.
 void run_under_allocator(const std::string& name);
 
-// Writes `text` to `path` ("" or "-" is stdout) atomically, failing the subcommand if it cannot.
+// Writes `text` to `path` ("" or "-" is stdout) atomically, failing the subcommand if it cannot
+// (standard output included: a full disk behind `> FILE` fails with exit 1, never exit 0).
 void write_output(const std::string& text, const std::string& path);
+
+// Flushes standard output at the end of the command and returns the exit code to end with:
+// `exit_code`, or exit_failure with one line on stderr when a write to standard output failed
+// and was not reported yet (what a command printed straight to std::cout, --help included).
+int finish_standard_output(int exit_code);
+
+// Fails with bad input when an output option of the chosen command (-o/--output, --plot,
+// --record) names one of its inputs (any other argument naming an existing file, or a file a
+// measurement directory given as input holds), another of its outputs, or (but --record, which
+// appends) a file in dnntune's cache: an output never replaces what the command reads. Run once,
+// after parsing and before any command runs (cli/main.cpp).
+void refuse_outputs_over_inputs(const CLI::App& root);
 
 // The check of an output FILE option (-o, --plot), when parsed: its folder exists ("-" is stdout).
 CLI::Validator output_file();

@@ -31,6 +31,8 @@ void run_fit(const FitCommandOptions& options) {
   const auto inputs = value_or_fail(pipeline::read_measurement_inputs(options.inputs));
   for (const auto& file : inputs.truncated_files)
     std::cerr << "dnntune fit: " << file << ": ignored a last line cut short (an interrupted run)\n";
+  for (const auto& line : pipeline::skipped_lines_report(inputs.skipped_lines))
+    std::cerr << "dnntune fit: " << line << "\n";
   if (inputs.records.empty()) fail(bad_input("no measurement records in " + inputs.files.front()));
   const std::vector<records::Measurement>& records = inputs.records;
   if (options.backend == "torch-cuda") return run_gpu_fit(records, options.machine, options.calibration_path, options.json);

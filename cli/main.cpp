@@ -28,21 +28,27 @@ int main(int argc, char** argv) {
   dnntune::cli::add_validate_command(app);
   dnntune::cli::add_compare_command(app);
 
+  // After parsing, before any command runs: no output may replace an input.
+  app.parse_complete_callback([&app] { dnntune::cli::refuse_outputs_over_inputs(app); });
+
+  // Every exit goes through finish_standard_output: a failed write to standard output (a full
+  // disk behind `> FILE`) is an error, never exit 0.
+  using dnntune::cli::finish_standard_output;
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& error) {  // thrown by cli::fail with the exit code to use
-    return error.get_exit_code();
+    return finish_standard_output(error.get_exit_code());
   } catch (const CLI::ParseError& error) {
     // --help and --version print through app.exit and exit 0; bad arguments are bad input: one
     // line, as every other error (exit 2).
-    if (error.get_exit_code() == 0) return app.exit(error);
+    if (error.get_exit_code() == 0) return finish_standard_output(app.exit(error));
     std::string message = error.what();
     for (char& character : message)
       if (character == '\n') character = ' ';
     const auto chosen = app.get_subcommands();
     const std::string help = chosen.empty() ? "dnntune --help" : "dnntune " + chosen.front()->get_name() + " --help";
     std::cerr << "dnntune: error: " << message << " (see `" << help << "`)" << std::endl;
-    return dnntune::cli::exit_bad_input;
+    return finish_standard_output(dnntune::cli::exit_bad_input);
   }
-  return 0;
+  return finish_standard_output(0);
 }

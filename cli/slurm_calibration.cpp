@@ -120,7 +120,7 @@ std::string calibration_arguments(const SlurmCalibrationRequest& request) {
 
 Expected<std::string> submit(const std::string& script_path, const std::string& script,
                              const std::vector<std::string>& extra) {
-  if (auto written = write_file_atomically(script_path, script); !written) return written.error();
+  if (auto written = write_file_atomically(script_path, script, WrittenFile::owned); !written) return written.error();
   std::vector<std::string> words = {"sbatch", "--parsable"};
   words.insert(words.end(), extra.begin(), extra.end());
   words.push_back(script_path);
@@ -171,7 +171,7 @@ Expected<void> write_node_record(const NodeRecord& record) {
   std::error_code error;
   fs::create_directories(slurm_directory() + "/nodes", error);
   if (error) return failure(slurm_directory() + "/nodes: cannot create (" + error.message() + ")");
-  return write_json_file(node_record_path(record.node), document);
+  return write_json_file(node_record_path(record.node), document, WrittenFile::owned);
 }
 
 Expected<std::vector<NodeRecord>> records_of(const std::string& partition) {
@@ -331,7 +331,7 @@ Expected<void> refit_with_fabric(const std::string& partition, const std::string
   auto calibration = model::fit_calibration(inputs->records, *machine, backend, inputs->files, model::FitOptions{});
   if (!calibration) return calibration.error();
   const std::string path = comm_directory + "/calibration.json";
-  if (auto written = write_json_file(path, nlohmann::json::parse(model::to_json_text(*calibration))); !written)
+  if (auto written = write_json_file(path, nlohmann::json::parse(model::to_json_text(*calibration)), WrittenFile::owned); !written)
     return written.error();
   record.calibration = path;
   record.written = now_seconds();

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,8 +14,18 @@
 namespace dnntune {
 
 Expected<FileLock> FileLock::acquire(const std::string& path, const std::function<void(const std::string&)>& on_wait) {
-  const int descriptor = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (descriptor < 0) return failure(path + ": cannot open the lock file (" + std::strerror(errno) + ")");
+  // Never through a link (a lock that is a link to another file would get that file's content
+  // replaced by the pid below) and never blocking on a FIFO: only a regular file is a lock.
+  const int descriptor = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
+  if (descriptor < 0) {
+    if (errno == ELOOP) return failure(path + ": the lock file is a symbolic link; remove it");
+    return failure(path + ": cannot open the lock file (" + std::strerror(errno) + ")");
+  }
+  struct stat status {};
+  if (::fstat(descriptor, &status) != 0 || !S_ISREG(status.st_mode)) {
+    ::close(descriptor);
+    return failure(path + ": the lock file is not a regular file; remove it");
+  }
   if (::flock(descriptor, LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK) {
       const std::string reason = std::strerror(errno);

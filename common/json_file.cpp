@@ -67,8 +67,8 @@ Expected<nlohmann::json> read_json_file(const std::string& path) {
   return parse_json(*text, path);
 }
 
-Expected<void> write_json_file(const std::string& path, const nlohmann::json& document) {
-  return write_file_atomically(path, document.dump(2) + "\n");
+Expected<void> write_json_file(const std::string& path, const nlohmann::json& document, WrittenFile kind) {
+  return write_file_atomically(path, document.dump(2) + "\n", kind);
 }
 
 nlohmann::json schema_head(const std::string& kind, int version) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/expected.hpp"
+#include "common/files.hpp"
 
 namespace dnntune {
 
@@ -23,8 +24,9 @@ Expected<nlohmann::json> parse_json(const std::string& text, const std::string& 
 Expected<nlohmann::json> read_json_file(const std::string& path);
 
 // Writes `document` pretty-printed, atomically (write_file_atomically, common/files.hpp), so an
-// interrupted write or a full disk never leaves a truncated file behind.
-Expected<void> write_json_file(const std::string& path, const nlohmann::json& document);
+// interrupted write or a full disk never leaves a truncated file behind. `kind`: see WrittenFile.
+Expected<void> write_json_file(const std::string& path, const nlohmann::json& document,
+                               WrittenFile kind = WrittenFile::user_output);
 
 // {"schema": kind, "schema_version": version}: the head of every document dnntune writes, its
 // outputs included (the JSON contract: schemas/ describes each kind).

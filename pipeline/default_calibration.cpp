@@ -63,7 +63,7 @@ Coverage read_coverage(const std::string& path) {
 Expected<void> write_coverage(const std::string& path, const Coverage& coverage) {
   std::vector<std::string> items;
   for (const auto& covered : coverage) items.push_back(covered.to_text());
-  return write_json_file(path, {{"covered", items}});
+  return write_json_file(path, {{"covered", items}}, WrittenFile::owned);
 }
 
 Coverage wanted_by(const DefaultCalibrationRequest& request) {
@@ -190,6 +190,8 @@ Expected<DefaultCalibration> fit(const Entry& entry, const DefaultCalibrationReq
   DefaultCalibration result;
   result.machine_path = entry.machine;
   auto inputs = read_measurement_inputs({entry.measurements});
+  if (inputs)
+    for (const auto& line : skipped_lines_report(inputs->skipped_lines)) progress(line);
   const bool measured = inputs && std::any_of(inputs->records.begin(), inputs->records.end(), [](const auto& record) {
                           return record.kind == records::MeasurementKind::layer &&
                                  record.status == records::MeasurementStatus::ok;
@@ -205,7 +207,8 @@ Expected<DefaultCalibration> fit(const Entry& entry, const DefaultCalibrationReq
   auto calibration =
       model::fit_calibration(inputs->records, *profile, request.backend, inputs->files, model::FitOptions{});
   if (!calibration) return calibration.error();
-  if (auto written = write_json_file(entry.calibration, nlohmann::json::parse(model::to_json_text(*calibration)));
+  if (auto written = write_json_file(entry.calibration, nlohmann::json::parse(model::to_json_text(*calibration)),
+                                     WrittenFile::owned);
       !written)
     return written.error();
   if (last)

@@ -20,7 +20,8 @@
 //     reference calibration on this machine's probed peaks), said in a note, and not cached, so
 //     the next run measures again.
 // A network or batch the cache has not seen extends the same measurements (--resume) and refits.
-// An entry that cannot be used is moved aside (kept for inspection) and rebuilt, never deleted.
+// An entry that cannot be used is moved aside (kept for inspection) and rebuilt, never deleted; a
+// bad line among good records is skipped and said, and only what it held is measured again.
 #pragma once
 
 #include <cstdint>

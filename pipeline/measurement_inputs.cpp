@@ -3,7 +3,6 @@
 
 #include <sys/stat.h>
 
-#include <fstream>
 
 namespace dnntune::pipeline {
 namespace {
@@ -11,6 +10,13 @@ namespace {
 bool is_directory(const std::string& path) {
   struct stat status {};
   return stat(path.c_str(), &status) == 0 && S_ISDIR(status.st_mode);
+}
+
+// Whether something stands at `path` (a stat, never an open: opening a FIFO to see would block);
+// what it is, read_measurements checks.
+bool exists(const std::string& path) {
+  struct stat status {};
+  return lstat(path.c_str(), &status) == 0;
 }
 
 }  // namespace
@@ -25,10 +31,10 @@ Expected<MeasurementInputs> read_measurement_inputs(const std::vector<std::strin
     const std::size_t before = result.files.size();
     for (const char* name : {"layers.jsonl", "comm.jsonl", "network.jsonl"}) {
       const std::string path = input + "/" + name;
-      if (std::ifstream(path).good()) result.files.push_back(path);
+      if (exists(path)) result.files.push_back(path);
     }
     const std::string profile = input + "/machine.json";
-    if (result.machine_file.empty() && std::ifstream(profile).good()) result.machine_file = profile;
+    if (result.machine_file.empty() && exists(profile)) result.machine_file = profile;
     if (result.files.size() == before)
       return bad_input(input + ": no layers.jsonl or comm.jsonl in this directory (is it a `dnntune calibrate -o` "
                                "directory?)");
@@ -37,9 +43,20 @@ Expected<MeasurementInputs> read_measurement_inputs(const std::vector<std::strin
     auto read = records::read_measurements(file);
     if (!read) return read.error();
     if (read->truncated_lines > 0) result.truncated_files.push_back(file);
+    result.skipped_lines.insert(result.skipped_lines.end(), read->skipped_lines.begin(), read->skipped_lines.end());
     result.records.insert(result.records.end(), read->records.begin(), read->records.end());
   }
   return result;
+}
+
+std::vector<std::string> skipped_lines_report(const std::vector<std::string>& skipped_lines, std::size_t shown) {
+  std::vector<std::string> lines;
+  for (std::size_t index = 0; index < skipped_lines.size() && index < shown; ++index)
+    lines.push_back("skipped a bad measurement line: " + skipped_lines[index]);
+  if (skipped_lines.size() > shown)
+    lines.push_back("skipped " + std::to_string(skipped_lines.size() - shown) + " more bad measurement line" +
+                    (skipped_lines.size() - shown == 1 ? "" : "s"));
+  return lines;
 }
 
 }  // namespace dnntune::pipeline

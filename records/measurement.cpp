@@ -2,6 +2,7 @@
 #include "records/measurement.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -158,8 +159,14 @@ Expected<void> append_measurement(const std::string& path, const Measurement& me
   const std::string line = to_json_line(measurement) + "\n";
   // O_APPEND with one write() per record: records from co-running writers never interleave, and
   // fsync makes a record durable before the next measurement starts.
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  // Never through a link, never blocking on a FIFO: records go only into a regular file.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == ELOOP) return bad_input(path + ": is a symbolic link; records are appended to a regular file only");
   if (fd < 0) return failure(path + ": cannot append (" + std::strerror(errno) + ")");
+  if (struct stat status {}; ::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+    ::close(fd);
+    return bad_input(path + ": not a regular file; records are appended to a regular file only");
+  }
   const off_t size_before = ::lseek(fd, 0, SEEK_END);
   errno = 0;
   const ssize_t written = ::write(fd, line.data(), line.size());
@@ -173,12 +180,37 @@ Expected<void> append_measurement(const std::string& path, const Measurement& me
 }
 
 Expected<void> drop_unterminated_last_line(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (content.empty() || content.back() == '\n') return {};
-  const std::size_t keep = content.rfind('\n') == std::string::npos ? 0 : content.rfind('\n') + 1;
-  if (truncate(path.c_str(), static_cast<off_t>(keep)) != 0) return failure(path + ": cannot drop its cut-short last line");
+  // As append_measurement: never through a link, never blocking on a FIFO.
+  const int fd = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) return {};
+  if (fd < 0 && errno == ELOOP) return bad_input(path + ": is a symbolic link; records are appended to a regular file only");
+  if (fd < 0) return failure(path + ": cannot open (" + std::strerror(errno) + ")");
+  struct stat status {};
+  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+    ::close(fd);
+    return bad_input(path + ": not a regular file; records are appended to a regular file only");
+  }
+  // Only the tail matters: the last newline before the end.
+  off_t end = status.st_size, keep = 0;
+  char last = '\n';
+  if (end > 0 && ::pread(fd, &last, 1, end - 1) != 1) last = '\n';
+  if (last != '\n') {
+    char buffer[4096];
+    for (off_t position = end; position > 0 && keep == 0;) {
+      const off_t start = position > static_cast<off_t>(sizeof buffer) ? position - static_cast<off_t>(sizeof buffer) : 0;
+      const ssize_t got = ::pread(fd, buffer, static_cast<std::size_t>(position - start), start);
+      if (got <= 0) break;
+      for (ssize_t index = got - 1; index >= 0; --index)
+        if (buffer[index] == '\n') {
+          keep = start + index + 1;
+          break;
+        }
+      position = start;
+    }
+  }
+  const bool cut = last == '\n' || ::ftruncate(fd, keep) == 0;
+  ::close(fd);
+  if (!cut) return failure(path + ": cannot drop its cut-short last line");
   return {};
 }
 
@@ -199,15 +231,19 @@ Expected<MeasurementFile> read_measurements(const std::string& path) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     auto record = measurement_from_json_line(line, path + ":" + std::to_string(line_number));
     if (!record) {
-      // Only an unterminated last line can be a write cut short by a kill; anything else is corrupt.
+      // Only an unterminated last line can be a write cut short by a kill; any other bad line is
+      // skipped and said, and the records around it are kept.
       if (last_without_newline) {
         ++file.truncated_lines;
         break;
       }
-      return record.error();
+      file.skipped_lines.push_back(record.error().message);
+      continue;
     }
     file.records.push_back(std::move(*record));
   }
+  // Not one good record: not a measurement file at all.
+  if (file.records.empty() && !file.skipped_lines.empty()) return bad_input(file.skipped_lines.front());
   return file;
 }
 

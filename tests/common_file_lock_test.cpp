@@ -3,10 +3,12 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <string>
 #include <thread>
 
@@ -55,4 +57,38 @@ TEST_CASE("a second process waits for the lock, and a killed holder releases it"
   CHECK_FALSE(second_waited);
   unlink(path.c_str());
   rmdir(pattern);
+}
+
+TEST_CASE("a lock file that is a link or a FIFO is refused, and what it points to is left alone") {
+  char pattern[] = "/tmp/dnntune-lock-XXXXXX";
+  REQUIRE(mkdtemp(pattern) != nullptr);
+  const std::string directory = pattern;
+  const std::string victim = directory + "/precious.txt";
+  {
+    FILE* file = std::fopen(victim.c_str(), "w");
+    REQUIRE(file);
+    std::fputs("measured records\n", file);
+    std::fclose(file);
+  }
+  const std::string link = directory + "/entry.lock";
+  REQUIRE(symlink(victim.c_str(), link.c_str()) == 0);
+  const auto through_link = FileLock::acquire(link, {});
+  REQUIRE_FALSE(through_link);
+  CHECK(through_link.error().message == link + ": the lock file is a symbolic link; remove it");
+  char content[64] = {};
+  FILE* file = std::fopen(victim.c_str(), "r");
+  REQUIRE(file);
+  const std::size_t length = std::fread(content, 1, sizeof content - 1, file);
+  std::fclose(file);
+  CHECK(std::string(content, length) == "measured records\n");
+
+  const std::string fifo = directory + "/fifo.lock";
+  REQUIRE(mkfifo(fifo.c_str(), 0644) == 0);
+  const auto on_fifo = FileLock::acquire(fifo, {});  // returns at once: no reader needed
+  REQUIRE_FALSE(on_fifo);
+  CHECK(on_fifo.error().message == fifo + ": the lock file is not a regular file; remove it");
+  std::remove(link.c_str());
+  std::remove(fifo.c_str());
+  std::remove(victim.c_str());
+  rmdir(directory.c_str());
 }

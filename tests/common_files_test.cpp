@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -100,4 +101,58 @@ TEST_CASE("parse_int64 takes a whole decimal integer or nothing") {
   CHECK_FALSE(parse_int64(" 1"));
   CHECK_FALSE(parse_int64("+1"));
   CHECK_FALSE(parse_int64("1e3"));
+}
+
+TEST_CASE("a FIFO is refused as an output and as an input at once, never waited on") {
+  const std::string directory = make_directory();
+  const std::string fifo = directory + "/fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0644) == 0);
+  const auto output = check_output_file(fifo);
+  REQUIRE_FALSE(output);
+  CHECK(output.error().kind == ErrorKind::bad_input);
+  CHECK(output.error().message.rfind(fifo + ": is a FIFO, not a regular file", 0) == 0);
+  CHECK_FALSE(write_file_atomically(fifo, "x"));  // no reader: the old code hung here
+  const auto input = read_input_file(fifo);
+  REQUIRE_FALSE(input);
+  CHECK(input.error().message == fifo + ": not a regular file");
+  // A file dnntune owns (its cache) is replaced by the rename, whatever stood there.
+  REQUIRE(write_file_atomically(fifo, "calibration\n", WrittenFile::owned));
+  CHECK(read(fifo) == "calibration\n");
+  std::remove(fifo.c_str());
+  rmdir(directory.c_str());
+}
+
+TEST_CASE("an owned file that is a link is replaced, and the file it pointed to is left alone") {
+  const std::string directory = make_directory();
+  const std::string victim = directory + "/precious.txt";
+  std::ofstream(victim) << "measured\n";
+  const std::string link = directory + "/calibration.json";
+  REQUIRE(symlink(victim.c_str(), link.c_str()) == 0);
+  REQUIRE(write_file_atomically(link, "fitted\n", WrittenFile::owned));
+  CHECK(read(victim) == "measured\n");
+  CHECK(read(link) == "fitted\n");
+  struct stat status {};
+  REQUIRE(lstat(link.c_str(), &status) == 0);
+  CHECK(S_ISREG(status.st_mode));
+  std::remove(link.c_str());
+  std::remove(victim.c_str());
+  rmdir(directory.c_str());
+}
+
+TEST_CASE("same_file compares by identity, and by canonical path when a file does not exist") {
+  const std::string directory = make_directory();
+  const std::string file = directory + "/layers.jsonl";
+  std::ofstream(file) << "x\n";
+  const std::string link = directory + "/alias.jsonl";
+  REQUIRE(symlink(file.c_str(), link.c_str()) == 0);
+  CHECK(same_file(file, link));
+  CHECK(same_file(file, directory + "/./sub/../layers.jsonl"));
+  CHECK(same_file(directory + "/new.json", directory + "/../" + directory.substr(5) + "/new.json"));
+  CHECK_FALSE(same_file(file, directory + "/new.json"));
+  CHECK(is_inside(directory + "/entry/calibration.json", directory));
+  CHECK(is_inside(link, directory + "/"));
+  CHECK_FALSE(is_inside(directory + "-other/x", directory));
+  std::remove(link.c_str());
+  std::remove(file.c_str());
+  rmdir(directory.c_str());
 }

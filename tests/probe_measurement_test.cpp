@@ -113,12 +113,23 @@ TEST_CASE("appended records survive an interrupted write") {
   CHECK(file->records[1].pass == "forward");
 }
 
-TEST_CASE("bad records are errors naming file and line") {
+TEST_CASE("bad records are skipped and named by file and line; a file of only bad lines is an error") {
   const std::string path = test::make_temporary_directory() + "/bad.jsonl";
-  std::ofstream(path) << records::to_json_line(sample_layer_record()) << "\n{\"not\": \"a record\"}\n";
+  std::ofstream(path) << records::to_json_line(sample_layer_record()) << "\n{\"not\": \"a record\"}\n"
+                      << "not JSON\n" << records::to_json_line(sample_layer_record()) << "\n";
   const auto file = records::read_measurements(path);
-  REQUIRE_FALSE(file);
-  CHECK(file.error().message.find(path + ":2") == 0);
+  REQUIRE(file);
+  CHECK(file->records.size() == 2);  // the records around the bad lines are kept
+  CHECK(file->truncated_lines == 0);
+  REQUIRE(file->skipped_lines.size() == 2);
+  CHECK(file->skipped_lines[0].find(path + ":2: ") == 0);
+  CHECK(file->skipped_lines[1].find(path + ":3: ") == 0);
+
+  const std::string only_bad = test::make_temporary_directory() + "/only_bad.jsonl";
+  std::ofstream(only_bad) << "\n{\"not\": \"a record\"}\n";
+  const auto refused = records::read_measurements(only_bad);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find(only_bad + ":2") == 0);
 
   auto failed = sample_layer_record();
   failed.status = records::MeasurementStatus::failed;

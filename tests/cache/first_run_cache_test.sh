@@ -8,7 +8,8 @@
 #   3. a garbled covered.json and a corrupt calibration are rebuilt, never fatal;
 #   4. an entry whose measurements are gone and whose calibration is corrupt is rebuilt;
 #   5. SIGTERM or SIGKILL during the first calibration: the next run resumes what was recorded;
-#   6. measurements that cannot be read are moved aside (kept), not deleted, and rebuilt;
+#   6. a bad measurement line is skipped and said; measurements without one readable record are
+#      moved aside (kept), not deleted, and rebuilt;
 #   7. a first run that can measure nothing in its budget still answers, from the model alone.
 set -euo pipefail
 dnntune=$1
@@ -99,9 +100,18 @@ for signal in TERM KILL; do
     echo "ok: a run ended by SIG$signal is resumed"
 done
 
-# 6. Unreadable measurements are moved aside and rebuilt.
+# 6. One bad line among good records is skipped and said: the measurements are kept and refitted.
 entry=${entry%/}
+bad_line=$(($(wc -l <"$entry/measurements/layers.jsonl") + 1))
 echo '{"schema": "dnntune.measurement", "schema_version": 99}' >>"$entry/measurements/layers.jsonl"
+echo garbage >"$entry/calibration.json"
+recommend >"$work/skipped.out" 2>"$work/skipped.log" || fail "a bad measurement line stopped the run"
+grep -q "skipped a bad measurement line: .*layers.jsonl:$bad_line:" "$work/skipped.log" || fail "the bad line was not said"
+if ls -d "$entry"/measurements.unusable-* >/dev/null 2>&1; then fail "one bad line moved the measurements aside"; fi
+echo "ok: a bad measurement line skipped and said, the measurements kept"
+
+# 6b. Measurements without one readable record are moved aside and rebuilt.
+echo '{"schema": "dnntune.measurement", "schema_version": 99}' >"$entry/measurements/layers.jsonl"
 echo garbage >"$entry/calibration.json"
 recommend >"$work/aside.out" 2>"$work/aside.log" || fail "unreadable measurements not rebuilt"
 ls -d "$entry"/measurements.unusable-* >/dev/null 2>&1 || fail "unreadable measurements were not kept aside"

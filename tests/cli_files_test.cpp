@@ -1,0 +1,147 @@
+// tests/cli_files_test.cpp — what the real command does with the files around it: an output never
+// replaces an input of the same command (or the cache), a failed write to standard output is an
+// error, a FIFO never hangs it, and one bad measurement line costs only that line.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "records/measurement.hpp"
+#include "tests/cli_support.hpp"
+#include "tests/model_fixtures.hpp"
+
+using dnntune::test::CommandResult;
+using dnntune::test::read_whole_file;
+using dnntune::test::run_dnntune;
+using dnntune::test::source_path;
+
+namespace {
+
+// A `dnntune calibrate -o` directory of synthetic records: machine.json and layers.jsonl.
+std::string measurement_directory() {
+  const std::string directory = dnntune::test::make_temporary_directory();
+  const auto machine = dnntune::test::test_machine();
+  std::ofstream(directory + "/machine.json") << dnntune::records::to_json_text(machine);
+  std::ofstream records(directory + "/layers.jsonl");
+  for (const auto& record : dnntune::test::synthetic_records(machine, 0.02, 11))
+    records << dnntune::records::to_json_line(record) << "\n";
+  return directory;
+}
+
+// `dnntune ARGS` through the shell, with its standard output redirected as `redirect` says
+// (e.g. "> /dev/full"), under a 10 s timeout (exit 124 when it hangs).
+CommandResult run_redirected(const std::string& args, const std::string& redirect) {
+  return dnntune::test::run_program(
+      "/bin/sh", {"-c", "exec timeout 10 " + std::string(DNNTUNE_BINARY) + " " + args + " " + redirect});
+}
+
+int error_lines(const std::string& err) {
+  int count = 0;
+  for (std::size_t at = err.find("dnntune: error: "); at != std::string::npos; at = err.find("dnntune: error: ", at + 1))
+    ++count;
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("an output never replaces an input of the same command") {
+  const std::string directory = measurement_directory();
+  const std::string records = directory + "/layers.jsonl";
+  const std::string measured = read_whole_file(records);
+
+  const auto over_records = run_dnntune({"fit", directory, "--bootstrap", "0", "-o", records});
+  CHECK(over_records.exit_code == 2);
+  CHECK(over_records.err == "dnntune: error: --output " + records + " would replace an input of this command "
+                            "(measurements " + directory + "): write it elsewhere\n");
+  CHECK(read_whole_file(records) == measured);
+  // Through another name of the same file, too.
+  const auto through_dots = run_dnntune({"fit", records, "--bootstrap", "0", "-o", directory + "/./layers.jsonl"});
+  CHECK(through_dots.exit_code == 2);
+  CHECK(read_whole_file(records) == measured);
+  // A new file beside the measurements is fine.
+  const auto beside = run_dnntune({"fit", directory, "--bootstrap", "0", "-o", directory + "/calibration.json"});
+  CHECK(beside.exit_code == 0);
+
+  const std::string calibration = directory + "/calibration.json";
+  const std::string fitted = read_whole_file(calibration);
+  REQUIRE_FALSE(fitted.empty());
+  const auto over_calibration = run_dnntune({"predict", "--model", "resnet18", "--ppn", "1", "--threads", "1",
+                                             "--calibration", calibration, "-o", calibration});
+  CHECK(over_calibration.exit_code == 2);
+  CHECK(over_calibration.err.find("would replace an input of this command (--calibration ") != std::string::npos);
+  CHECK(read_whole_file(calibration) == fitted);
+
+  const std::string plot = directory + "/scaling.svg";
+  const auto two_outputs = run_dnntune({"scale", "--model", "resnet18", "--machine", "skylake-8180", "--nodes", "1,2",
+                                        "--plot", plot, "-o", plot});
+  CHECK(two_outputs.exit_code == 2);
+  CHECK(two_outputs.err.find("name the same file") != std::string::npos);
+}
+
+TEST_CASE("an output inside dnntune's cache is refused") {
+  const std::string cache = dnntune::test::make_temporary_directory();
+  REQUIRE(mkdir((cache + "/entry").c_str(), 0755) == 0);
+  setenv("DNNTUNE_CACHE_DIR", cache.c_str(), 1);
+  const auto into_entry = run_dnntune({"machines", "-o", cache + "/entry/calibration.json"});
+  const auto elsewhere = run_dnntune({"machines", "--json", "-o", dnntune::test::make_temporary_directory() + "/x"});
+  unsetenv("DNNTUNE_CACHE_DIR");
+  CHECK(into_entry.exit_code == 2);
+  CHECK(into_entry.err.find("is inside dnntune's cache") != std::string::npos);
+  struct stat status {};
+  CHECK(stat((cache + "/entry/calibration.json").c_str(), &status) != 0);
+  CHECK(elsewhere.exit_code == 0);
+}
+
+TEST_CASE("a failed write to standard output fails the command with one line") {
+  const char* commands[] = {
+      "machines",
+      "models",
+      "models show resnet18",
+      "predict --model resnet18 --machine skylake-8180",
+      "recommend --model resnet50 --machine skylake-8180 --format slurm",
+      "recommend --model resnet50 --machine skylake-8180 --explain",
+      "machines --help",
+  };
+  for (const char* command : commands) {
+    INFO(command);
+    const auto full = run_redirected(command, "> /dev/full");
+    CHECK(full.exit_code == 1);
+    CHECK(full.err.find("dnntune: error: writing standard output: No space left on device\n") != std::string::npos);
+    CHECK(error_lines(full.err) == 1);
+    CHECK(run_redirected(command, "> /dev/null").exit_code == 0);
+  }
+}
+
+TEST_CASE("a FIFO as an output or an input is refused at once, never waited on") {
+  const std::string directory = dnntune::test::make_temporary_directory();
+  const std::string fifo = directory + "/fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0644) == 0);
+  const auto output = run_redirected("machines -o " + fifo, "");
+  CHECK(output.exit_code == 2);
+  CHECK(output.err.find(fifo + ": is a FIFO, not a regular file") != std::string::npos);
+  const auto input = run_redirected("predict --model resnet18 --ppn 1 --threads 1 --calibration " + fifo, "");
+  CHECK(input.exit_code == 2);
+  CHECK(input.err.find(fifo + ": not a regular file") != std::string::npos);
+  // Standard output named by a path (a pipe here) is still standard output.
+  const auto stdout_path = run_redirected("machines -o /dev/stdout", "| cat");
+  CHECK(stdout_path.exit_code == 0);
+  CHECK(stdout_path.out.find("skylake-8180") != std::string::npos);
+  std::remove(fifo.c_str());
+}
+
+TEST_CASE("a bad measurement line is skipped and said, and the records around it are fitted") {
+  const std::string directory = measurement_directory();
+  const std::string records = directory + "/layers.jsonl";
+  std::string content = read_whole_file(records);
+  const auto second_line = content.find('\n') + 1;
+  content.insert(second_line, "{\"schema\": \"dnntune.measurement\", \"broken\n");
+  std::ofstream(records, std::ios::trunc) << content;
+  const auto fitted = run_dnntune({"fit", directory, "--bootstrap", "0"});
+  CHECK(fitted.exit_code == 0);
+  CHECK(fitted.err.find("dnntune fit: skipped a bad measurement line: " + records + ":2: ") != std::string::npos);
+  CHECK(read_whole_file(records) == content);  // nothing moved or rewritten
+}

@@ -1,0 +1,183 @@
+// tests/cli_fuzz_files_test.cpp — the file readers behind the real command, fed mutated files
+// and files that are not files (a FIFO, a folder, a link to a device, a link to the output),
+// each run under a 10 s timeout. No run may hang, end with exit 0 and a non-finite or
+// non-positive figure, or change a file it does not own: every file in the test's folder is
+// hashed before and after each run, and only the run's own -o file may differ.
+#include <catch2/catch.hpp>
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <functional>
+#include <map>
+#include <random>
+#include <regex>
+#include <sstream>
+
+#include "records/measurement.hpp"
+#include "tests/cli_support.hpp"
+#include "tests/model_fixtures.hpp"
+#include "tests/topology_fixtures.hpp"
+
+using dnntune::test::CommandResult;
+using dnntune::test::read_whole_file;
+using dnntune::test::source_path;
+
+namespace {
+
+// What each entry of `directory` is: its kind and, for a regular file, a hash of its bytes.
+std::map<std::string, std::string> fingerprint(const std::string& directory) {
+  std::map<std::string, std::string> files;
+  DIR* listing = opendir(directory.c_str());
+  if (!listing) return files;
+  while (const dirent* entry = readdir(listing)) {
+    const std::string name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    struct stat status {};
+    const std::string path = directory + "/" + name;
+    if (lstat(path.c_str(), &status) != 0) continue;
+    std::string kind = S_ISREG(status.st_mode) ? "file " : S_ISLNK(status.st_mode) ? "link " : "other ";
+    if (S_ISREG(status.st_mode)) kind += std::to_string(std::hash<std::string>{}(read_whole_file(path)));
+    if (S_ISLNK(status.st_mode)) {
+      char target[4096] = {};
+      const ssize_t length = readlink(path.c_str(), target, sizeof target - 1);
+      kind += std::string(target, length > 0 ? static_cast<std::size_t>(length) : 0);
+    }
+    files[name] = kind;
+  }
+  closedir(listing);
+  return files;
+}
+
+// A few deterministic mutations of `original`: truncations, byte flips, numbers replaced.
+std::vector<std::string> mutations(const std::string& original, unsigned seed, int count) {
+  std::mt19937 random(seed);
+  std::vector<std::string> result = {"", original.substr(0, original.size() / 2)};
+  const std::regex number("-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?");
+  std::vector<std::pair<std::size_t, std::size_t>> spans;
+  for (auto it = std::sregex_iterator(original.begin(), original.end(), number); it != std::sregex_iterator(); ++it)
+    spans.emplace_back(it->position(), it->length());
+  const char* replacements[] = {"1e999", "-1", "0", "1e300", "-0", "1e-320"};
+  while (static_cast<int>(result.size()) < count) {
+    std::string mutated = original;
+    if (!spans.empty() && random() % 2 == 0) {
+      const auto& [at, length] = spans[random() % spans.size()];
+      mutated.replace(at, length, replacements[random() % std::size(replacements)]);
+    } else {
+      mutated[random() % mutated.size()] = static_cast<char>(random() & 0xff);
+    }
+    result.push_back(mutated);
+  }
+  return result;
+}
+
+// Runs dnntune `args` under `timeout 10` and checks the three rules; `output` is the one file
+// in `directory` the run may write ("" for none).
+void check_run(const std::vector<std::string>& args, const std::string& directory, const std::string& output,
+               const std::string& what) {
+  // How printf writes NaN and infinity, and rates that are negative or zero.
+  const std::regex unusable("\\b(nan|inf)\\b|(^|[^0-9.])(-[0-9][0-9.]*|0+(\\.0+)?) *(images/s|GFLOP/s|GB/s)");
+  auto before = fingerprint(directory);
+  std::vector<std::string> timed = {"10", DNNTUNE_BINARY};
+  timed.insert(timed.end(), args.begin(), args.end());
+  const CommandResult result = dnntune::test::run_program("/usr/bin/timeout", timed);
+  auto after = fingerprint(directory);
+  if (!output.empty()) {
+    before.erase(output);
+    after.erase(output);
+  }
+  INFO(what << ": exit " << result.exit_code << "\n" << result.err);
+  CHECK(result.exit_code != 124);  // no hang
+  CHECK((result.exit_code == 0 || result.exit_code == 2));
+  if (result.exit_code == 0) {
+    INFO(result.out);
+    CHECK_FALSE(std::regex_search(result.out, unusable));
+  }
+  CHECK(before == after);
+}
+
+void write_file(const std::string& path, const std::string& content) {
+  std::remove(path.c_str());
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+}
+
+// The kinds of non-file a reader may meet in a file's place.
+void replace_by(const std::string& path, const std::string& kind) {
+  std::remove(path.c_str());
+  rmdir(path.c_str());
+  if (kind == "fifo") REQUIRE(mkfifo(path.c_str(), 0644) == 0);
+  if (kind == "folder") REQUIRE(mkdir(path.c_str(), 0755) == 0);
+  if (kind == "link to /dev/zero") REQUIRE(symlink("/dev/zero", path.c_str()) == 0);
+  if (kind == "dangling link") REQUIRE(symlink((path + ".missing").c_str(), path.c_str()) == 0);
+}
+
+// Every mutation of `original` at `path`, then every non-file in its place, with and without
+// -o pointing at the input itself and at a FIFO beside it.
+void fuzz_reader(const std::string& original, const std::string& directory, const std::string& name,
+                 const std::vector<std::string>& args, unsigned seed, int count) {
+  const std::string path = directory + "/" + name;
+  const auto with_file = [&](std::vector<std::string> words) {
+    for (auto& word : words)
+      if (word == "FILE") word = path;
+    return words;
+  };
+  int index = 0;
+  for (const std::string& content : mutations(original, seed, count)) {
+    write_file(path, content);
+    check_run(with_file(args), directory, "", name + " mutation " + std::to_string(index++));
+  }
+  write_file(path, original);
+  auto over_input = with_file(args);
+  over_input.insert(over_input.end(), {"-o", path});
+  check_run(over_input, directory, "", name + " -o itself");
+  const std::string fifo = directory + "/out.fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0644) == 0);
+  auto into_fifo = with_file(args);
+  into_fifo.insert(into_fifo.end(), {"-o", fifo});
+  check_run(into_fifo, directory, "", name + " -o FIFO");
+  std::remove(fifo.c_str());
+  for (const char* kind : {"fifo", "folder", "link to /dev/zero", "dangling link"}) {
+    replace_by(path, kind);
+    check_run(with_file(args), directory, "", name + " replaced by a " + kind);
+  }
+  rmdir(path.c_str());
+  std::remove(path.c_str());
+}
+
+}  // namespace
+
+TEST_CASE("fuzz files: calibration files (predict --calibration)") {
+  const std::string directory = dnntune::test::make_temporary_directory();
+  fuzz_reader(read_whole_file(source_path("data/reference_calibrations/torch.json")), directory, "calibration.json",
+              {"predict", "--model", "resnet18", "--ppn", "1", "--threads", "1", "--calibration", "FILE"}, 11, 12);
+}
+
+TEST_CASE("fuzz files: machine profiles (probe --machine)") {
+  const std::string directory = dnntune::test::make_temporary_directory();
+  fuzz_reader(read_whole_file(source_path("data/machines/skylake-8180.json")), directory, "machine.json",
+              {"probe", "--machine", "FILE"}, 12, 12);
+}
+
+TEST_CASE("fuzz files: network files (models show)") {
+  const std::string directory = dnntune::test::make_temporary_directory();
+  fuzz_reader(read_whole_file(source_path("tests/fixtures/tiny_network.json")), directory, "network.json",
+              {"models", "show", "FILE"}, 13, 12);
+}
+
+TEST_CASE("fuzz files: hwloc topologies (probe --topology)") {
+  const std::string directory = dnntune::test::make_temporary_directory();
+  fuzz_reader(read_whole_file(dnntune::test::write_synthetic_topology("pack:1 core:2 pu:2")), directory, "node.xml",
+              {"probe", "--topology", "FILE"}, 14, 8);
+}
+
+TEST_CASE("fuzz files: measurement records (fit), bad lines among good ones") {
+  const std::string directory = dnntune::test::make_temporary_directory();
+  const auto machine = dnntune::test::test_machine();
+  std::ofstream(directory + "/machine.json") << dnntune::records::to_json_text(machine);
+  std::ostringstream records;
+  for (const auto& record : dnntune::test::synthetic_records(machine, 0.02, 11))
+    records << dnntune::records::to_json_line(record) << "\n";
+  fuzz_reader(records.str(), directory, "layers.jsonl", {"fit", directory, "--bootstrap", "0"}, 15, 10);
+}
