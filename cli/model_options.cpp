@@ -23,8 +23,11 @@ void add_model_source_options(CLI::App& command, ModelSourceOptions& options) {
       // An empty name is a mistake (an unset variable), never "this machine": that is no --machine.
       ->check(CLI::Validator(
           [](const std::string& name) {
+            // CLI11 names the option itself: the reason alone, after frontend's "--machine \"\": ".
             auto checked = frontend::check_machine_name(name);
-            return checked ? std::string() : checked.error().message;
+            if (checked) return std::string();
+            const std::string& message = checked.error().message;
+            return message.substr(message.find(": ") + 2);
           },
           "NAME"));
   command.add_option("--backend", options.backend,
