@@ -25,6 +25,12 @@ Expected<DefaultedConfiguration> with_default_layout(const model::Predictor& pre
                                                      const workloads::Network& network,
                                                      const model::TrainingConfiguration& asked, const GivenLayout& given) {
   if (given.processes_per_node && given.threads_per_process) return DefaultedConfiguration{asked, ""};
+  // What the user asked is checked as the prediction checks it (batch, fabric, what was given
+  // fitting the node), with one of whatever was not given, before the search: its one-line reason.
+  model::TrainingConfiguration least = asked;
+  if (!given.processes_per_node) least.processes_per_node = 1;
+  if (!given.threads_per_process) least.threads_per_process = 1;
+  if (auto checked = predictor.predict(network, least, false); !checked) return checked.error();
   tuner::SearchSpaceOptions space;
   space.batches_per_process = {asked.batch_per_process};
   space.node_counts = {asked.nodes};
