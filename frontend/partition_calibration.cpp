@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <sstream>
 
 #include <sys/wait.h>
@@ -79,6 +80,7 @@ std::optional<double> partition_time_limit_seconds(const std::string& partition)
     const bool is_default = !name.empty() && name.back() == '*';
     if (is_default) name.pop_back();
     if (partition.empty() ? !is_default : name != partition) continue;
+    if (limit == "infinite" || limit == "UNLIMITED") return std::numeric_limits<double>::infinity();
     return tuner::slurm_time_seconds(limit);
   }
   return std::nullopt;

@@ -35,8 +35,8 @@ std::vector<std::string> lines_of(const std::string& text);
 Expected<std::vector<std::string>> partition_nodes(const std::string& partition);
 
 // The longest job `partition` takes (sinfo's TimeLimit, the partition's MaxTime), in seconds;
-// the cluster's default partition when `partition` is empty. nullopt when SLURM cannot say
-// (no sinfo, no controller, no such partition) or the partition has no limit.
+// the cluster's default partition when `partition` is empty; infinity when it has none. nullopt
+// when SLURM cannot say (no sinfo, no controller, no such partition).
 std::optional<double> partition_time_limit_seconds(const std::string& partition);
 
 // What a partition's calibration is: the file and one line on where it was measured.

@@ -5,6 +5,7 @@
 
 #include <sys/stat.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 
@@ -114,7 +115,9 @@ TEST_CASE("the partition's time limit comes from sinfo, and nothing when SLURM c
   fake_sinfo("debug 1:00:00\\nbatch* 2-00:00:00\\nlong infinite\\n", 0);
   CHECK(frontend::partition_time_limit_seconds("") == Approx(2 * 86400.0));  // the default partition
   CHECK(frontend::partition_time_limit_seconds("debug") == Approx(3600.0));
-  CHECK_FALSE(frontend::partition_time_limit_seconds("long"));
+  const auto unlimited = frontend::partition_time_limit_seconds("long");
+  REQUIRE(unlimited);
+  CHECK(std::isinf(*unlimited));
   CHECK_FALSE(frontend::partition_time_limit_seconds("nosuch"));
   fake_sinfo("sinfo: error: Could not establish a configuration source\\n", 1);
   CHECK_FALSE(frontend::partition_time_limit_seconds(""));

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <limits>
 
 #include "model/fit.hpp"
 #include "tests/model_fixtures.hpp"
@@ -333,6 +334,9 @@ TEST_CASE("one #SBATCH writer, and a --time within the partition's limit that sa
   const auto partition_job = tuner::job_time(3 * 86400.0, 2 * 86400.0, "long");
   CHECK(partition_job.time_limit == "2-00:00:00");
   CHECK(partition_job.comment.find("partition long") != std::string::npos);
+  const auto unlimited_job = tuner::job_time(3 * 86400.0, std::numeric_limits<double>::infinity(), "long");
+  CHECK(unlimited_job.time_limit == "3-18:10:00");
+  CHECK_FALSE(unlimited_job.requeue);
 
   model::Prediction prediction;
   prediction.network = "resnet152";

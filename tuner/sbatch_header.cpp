@@ -82,7 +82,7 @@ JobTime job_time(double seconds_to_train, std::optional<double> partition_limit_
   if (wanted <= limit) {
     time.time_limit = slurm_duration(wanted);
     time.comment = "# --time: the predicted training, +25% and 10 minutes, within " + whose + ", " +
-                   slurm_duration(limit) + "\n";
+                   (std::isfinite(limit) ? slurm_duration(limit) : std::string("none")) + "\n";
     return time;
   }
   // Whole minutes below the limit: SLURM rounds a job's time up to minutes.

@@ -39,7 +39,8 @@ struct JobTime {
   std::string comment;     // "# ..." lines on the limit and, when longer, the whole training
 };
 // The --time for a job that trains `seconds_to_train`: 25% and 10 minutes of margin, at most
-// `partition_limit_seconds` (sinfo's MaxTime; nullopt: the stated default), in whole minutes.
+// `partition_limit_seconds` (sinfo's MaxTime, infinity for none; nullopt: the stated default),
+// in whole minutes.
 JobTime job_time(double seconds_to_train, std::optional<double> partition_limit_seconds,
                  const std::string& partition);
 
