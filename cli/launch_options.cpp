@@ -4,7 +4,9 @@
 #include <cmath>
 
 
+#include "frontend/partition_calibration.hpp"
 #include "probe/allocators.hpp"
+#include "tuner/sbatch_header.hpp"
 
 namespace dnntune::cli {
 namespace {
@@ -20,7 +22,8 @@ tuner::OpenMpRuntime loaded_openmp_runtime() {
 
 void add_launch_options(CLI::App& command, LaunchOptions& options) {
   command.add_option("--time", options.time_limit,
-                     "SLURM --time (default: the predicted time to train --epochs, +25% and 10 minutes)")
+                     "SLURM --time (default: the predicted time to train --epochs, +25% and 10 minutes, within the "
+                     "partition's time limit as sinfo says it, else 24 hours; a longer training is requeued)")
       ->option_text("[D-]HH:MM:SS");
   command.add_option("--partition", options.partition, "SLURM partition")->option_text("NAME");
   command.add_option("--account", options.account, "SLURM account")->option_text("NAME");
@@ -62,7 +65,17 @@ Expected<tuner::JobScriptOptions> job_script_options(const LaunchOptions& option
       if (auto checked = tuner::check_slurm_name(flag, *value); !checked) return checked.error();
   if (options.time_limit.empty() && !(seconds_to_train > 0 && std::isfinite(seconds_to_train)))
     return bad_input("cannot derive --time from the prediction: give --time");
-  job.time_limit = options.time_limit.empty() ? tuner::slurm_time_limit(seconds_to_train) : options.time_limit;
+  if (options.time_limit.empty()) {
+    // Within what the partition allows (sinfo's limit, else the stated default), and when the
+    // training is longer, the script says so and asks to be requeued.
+    const auto time = tuner::job_time(seconds_to_train, frontend::partition_time_limit_seconds(options.partition),
+                                      options.partition);
+    job.time_limit = time.time_limit;
+    job.requeue = time.requeue;
+    job.time_comment = time.comment;
+  } else {
+    job.time_limit = options.time_limit;
+  }
   job.partition = options.partition;
   job.account = options.account;
   job.job_name = "dnntune-" + network_name;  // the script keeps only the characters SLURM and a shell take

@@ -7,13 +7,7 @@
 #include <iostream>
 
 #include "cli/number_rules.hpp"
-#include "cli/slurm_calibration.hpp"
-#include "data/builtin_machines.hpp"
-#include "model/calibration.hpp"
 #include "model/communication.hpp"
-#include "model/reference_choice.hpp"
-#include "model/spec_model.hpp"
-#include "probe/topology.hpp"
 #include "workloads/backends.hpp"
 
 namespace dnntune::cli {
@@ -25,7 +19,17 @@ void add_model_source_options(CLI::App& command, ModelSourceOptions& options) {
   command.add_option("--machine", options.machine,
                      "Predict for a built-in spec machine (`dnntune machines`) or a profile JSON, with the "
                      "--calibration's efficiencies carried over (lower confidence)")
-      ->option_text("NAME|FILE.json");
+      ->option_text("NAME|FILE.json")
+      // An empty name is a mistake (an unset variable), never "this machine": that is no --machine.
+      ->check(CLI::Validator(
+          [](const std::string& name) {
+            // CLI11 names the option itself: the reason alone, after frontend's "--machine \"\": ".
+            auto checked = frontend::check_machine_name(name);
+            if (checked) return std::string();
+            const std::string& message = checked.error().message;
+            return message.substr(message.find(": ") + 2);
+          },
+          "NAME"));
   command.add_option("--backend", options.backend,
                      "The framework you train with: torch (PyTorch) or onednn (TensorFlow/MXNet-style kernels)")
       // The node model places processes on CPU cores: the registry's CPU backends.
@@ -45,141 +49,15 @@ void add_model_source_options(CLI::App& command, ModelSourceOptions& options) {
           "SECONDS"));
 }
 
-namespace {
-
-namespace fs = std::filesystem;
-
-// Every reference calibration of `backend` this dnntune knows: the built-in ones, then the
-// user's; a user's file that cannot be read is an error that names it, never skipped.
-Expected<std::vector<model::ReferenceCandidate>> reference_candidates(const std::string& backend) {
-  std::vector<model::ReferenceCandidate> candidates;
-  for (const auto& text : data::builtin_reference_calibration_texts()) {
-    auto calibration = model::calibration_from_json_text(text.json, std::string("<built-in reference ") + text.name + ">");
-    if (!calibration) return calibration.error();
-    if (calibration->backend == backend)
-      candidates.push_back({std::string("built-in reference \"") + text.name + "\"", std::move(*calibration)});
-  }
-  const std::string folder = reference_directory();
-  std::error_code error;
-  if (fs::is_directory(folder, error)) {
-    std::vector<std::string> files;
-    for (const auto& entry : fs::directory_iterator(folder, error))
-      if (entry.path().extension() == ".json") files.push_back(entry.path().string());
-    std::sort(files.begin(), files.end());
-    for (const auto& file : files) {
-      auto calibration = model::read_calibration(file);
-      if (!calibration) return calibration.error();
-      if (calibration->backend == backend) candidates.push_back({file, std::move(*calibration)});
-    }
-  }
-  return candidates;
-}
-
-// `machine` from the closest reference (or `given`), with spec priors for what it could not
-// identify; the basis names all of it (model/spec_model.hpp).
-Expected<LoadedModel> spec_model(const records::MachineProfile& machine, const std::string& backend,
-                                 std::optional<model::ReferenceCandidate> given) {
-  std::vector<model::ReferenceCandidate> candidates;
-  if (given) {
-    candidates.push_back(std::move(*given));
-  } else {
-    auto known = reference_candidates(backend);
-    if (!known) return known.error();
-    candidates = std::move(*known);
-  }
-  auto spec = model::make_spec_model(machine, candidates, backend);
-  if (!spec) return spec.error();
-  return LoadedModel{std::move(spec->predictor), std::move(spec->basis), std::move(spec->without_prior_spread), false,
-                     false};
-}
-
-}  // namespace
-
-std::string reference_directory() {
-  if (const char* folder = std::getenv("DNNTUNE_REFERENCE_DIR"); folder && *folder) return folder;
-  return pipeline::cache_directory() + "/references";
-}
+void print_progress(const std::string& line) { std::cerr << "dnntune: " << line << std::endl; }
 
 Expected<model::Predictor> load_predictor(const ModelSourceOptions& options,
                                           const pipeline::DefaultCalibrationRequest& when_uncalibrated) {
-  auto loaded = load_model(options, when_uncalibrated);
-  if (!loaded) return loaded.error();
-  return std::move(loaded->predictor);
+  return frontend::load_predictor(options, when_uncalibrated, print_progress);
 }
 
 Expected<LoadedModel> load_model(const ModelSourceOptions& options, const pipeline::DefaultCalibrationRequest& when_uncalibrated) {
-  const auto measured = [](Expected<model::Predictor> predictor, std::vector<std::string> basis,
-                           bool here) -> Expected<LoadedModel> {
-    if (!predictor) return predictor.error();
-    return LoadedModel{std::move(*predictor), std::move(basis), std::nullopt, here, false};
-  };
-  std::string calibration_path = options.calibration_path;
-  if (calibration_path.empty() && !options.machine.empty()) {
-    // A spec machine without --calibration: the closest reference calibration, with priors.
-    auto machine = data::load_machine(options.machine);
-    if (!machine) return machine.error();
-    return spec_model(*machine, options.backend, std::nullopt);
-  }
-  std::vector<std::string> basis;
-  if (calibration_path.empty() && options.topology_path.empty() && !options.partition.empty()) {
-    auto found = find_partition_calibration(options.partition, options.backend);
-    if (!found) return found.error();
-    if (*found) {
-      auto calibration = model::read_calibration((*found)->calibration_path);
-      if (!calibration) return calibration.error();
-      auto loaded = measured(model::Predictor::from_calibration(std::move(*calibration)),
-                             {"calibration of partition " + options.partition + ": " + (*found)->basis}, false);
-      if (loaded) loaded->from_partition = true;
-      return loaded;
-    }
-    basis.push_back("no calibration of partition " + options.partition + " yet: this answer is for the machine it ran on; "
-                    "dnntune calibrate --slurm --partition " + options.partition + " --model NAME measures a node of it");
-  }
-  if (calibration_path.empty()) {
-    if (!options.topology_path.empty())
-      return bad_input("--topology needs --calibration FILE: the calibration of a machine of that node's CPU");
-    pipeline::DefaultCalibrationRequest request = when_uncalibrated;
-    request.backend = options.backend;
-    if (!request.progress) request.progress = [](const std::string& line) { std::cerr << "dnntune: " << line << std::endl; };
-    if (options.calibration_budget_seconds > 0) {
-      request.budget_seconds = request.budget_cap_seconds = request.separating_anchor_budget_seconds =
-          request.close_call_budget_seconds = options.calibration_budget_seconds;
-      request.first_run_seconds = 0;  // the budgets asked for, not the default first run's limit
-    }
-    auto cached = pipeline::default_calibration(request);
-    if (!cached) return cached.error();
-    if (cached->calibration_path.empty()) {
-      // Nothing could be measured: the model alone, on this machine's probed profile.
-      std::cerr << "dnntune: note: " << cached->note << std::endl;
-      auto machine = records::read_machine_profile(cached->machine_path);
-      if (!machine) return machine.error();
-      auto loaded = spec_model(*machine, options.backend, std::nullopt);
-      if (loaded) loaded->basis.insert(loaded->basis.begin(), basis.begin(), basis.end());
-      return loaded;
-    }
-    calibration_path = cached->calibration_path;
-    basis.push_back("this machine's calibration: " + calibration_path);
-  }
-  auto calibration = model::read_calibration(calibration_path);
-  if (!calibration) return calibration.error();
-  if (calibration->backend != options.backend)
-    return bad_input(calibration_path + " calibrates the " + calibration->backend + " backend, not " + options.backend +
-                     " (calibrate and fit with --backend " + options.backend + ")");
-  if (!options.topology_path.empty()) {
-    auto node = probe::describe_topology_file(options.topology_path);
-    if (!node) return node.error();
-    if (records::fingerprint(*node) == records::fingerprint(calibration->machine))
-      return measured(model::Predictor::from_calibration(std::move(*calibration)), basis, true);
-    node->performance = calibration->machine.performance;
-    node->cpu = calibration->machine.cpu;
-    return spec_model(*node, options.backend, model::ReferenceCandidate{calibration_path, std::move(*calibration)});
-  }
-  if (options.machine.empty()) return measured(model::Predictor::from_calibration(std::move(*calibration)), basis, true);
-  auto machine = data::load_machine(options.machine);
-  if (!machine) return machine.error();
-  if (records::fingerprint(*machine) == records::fingerprint(calibration->machine))
-    return measured(model::Predictor::from_calibration(std::move(*calibration)), basis, false);
-  return spec_model(*machine, options.backend, model::ReferenceCandidate{calibration_path, std::move(*calibration)});
+  return frontend::load_model(options, when_uncalibrated, print_progress);
 }
 
 void add_configuration_options(CLI::App& command, ConfigurationOptions& options, bool with_nodes) {

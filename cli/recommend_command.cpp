@@ -11,6 +11,7 @@
 #include "cli/launch_options.hpp"
 #include "cli/model_options.hpp"
 #include "cli/number_rules.hpp"
+#include "frontend/request_defaults.hpp"
 #include "pipeline/real_training.hpp"
 #include "common/text_format.hpp"
 #include "model/scaling.hpp"
@@ -227,6 +228,7 @@ void run_recommend(const RecommendCommandOptions& options) {
     if (name == options.objective) recommend_options.objective = objective;
   recommend_options.epochs = options.epochs;
   recommend_options.dataset_images = options.dataset_images;
+  frontend::announce_search(predictor, network, space, print_progress);  // a long --nodes list: said first
   auto recommendation = value_or_fail(tuner::recommend(predictor, network, space, recommend_options));
   recommendation.basis = loaded.basis;
   if (loaded.without_prior_spread) recommendation.basis.push_back(band_share_line(loaded, network, recommendation));

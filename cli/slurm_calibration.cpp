@@ -24,60 +24,26 @@
 #include "model/calibration.hpp"
 #include "model/fit.hpp"
 #include "records/machine_profile.hpp"
+#include "frontend/partition_calibration.hpp"
 #include "tuner/job_script.hpp"
+#include "tuner/sbatch_header.hpp"
 #include "workloads/zoo.hpp"
 
 namespace dnntune::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr const char* node_record_schema = "dnntune.slurm-node";
-constexpr int node_record_version = 1;
+using frontend::lines_of;
+using frontend::NodeRecord;
+using frontend::node_records_of;
+using frontend::partition_nodes;
+using frontend::run_command;
+using frontend::slurm_directory;
+using frontend::write_node_record;
 
 void progress(const std::string& line) { std::cerr << "dnntune calibrate --slurm: " << line << std::endl; }
 
-std::string slurm_directory() { return pipeline::cache_directory() + "/slurm"; }
-std::string node_record_path(const std::string& node) { return slurm_directory() + "/nodes/" + node + ".json"; }
 std::string comm_directory_of(const std::string& partition) { return slurm_directory() + "/comm/" + partition; }
-
-// Runs `words` (quoted, never through a shell's parsing of user text) and returns its standard
-// output; a command that is missing or fails is a failure naming it.
-Expected<std::string> run_command(const std::vector<std::string>& words) {
-  std::string line;
-  for (const auto& word : words) line += (line.empty() ? "" : " ") + shell_quote(word);
-  FILE* pipe = popen((line + " 2>&1").c_str(), "r");
-  if (!pipe) return failure(words.front() + ": cannot start");
-  std::string output;
-  char buffer[4096];
-  while (const std::size_t read = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, read);
-  const int status = pclose(pipe);
-  if (status != 0) {
-    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    const std::string first_line = output.substr(0, output.find('\n'));
-    if (code == 127) return failure(words.front() + " is not installed here: --slurm needs the SLURM client commands");
-    return failure(line + " failed (exit " + std::to_string(code) + "): " + first_line);
-  }
-  return output;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) lines.push_back(line);
-  return lines;
-}
-
-// The nodes sinfo lists in `partition`, one name each.
-Expected<std::vector<std::string>> partition_nodes(const std::string& partition) {
-  auto output = run_command({"sinfo", "-h", "-N", "-p", partition, "-o", "%N"});
-  if (!output) return output.error();
-  auto nodes = lines_of(*output);
-  std::sort(nodes.begin(), nodes.end());
-  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-  return nodes;
-}
 
 // A partition name goes into paths and job scripts: SLURM's own characters only.
 Expected<void> check_partition(const std::string& partition) {
@@ -102,12 +68,18 @@ Expected<void> check_names(const SlurmCalibrationRequest& request) {
   return {};
 }
 
-// The #SBATCH head both jobs share.
-std::string job_head(const SlurmCalibrationRequest& request, const std::string& name, const std::string& log) {
-  std::string head = "#!/bin/bash\n#SBATCH --job-name=" + name + "\n#SBATCH --partition=" + request.partition + "\n";
-  if (!request.account.empty()) head += "#SBATCH --account=" + request.account + "\n";
-  head += "#SBATCH --exclusive\n#SBATCH --time=" + request.time_limit + "\n#SBATCH --output=" + log + "\n";
-  return head;
+// The #SBATCH head of a calibration job on `nodes` exclusive nodes (tuner/sbatch_header.hpp).
+std::string job_head(const SlurmCalibrationRequest& request, const std::string& name, const std::string& log,
+                     int nodes, int tasks_per_node) {
+  tuner::SbatchHeader header;
+  header.job_name = name;
+  header.nodes = nodes;
+  header.tasks_per_node = tasks_per_node;
+  header.time_limit = request.time_limit;
+  header.partition = request.partition;
+  header.account = request.account;
+  header.output = log;
+  return tuner::sbatch_header(header);
 }
 
 std::string calibration_arguments(const SlurmCalibrationRequest& request) {
@@ -132,61 +104,6 @@ Expected<std::string> submit(const std::string& script_path, const std::string& 
   if (lines.empty() || !std::regex_match(lines.back(), match, job_id))
     return failure("sbatch answered \"" + *output + "\", not a job id");
   return match[1].str();
-}
-
-// The node record of `partition` written by job `job` (or any job when `job` is empty).
-struct NodeRecord {
-  std::string node, partition, fingerprint, calibration, measurements, job;
-  double written = 0;  // seconds since the epoch
-};
-
-Expected<NodeRecord> read_node_record(const std::string& path) {
-  auto document = read_json_file(path);
-  if (!document) return document.error();
-  if (auto head = check_schema(*document, node_record_schema, node_record_version, path); !head) return head.error();
-  try {
-    NodeRecord record;
-    record.node = document->at("node").get<std::string>();
-    record.partition = document->at("partition").get<std::string>();
-    record.fingerprint = document->at("fingerprint").get<std::string>();
-    record.calibration = document->at("calibration").get<std::string>();
-    record.measurements = document->at("measurements").get<std::string>();
-    record.job = document->at("job").get<std::string>();
-    record.written = document->at("written").get<double>();
-    return record;
-  } catch (const nlohmann::json::exception& exception) {
-    return json_conversion_error(exception, path);
-  }
-}
-
-Expected<void> write_node_record(const NodeRecord& record) {
-  nlohmann::json document = schema_head(node_record_schema, node_record_version);
-  document["node"] = record.node;
-  document["partition"] = record.partition;
-  document["fingerprint"] = record.fingerprint;
-  document["calibration"] = record.calibration;
-  document["measurements"] = record.measurements;
-  document["job"] = record.job;
-  document["written"] = record.written;
-  std::error_code error;
-  fs::create_directories(slurm_directory() + "/nodes", error);
-  if (error) return failure(slurm_directory() + "/nodes: cannot create (" + error.message() + ")");
-  return write_json_file(node_record_path(record.node), document, WrittenFile::owned);
-}
-
-Expected<std::vector<NodeRecord>> records_of(const std::string& partition) {
-  std::vector<NodeRecord> records;
-  const std::string folder = slurm_directory() + "/nodes";
-  std::error_code error;
-  if (!fs::is_directory(folder, error)) return records;
-  for (const auto& entry : fs::directory_iterator(folder, error)) {
-    if (entry.path().extension() != ".json") continue;
-    auto record = read_node_record(entry.path().string());
-    if (!record) return record.error();
-    if (record->partition == partition) records.push_back(*record);
-  }
-  std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) { return a.written > b.written; });
-  return records;
 }
 
 double now_seconds() {
@@ -232,7 +149,7 @@ Expected<void> calibrate_through_slurm(const SlurmCalibrationRequest& request) {
 
   // 1. One exclusive node: probe, layer micro-runs, anchors, fit.
   const std::string node_log = slurm_directory() + "/jobs/calibrate-" + request.partition + "-" + stamp + ".out";
-  const std::string node_script = job_head(request, "dnntune-calibrate", node_log) + "#SBATCH --nodes=1\n" + environment +
+  const std::string node_script = job_head(request, "dnntune-calibrate", node_log, 1, 0) + environment +
                                   "exec " + shell_quote(executable) + " calibrate --slurm-node-job" +
                                   calibration_arguments(request) + "\n";
   auto node_job = submit(slurm_directory() + "/jobs/calibrate-" + request.partition + "-" + stamp + ".sbatch",
@@ -246,8 +163,7 @@ Expected<void> calibrate_through_slurm(const SlurmCalibrationRequest& request) {
   if (nodes->size() >= 2) {
     fabric_log = slurm_directory() + "/jobs/fabric-" + request.partition + "-" + stamp + ".out";
     const std::string comm = comm_directory_of(request.partition);
-    const std::string script = job_head(request, "dnntune-fabric", fabric_log) +
-                               "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n" + environment +
+    const std::string script = job_head(request, "dnntune-fabric", fabric_log, 2, 1) + environment +
                                "mpirun -np 2 --map-by ppr:1:node " + shell_quote(executable) + " calibrate --comm -o " +
                                shell_quote(comm) + " || exit 1\nexec " + shell_quote(executable) +
                                " calibrate --slurm-refit-fabric --partition " + shell_quote(request.partition) +
@@ -270,7 +186,7 @@ Expected<void> calibrate_through_slurm(const SlurmCalibrationRequest& request) {
     return {};
   }
   if (auto waited = wait_for(*node_job, node_log, request.poll_seconds); !waited) return waited.error();
-  auto records = records_of(request.partition);
+  auto records = node_records_of(request.partition);
   if (!records) return records.error();
   const auto made = std::find_if(records->begin(), records->end(), [&](const auto& r) { return r.job == *node_job; });
   if (made == records->end())
@@ -320,7 +236,7 @@ Expected<void> run_slurm_node_job(const SlurmCalibrationRequest& request) {
 Expected<void> refit_with_fabric(const std::string& partition, const std::string& backend,
                                  const std::string& comm_directory) {
   if (auto checked = check_partition(partition); !checked) return checked.error();
-  auto records = records_of(partition);
+  auto records = node_records_of(partition);
   if (!records) return records.error();
   if (records->empty()) return failure("no node of " + partition + " is calibrated yet: nothing to refit");
   NodeRecord record = records->front();
@@ -336,31 +252,6 @@ Expected<void> refit_with_fabric(const std::string& partition, const std::string
   record.calibration = path;
   record.written = now_seconds();
   return write_node_record(record);
-}
-
-Expected<std::optional<PartitionCalibration>> find_partition_calibration(const std::string& partition,
-                                                                         const std::string& backend) {
-  auto records = records_of(partition);
-  if (!records) return records.error();
-  // Only nodes that are still in the partition, when sinfo can say which.
-  if (auto nodes = partition_nodes(partition); nodes && !nodes->empty())
-    records->erase(std::remove_if(records->begin(), records->end(),
-                                  [&](const auto& r) { return !std::binary_search(nodes->begin(), nodes->end(), r.node); }),
-                   records->end());
-  for (const NodeRecord& record : *records) {
-    auto calibration = model::read_calibration(record.calibration);
-    if (!calibration) return calibration.error();
-    if (calibration->backend != backend) continue;
-    std::string basis = "measured on node " + record.node + " of partition " + partition + " by SLURM job " + record.job +
-                        " (fingerprint " + record.fingerprint + ")";
-    const auto other = std::find_if(records->begin(), records->end(),
-                                    [&](const auto& r) { return r.fingerprint != record.fingerprint; });
-    if (other != records->end())
-      basis += "; the partition also holds other hardware (" + other->node + ", fingerprint " + other->fingerprint +
-               "): this answer is for " + record.node + "'s kind";
-    return std::optional<PartitionCalibration>(PartitionCalibration{record.calibration, basis});
-  }
-  return std::optional<PartitionCalibration>();
 }
 
 }  // namespace dnntune::cli

@@ -48,14 +48,4 @@ Expected<void> run_slurm_node_job(const SlurmCalibrationRequest& request);
 Expected<void> refit_with_fabric(const std::string& partition, const std::string& backend,
                                  const std::string& comm_directory);
 
-// What a partition's calibration is: the file and one line on where it was measured.
-struct PartitionCalibration {
-  std::string calibration_path;
-  std::string basis;  // "measured on node042 of partition P by SLURM job 1234 (fingerprint ...)"
-};
-// The newest calibration recorded for `partition`, nullopt when none is; an unreadable record
-// is an error.
-Expected<std::optional<PartitionCalibration>> find_partition_calibration(const std::string& partition,
-                                                                         const std::string& backend);
-
 }  // namespace dnntune::cli

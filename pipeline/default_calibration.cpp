@@ -121,6 +121,23 @@ constexpr double allocator_anchor_seconds = 60;
 // default allocator use it.
 constexpr double repeated_anchor_seconds = 40;
 
+Expected<std::string> worker_executable(const DefaultCalibrationRequest& request) {
+  if (!request.executable.empty()) return request.executable;
+  return self_executable_path();
+}
+
+// A real anchor at one new batch (a warm-up step and three timed ones; resnet50 b16 at 1x2
+// about 25 s): what each new batch adds to a first run, for its announcement.
+constexpr double anchor_seconds_per_batch = 30;
+
+// The entry's folder name: this machine's fingerprint, the backend and its version, dnntune's.
+Expected<std::string> entry_directory(const records::MachineProfile& machine, const std::string& backend_name) {
+  auto backend = calibrate::make_backend(backend_name);
+  if (!backend) return backend.error();
+  return cache_directory() + "/" + records::fingerprint(machine) + "-" + backend_name + "-" +
+         file_safe((*backend)->version()) + "-dnntune" + DNNTUNE_VERSION;
+}
+
 // The layer micro-runs of the request's networks and batches, added to the entry's measurements
 // (resumed), and the anchors under the default allocator; `coverage` is emptied when those had to
 // be moved aside. Returns the prepared calibration, which the other allocators' anchors reuse.
@@ -146,7 +163,7 @@ Expected<calibrate::PreparedCalibration> measure(const Entry& entry, const Defau
   calibrate.allocator_anchor_budget_seconds = allocator_anchor_seconds;
   calibrate.directory = entry.measurements;
   calibrate.resume = fs::exists(entry.measurements + "/layers.jsonl");
-  auto executable = self_executable_path();
+  auto executable = worker_executable(request);
   if (!executable) return executable.error();
   calibrate.executable = *executable;
   auto prepared = calibrate::prepare_calibration(calibrate, progress);
@@ -230,7 +247,7 @@ Expected<DefaultCalibration> fit_and_separate(const Entry& entry, const DefaultC
   if (first->calibration_path.empty()) return first;  // nothing measured: nothing cached either
   auto calibration = model::read_calibration(first->calibration_path);
   if (!calibration) return calibration.error();
-  auto executable = self_executable_path();
+  auto executable = worker_executable(request);
   if (!executable) return executable.error();
   SeparatingAnchorRequest separate;
   separate.models = request.models;
@@ -295,6 +312,22 @@ std::string cache_directory() {
   return "/tmp/dnntune-cache";
 }
 
+Expected<std::string> default_calibration_entry(const std::string& backend) {
+  auto machine = probe::describe_this_machine();
+  if (!machine) return machine.error();
+  return entry_directory(*machine, backend);
+}
+
+double estimated_calibration_seconds(const DefaultCalibrationRequest& request, std::size_t new_batches) {
+  // The micro-runs stop at their cap and each new batch trains its own anchor. The first run's
+  // separating, allocator and close-call anchors come on top: within its time limit when it has
+  // one (they get what is left of it), else each within its own budget.
+  const double measured = request.budget_cap_seconds + anchor_seconds_per_batch * static_cast<double>(new_batches);
+  if (request.first_run_seconds > 0) return std::max(request.first_run_seconds, measured);
+  return measured + request.separating_anchor_budget_seconds + request.close_call_budget_seconds +
+         allocator_anchor_seconds + repeated_anchor_seconds;
+}
+
 Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest& asked) {
   // The stages below call the callback unconditionally: a caller that wants no lines gets a no-op.
   DefaultCalibrationRequest request = asked;
@@ -303,10 +336,9 @@ Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest
   if (auto checked = check_request(request); !checked) return checked.error();
   auto machine = probe::describe_this_machine();
   if (!machine) return machine.error();
-  auto backend = calibrate::make_backend(request.backend);
-  if (!backend) return backend.error();
-  const Entry entry(cache_directory() + "/" + records::fingerprint(*machine) + "-" + request.backend + "-" +
-                    file_safe((*backend)->version()) + "-dnntune" + DNNTUNE_VERSION);
+  auto directory = entry_directory(*machine, request.backend);
+  if (!directory) return directory.error();
+  const Entry entry(*directory);
   const Coverage wanted = wanted_by(request);
   const auto ready = [&]() -> bool {
     return covers(read_coverage(entry.coverage), wanted) && static_cast<bool>(model::read_calibration(entry.calibration));
@@ -344,6 +376,14 @@ Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest
     for (const auto& model : request.models) names += (names.empty() ? "" : ", ") + model;
     progress("no calibration of this machine for " + names + " yet: calibrating (once; cached in " + entry.directory +
              ")");
+    // Work a --batch list multiplies is announced with its estimate before it starts.
+    const std::size_t new_batches = static_cast<std::size_t>(std::count_if(
+        wanted.begin(), wanted.end(),
+        [&](const auto& item) { return std::find(coverage.begin(), coverage.end(), item) == coverage.end(); }));
+    const double minutes = std::ceil(estimated_calibration_seconds(request, new_batches) / 60);
+    progress("calibrating " + std::to_string(new_batches) + " new " + (new_batches == 1 ? "batch" : "batches") +
+             " (about " + std::to_string(static_cast<long long>(minutes)) + " minute" + (minutes == 1 ? "" : "s") +
+             ") ...");
     const auto started = std::chrono::steady_clock::now();
     auto prepared = measure(entry, request, coverage);
     if (!prepared) return prepared.error();

@@ -58,6 +58,9 @@ struct DefaultCalibrationRequest {
   // push a first run far past 3 minutes (docs/results.md). 0: no limit (budgets given explicitly).
   double first_run_seconds = 170;
   Progress progress = nullptr;        // may be empty
+  // The dnntune binary the workers and trainers run; empty: this program (the command itself;
+  // the Python module names the command it found).
+  std::string executable = "";
 };
 
 struct DefaultCalibration {
@@ -68,6 +71,14 @@ struct DefaultCalibration {
 
 // $DNNTUNE_CACHE_DIR, else $XDG_CACHE_HOME/dnntune, else $HOME/.cache/dnntune.
 std::string cache_directory();
+
+// This machine's cache entry for `backend` (the folder of its calibration.json, covered.json and
+// measurements/), whether or not it exists yet.
+Expected<std::string> default_calibration_entry(const std::string& backend);
+
+// About how long calibrating `new_batches` (network, batch) pairs the cache has not covered
+// takes: the layer micro-runs' budget cap, a real anchor at each, and the first run's anchors.
+double estimated_calibration_seconds(const DefaultCalibrationRequest& request, std::size_t new_batches);
 
 // A calibration of this machine that covers every model at every batch of the request,
 // calibrating and fitting first when the cache has not covered them yet.

@@ -1,24 +1,31 @@
 // python/dnntune_module.cpp — the native half of `import dnntune`: a Model made from a
-// calibration file or a CPU spec machine, and a GpuModel made from a GPU machine (k80 ... h200 or
+// calibration file, a CPU spec machine or this machine's cached calibration (the command's
+// sources and defaults, frontend/), and a GpuModel made from a GPU machine (k80 ... h200 or
 // a GPU profile JSON), whose predict / scale / recommend return the same JSON documents as
 // `dnntune predict|scale|recommend --json` (as text: dnntune/__init__.py turns them into dicts
 // and picks the class by machine_kind). Errors become ValueError with the command's one-line message.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <iostream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/json_file.hpp"
 #include "data/builtin_machines.hpp"
-#include "model/calibration.hpp"
+#include "frontend/model_source.hpp"
+#include "frontend/request_defaults.hpp"
 #include "model/gpu_calibration.hpp"
 #include "model/gpu_report.hpp"
-#include "model/spec_model.hpp"
+#include "model/machine_rates.hpp"
 #include "model/predictor.hpp"
 #include "model/report.hpp"
 #include "model/scaling.hpp"
+#include "pipeline/default_calibration.hpp"
+#include "probe/topology.hpp"
 #include "tuner/gpu_recommendation.hpp"
 #include "tuner/recommendation.hpp"
 #include "tuner/report.hpp"
@@ -47,70 +54,106 @@ model::TrainingConfiguration configuration_of(int processes_per_node, int thread
   return configuration;
 }
 
+// Progress of a first run's calibration on standard error, as the command shows it.
+void print_progress(const std::string& line) { std::cerr << "dnntune: " << line << std::endl; }
+
 class Model {
  public:
-  // A calibration file (this machine's, from `dnntune fit`), or a spec machine (a built-in name
-  // or a profile JSON) with a reference calibration's efficiencies (the built-in one by default).
+  // The command's sources, through the same front end (frontend/model_source.hpp): a calibration
+  // file, a spec machine (a built-in name or a profile JSON) with the closest reference's
+  // efficiencies (or the given calibration's), or neither: this machine, from its cached
+  // calibration for each request (made on first use by `executable`, the dnntune command).
   Model(const std::optional<std::string>& calibration_path, const std::optional<std::string>& machine,
-        const std::string& backend)
-      : predictor_(make(calibration_path, machine, backend)) {}
+        const std::string& backend, const std::optional<std::string>& executable) {
+    if (machine) check(frontend::check_machine_name(*machine, "machine="));
+    if (calibration_path) source_.calibration_path = *calibration_path;
+    if (machine) source_.machine = *machine;
+    source_.backend = backend;
+    if (executable) executable_ = *executable;
+    // A file or a spec machine answers every request alike: loaded once, and refused here.
+    if (calibration_path || machine) predictor_ = load({}, {});
+  }
 
-  std::string predict(const std::string& network, int processes_per_node, int threads_per_process, std::int64_t batch,
-                      int nodes, bool smt, const std::string& fabric) const {
-    const auto prediction = value_or_raise(predictor_.predict(
-        value_or_raise(workloads::load_network(network)),
-        configuration_of(processes_per_node, threads_per_process, batch, nodes, smt, fabric)));
+  std::string predict(const std::string& network_name, int processes_per_node, int threads_per_process,
+                      std::int64_t batch, int nodes, bool smt, const std::string& fabric) const {
+    const auto network = value_or_raise(workloads::load_network(network_name));
+    const auto asked = configuration_of(processes_per_node, threads_per_process, batch, nodes, smt, fabric);
+    const model::Predictor predictor = predictor_for(network_name, {batch});
+    const auto defaulted = value_or_raise(frontend::with_default_layout(predictor, network, asked,
+                                                                       given_layout(processes_per_node, threads_per_process, smt)));
+    const auto prediction = value_or_raise(predictor.predict(network, defaulted.configuration));
     auto document = schema_head("dnntune.prediction", 1);
     document.update(model::prediction_json(prediction));
+    if (!defaulted.layout_basis.empty()) document["layout_basis"] = defaulted.layout_basis;
     return document.dump();
   }
 
-  std::string scale(const std::string& network, int processes_per_node, int threads_per_process, std::int64_t batch,
-                    const std::string& nodes, bool smt, const std::string& fabric) const {
-    const auto rows = value_or_raise(model::predict_scaling(
-        predictor_, value_or_raise(workloads::load_network(network)),
-        configuration_of(processes_per_node, threads_per_process, batch, 1, smt, fabric),
-        value_or_raise(model::parse_node_counts(nodes))));
+  std::string scale(const std::string& network_name, int processes_per_node, int threads_per_process,
+                    std::int64_t batch, const std::string& nodes, bool smt, const std::string& fabric) const {
+    const auto network = value_or_raise(workloads::load_network(network_name));
+    const auto asked = configuration_of(processes_per_node, threads_per_process, batch, 1, smt, fabric);
+    const auto node_counts = value_or_raise(model::parse_node_counts(nodes));
+    const model::Predictor predictor = predictor_for(network_name, {batch});
+    const auto defaulted = value_or_raise(frontend::with_default_layout(predictor, network, asked,
+                                                                       given_layout(processes_per_node, threads_per_process, smt)));
+    const auto rows = value_or_raise(model::predict_scaling(predictor, network, defaulted.configuration, node_counts));
     auto document = schema_head("dnntune.scaling", 1);
     document["rows"] = model::scaling_json(rows);
+    if (!defaulted.layout_basis.empty()) document["layout_basis"] = defaulted.layout_basis;
     return document.dump();
   }
 
-  std::string recommend(const std::string& network, const std::vector<std::int64_t>& batches,
+  std::string recommend(const std::string& network_name, const std::vector<std::int64_t>& batches,
                         const std::string& nodes, bool consider_smt, const std::string& fabric) const {
     tuner::SearchSpaceOptions space;
     space.batches_per_process = batches;
     space.node_counts = value_or_raise(model::parse_node_counts(nodes));
     space.consider_smt = consider_smt;
     space.fabric = fabric;
-    const auto recommendation = value_or_raise(
-        tuner::recommend(predictor_, value_or_raise(workloads::load_network(network)), space, {}));
+    const auto network = value_or_raise(workloads::load_network(network_name));
+    // As the command: this machine's calibration measures the batches its ranks would run with.
+    const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const model::Predictor predictor = predictor_for(network_name, tuner::batches_to_score(space, cpus));
+    frontend::announce_search(predictor, network, space, print_progress);
+    const auto recommendation = value_or_raise(tuner::recommend(predictor, network, space, {}));
     return tuner::recommendation_json(recommendation, false).dump();
   }
 
-  int cores() const { return predictor_.rates().cores(); }
-  std::string machine() const { return predictor_.machine().name; }
+  int cores() const {
+    if (predictor_) return predictor_->rates().cores();
+    return value_or_raise(model::machine_rates(machine_profile())).cores();
+  }
+  std::string machine() const { return machine_profile().name; }
 
  private:
-  static model::Predictor make(const std::optional<std::string>& calibration_path,
-                               const std::optional<std::string>& machine, const std::string& backend) {
-    if (!calibration_path && !machine)
-      throw py::value_error("give calibration= (a `dnntune fit` file) or machine= (`dnntune machines`)");
-    if (!machine) return value_or_raise(model::Predictor::from_calibration(value_or_raise(model::read_calibration(*calibration_path))));
-    const auto profile = value_or_raise(data::load_machine(*machine));
-    // As the command: the closest reference (the given one, else the built-in ones) with spec priors.
-    std::vector<model::ReferenceCandidate> candidates;
-    if (calibration_path) {
-      candidates.push_back({*calibration_path, value_or_raise(model::read_calibration(*calibration_path))});
-    } else {
-      for (const auto& text : data::builtin_reference_calibration_texts())
-        candidates.push_back({std::string("built-in reference \"") + text.name + "\"",
-                              value_or_raise(model::calibration_from_json_text(text.json, text.name))});
-    }
-    return std::move(value_or_raise(model::make_spec_model(profile, candidates, backend)).predictor);
+  static void check(const Expected<void>& result) {
+    if (!result) throw py::value_error(result.error().message);
+  }
+  static frontend::GivenLayout given_layout(int processes_per_node, int threads_per_process, bool smt) {
+    return {processes_per_node > 0, threads_per_process > 0, smt};
+  }
+  model::Predictor load(const std::vector<std::string>& models, const std::vector<std::int64_t>& batches) const {
+    pipeline::DefaultCalibrationRequest request;
+    request.models = models;
+    request.batches = batches;
+    request.backend = source_.backend;
+    request.executable = executable_;
+    return value_or_raise(frontend::load_predictor(source_, request, print_progress));
+  }
+  // The model for a request: the loaded one, or this machine's calibration covering it.
+  model::Predictor predictor_for(const std::string& network, const std::vector<std::int64_t>& batches) const {
+    if (predictor_) return *predictor_;
+    return load({network}, batches);
+  }
+  // The node a Model describes: its model's, or this machine's probed one.
+  records::MachineProfile machine_profile() const {
+    if (predictor_) return predictor_->machine();
+    return value_or_raise(probe::describe_this_machine());
   }
 
-  model::Predictor predictor_;
+  frontend::ModelSource source_;
+  std::string executable_;  // "": the workers of a first run are `dnntune` on the PATH
+  std::optional<model::Predictor> predictor_;
 };
 
 // The GPU model of `dnntune predict|scale|recommend --machine GPU`: one process per GPU, with the
@@ -181,6 +224,7 @@ class GpuModel {
 
 // "gpu" or "cpu" for a machine name or profile file, so `dnntune.Model` builds the right model.
 std::string machine_kind(const std::string& machine) {
+  if (auto named = frontend::check_machine_name(machine, "machine="); !named) throw py::value_error(named.error().message);
   return value_or_raise(data::load_machine(machine)).kind == records::MachineKind::gpu ? "gpu" : "cpu";
 }
 
@@ -189,8 +233,10 @@ std::string machine_kind(const std::string& machine) {
 PYBIND11_MODULE(_dnntune, module) {
   module.doc() = "dnntune's model and tuner (see the dnntune package for the documented API)";
   py::class_<Model>(module, "Model")
-      .def(py::init<const std::optional<std::string>&, const std::optional<std::string>&, const std::string&>(),
-           py::arg("calibration") = py::none(), py::arg("machine") = py::none(), py::arg("backend") = "torch")
+      .def(py::init<const std::optional<std::string>&, const std::optional<std::string>&, const std::string&,
+                    const std::optional<std::string>&>(),
+           py::arg("calibration") = py::none(), py::arg("machine") = py::none(), py::arg("backend") = "torch",
+           py::arg("executable") = py::none())
       .def("predict_json", &Model::predict, py::arg("network"), py::arg("processes_per_node"),
            py::arg("threads_per_process"), py::arg("batch"), py::arg("nodes"), py::arg("smt"), py::arg("fabric"))
       .def("scale_json", &Model::scale, py::arg("network"), py::arg("processes_per_node"),
@@ -211,4 +257,8 @@ PYBIND11_MODULE(_dnntune, module) {
       .def_property_readonly("gpus_per_node", &GpuModel::gpus_per_node)
       .def_property_readonly("machine", &GpuModel::machine);
   module.def("machine_kind", &machine_kind, py::arg("machine"));
+  // This machine's cache entry (the folder of its calibration), for tests that seed the cache.
+  module.def("cache_entry", [](const std::string& backend) {
+    return value_or_raise(pipeline::default_calibration_entry(backend));
+  }, py::arg("backend") = "torch");
 }

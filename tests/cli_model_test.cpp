@@ -2,6 +2,7 @@
 // `predict` and `scale` from the saved calibration; their bad inputs.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -222,4 +223,46 @@ TEST_CASE("an emulated cluster's inter-node records calibrate the link and numbe
     CHECK(result.exit_code == 2);
     CHECK(result.err.find("--link") != std::string::npos);
   }
+}
+
+// Defaults users mean (issue 39): a layout nobody asked for is the recommended one, said so; an
+// empty --machine is a mistake; a job script's --time stays within what the partition allows.
+TEST_CASE("scale without --ppn and --threads answers for the recommended layout, not 1 x 1, and says so") {
+  const auto scale = run_dnntune({"scale", "--model", "resnet152", "--machine", "skylake-8180", "--nodes", "1..256",
+                                  "--json"});
+  INFO(scale.err);
+  REQUIRE(scale.exit_code == 0);
+  const auto rows = json::parse(scale.out)["rows"];
+  const auto& layout = rows.front()["configuration"];
+  CHECK(layout["processes_per_node"].get<int>() * layout["threads_per_process"].get<int>() > 1);
+  CHECK(json::parse(scale.out)["layout_basis"].get<std::string>().find("the one `dnntune recommend` picks") !=
+        std::string::npos);
+  CHECK(rows.back()["efficiency"].get<double>() < 1.0);
+
+  const auto empty = run_dnntune({"predict", "--model", "resnet50", "--machine", ""});
+  CHECK(empty.exit_code == 2);
+  CHECK(empty.err.find("leave --machine out for this machine") != std::string::npos);
+  CHECK(empty.err.find("calibrating") == std::string::npos);
+  const auto both = run_dnntune({"recommend", "--model", "resnet50", "--machine", "skylake-8180", "--topology",
+                                 dnntune::test::source_path("tests/fixtures/tiny_network.json")});
+  CHECK(both.exit_code == 2);
+  CHECK(both.err.find("--topology and --machine both describe the node") != std::string::npos);
+}
+
+TEST_CASE("the SLURM script's --time stays within the limit and says the whole training must checkpoint") {
+  // No SLURM that answers (a sinfo that fails, as on a machine without a controller): the default day.
+  const std::string folder = dnntune::test::make_temporary_directory();
+  std::ofstream(folder + "/sinfo") << "#!/bin/sh\necho 'sinfo: error: no controller' >&2\nexit 1\n";
+  REQUIRE(std::system(("chmod +x " + folder + "/sinfo").c_str()) == 0);
+  const std::string path = std::getenv("PATH");
+  setenv("PATH", (folder + ":" + path).c_str(), 1);
+  const auto script = run_dnntune({"recommend", "--model", "resnet152", "--nodes", "4", "--format", "slurm",
+                                   "--machine", "skylake-8180"});
+  setenv("PATH", path.c_str(), 1);
+  INFO(script.err);
+  REQUIRE(script.exit_code == 0);
+  CHECK(script.out.find("#SBATCH --time=1-00:00:00\n#SBATCH --requeue\n") != std::string::npos);
+  CHECK(script.out.find("# --time: the whole training takes about ") != std::string::npos);
+  CHECK(script.out.find("dnntune's default limit") != std::string::npos);
+  CHECK(script.out.find("must checkpoint") != std::string::npos);
 }

@@ -26,6 +26,8 @@ TEST_CASE("recommend calibrates on first use, then answers from the cache") {
   INFO(first.err);
   REQUIRE(first.exit_code == 0);
   CHECK(first.err.find("calibrating") != std::string::npos);
+  // The work announced with its estimate before it starts (pipeline/default_calibration.hpp).
+  CHECK(first.err.find("calibrating 1 new batch (about ") != std::string::npos);
   CHECK(first.out.find("Best for tiny_residual") != std::string::npos);
   CHECK(first.out.find("images/s (90% band") != std::string::npos);
   CHECK(first.out.find("launch: mpirun") != std::string::npos);

@@ -3,10 +3,12 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <limits>
 
 #include "model/fit.hpp"
 #include "tests/model_fixtures.hpp"
 #include "tuner/job_script.hpp"
+#include "tuner/sbatch_header.hpp"
 #include "tuner/recommendation.hpp"
 #include "tuner/report.hpp"
 #include "workloads/zoo.hpp"
@@ -296,4 +298,54 @@ TEST_CASE("one rule for the words and times that reach #SBATCH lines") {
   }
   for (const char* good : {"30", "1:30:00", "2-00:00:00", "12:00"}) CHECK(tuner::check_slurm_time(good));
   for (const char* bad : {"", "soon", "1h", "1:2:3:4", "-5"}) CHECK_FALSE(tuner::check_slurm_time(bad));
+}
+
+TEST_CASE("one #SBATCH writer, and a --time within the partition's limit that says when the training is longer") {
+  tuner::SbatchHeader header;
+  header.job_name = "dnntune-calibrate;x";
+  header.nodes = 2;
+  header.tasks_per_node = 1;
+  header.time_limit = "0-01:00:00";
+  header.partition = "batch";
+  header.output = "/cache/slurm/jobs/log.out";
+  CHECK(tuner::sbatch_header(header) ==
+        "#!/bin/bash\n#SBATCH --job-name=dnntune-calibrate_x\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n"
+        "#SBATCH --exclusive\n#SBATCH --time=0-01:00:00\n#SBATCH --partition=batch\n"
+        "#SBATCH --output=/cache/slurm/jobs/log.out\n");
+
+  for (const auto& [text, seconds] : std::vector<std::pair<std::string, double>>{
+           {"30", 1800}, {"12:30", 750}, {"2:00:00", 7200}, {"1-00:00:00", 86400}, {"7-12", 7 * 86400 + 12 * 3600},
+           {"1-02:03", 86400 + 2 * 3600 + 180}})
+    CHECK(tuner::slurm_time_seconds(text) == Approx(seconds));
+  for (const char* unlimited : {"infinite", "UNLIMITED", "", "1:2:3:4"}) CHECK_FALSE(tuner::slurm_time_seconds(unlimited));
+
+  // An hour of training: +25% and 10 minutes, well within the default day.
+  const auto short_job = tuner::job_time(3600, std::nullopt, "");
+  CHECK(short_job.time_limit == "0-01:25:00");
+  CHECK_FALSE(short_job.requeue);
+  CHECK(short_job.comment.find("dnntune's default limit") != std::string::npos);
+  // 170 days (resnet152 on 4 spec nodes once): the default day, requeued, and the whole time said.
+  const auto long_job = tuner::job_time(170 * 86400.0, std::nullopt, "");
+  CHECK(long_job.time_limit == "1-00:00:00");
+  CHECK(long_job.requeue);
+  CHECK(long_job.comment.find("the whole training takes about 170 days") != std::string::npos);
+  CHECK(long_job.comment.find("checkpoint") != std::string::npos);
+  // A partition's own limit (sinfo's) wins over the default.
+  const auto partition_job = tuner::job_time(3 * 86400.0, 2 * 86400.0, "long");
+  CHECK(partition_job.time_limit == "2-00:00:00");
+  CHECK(partition_job.comment.find("partition long") != std::string::npos);
+  const auto unlimited_job = tuner::job_time(3 * 86400.0, std::numeric_limits<double>::infinity(), "long");
+  CHECK(unlimited_job.time_limit == "3-18:10:00");
+  CHECK_FALSE(unlimited_job.requeue);
+
+  model::Prediction prediction;
+  prediction.network = "resnet152";
+  prediction.backend = "torch";
+  tuner::JobScriptOptions options;
+  options.time_limit = long_job.time_limit;
+  options.requeue = long_job.requeue;
+  options.time_comment = long_job.comment;
+  const std::string script = tuner::slurm_script(prediction, two_socket_node(28, 2), options);
+  CHECK(script.find("#SBATCH --time=1-00:00:00\n#SBATCH --requeue\n") != std::string::npos);
+  CHECK(script.find("# --time: the whole training takes about 170 days") != std::string::npos);
 }

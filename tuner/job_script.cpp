@@ -10,6 +10,7 @@
 
 #include "common/mpirun_line.hpp"
 #include "common/shell_words.hpp"
+#include "tuner/sbatch_header.hpp"
 
 namespace dnntune::tuner {
 namespace {
@@ -31,16 +32,6 @@ std::string comment_text(std::string text) {
   for (char& character : text)
     if (static_cast<unsigned char>(character) < 0x20 || character == 0x7f) character = '?';
   return text;
-}
-
-// A SLURM job name as a script line carries it safely: letters, digits, '.', '_' and '-'; any
-// other character becomes '_'.
-std::string job_name_text(std::string name) {
-  for (char& character : name)
-    if (!std::isalnum(static_cast<unsigned char>(character)) && character != '.' && character != '_' &&
-        character != '-')
-      character = '_';
-  return name;
 }
 
 std::string summary_comment(const model::Prediction& prediction, const JobScriptOptions& options) {
@@ -159,18 +150,18 @@ std::string slurm_script(const model::Prediction& prediction, const model::Machi
   const int cores = cores_per_process(c, rates);
   // With --hint=multithread a "CPU" is a hardware thread, with nomultithread a core.
   const int cpus_per_task = c.smt ? cores * rates.pus_per_core : cores;
+  SbatchHeader header;
+  header.job_name = options.job_name;
+  header.nodes = c.nodes;
+  header.tasks_per_node = c.processes_per_node;
+  header.cpus_per_task = cpus_per_task;
+  header.hint = c.smt ? "multithread" : "nomultithread";
+  header.time_limit = options.time_limit;
+  header.requeue = options.requeue;
+  header.partition = options.partition;
+  header.account = options.account;
   std::ostringstream out;
-  out << "#!/bin/bash\n"
-      << "#SBATCH --job-name=" << job_name_text(options.job_name) << "\n"
-      << "#SBATCH --nodes=" << c.nodes << "\n"
-      << "#SBATCH --ntasks-per-node=" << c.processes_per_node << "\n"
-      << "#SBATCH --cpus-per-task=" << cpus_per_task << "\n"
-      << "#SBATCH --hint=" << (c.smt ? "multithread" : "nomultithread") << "\n"
-      << "#SBATCH --exclusive\n"
-      << "#SBATCH --time=" << options.time_limit << "\n";
-  if (!options.partition.empty()) out << "#SBATCH --partition=" << options.partition << "\n";
-  if (!options.account.empty()) out << "#SBATCH --account=" << options.account << "\n";
-  out << summary_comment(prediction, options) << "# Each task gets " << cores << " core(s) of its own; "
+  out << sbatch_header(header) << options.time_comment << summary_comment(prediction, options) << "# Each task gets " << cores << " core(s) of its own; "
       << c.threads_per_process << " thread(s) per task" << (c.smt ? " on their SMT siblings" : ", one per core")
       << ", memory from its cores' NUMA node.\n"
       << "set -euo pipefail\n\n";
@@ -193,14 +184,6 @@ std::string slurm_script(const model::Prediction& prediction, const model::Machi
   else
     out << rank_wrapped("export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID", options) << "\n";
   return out.str();
-}
-
-std::string slurm_time_limit(double seconds) {
-  const long total = static_cast<long>(std::ceil(std::max(0.0, seconds) * 1.25 / 60.0)) * 60 + 600;
-  char text[40];
-  std::snprintf(text, sizeof text, "%ld-%02ld:%02ld:%02ld", total / 86400, total % 86400 / 3600, total % 3600 / 60,
-                total % 60);
-  return text;
 }
 
 Expected<void> check_slurm_name(const std::string& option, const std::string& value) {

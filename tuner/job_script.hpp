@@ -23,6 +23,8 @@ struct JobScriptOptions {
   std::string job_name = "dnntune";        // refused if it holds characters outside [A-Za-z0-9._+-]
   std::vector<std::string> train_command;  // the user's training command; empty: a placeholder
   std::string time_limit = "02:00:00";     // SLURM's --time
+  bool requeue = false;                    // the training outlasts the time limit (sbatch_header.hpp)
+  std::string time_comment;                // "# ..." lines on the limit (job_time), or empty
   std::string partition;                   // empty: the cluster's default
   std::string account;
   OpenMpRuntime openmp = OpenMpRuntime::unknown;
@@ -57,9 +59,6 @@ std::string torchrun_text(const model::Prediction& prediction, const model::Mach
 // `--format slurm`: a complete sbatch script launching with srun --cpu-bind=cores.
 std::string slurm_script(const model::Prediction& prediction, const model::MachineRates& rates,
                          const JobScriptOptions& options);
-
-// SLURM's --time for a job that trains `seconds`: 25% and 10 minutes of margin, D-HH:MM:SS.
-std::string slurm_time_limit(double seconds);
 
 // The one rule for words that reach #SBATCH lines and paths (--partition, --account): SLURM's
 // own characters, letters, digits and ._+- ("." and ".." refused); `option` names the flag in

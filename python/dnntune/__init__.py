@@ -1,7 +1,8 @@
 """dnntune — the measured performance model and autotuner for DNN training, from Python.
 
     import dnntune
-    model = dnntune.Model(calibration="calibration.json")     # this machine (`dnntune fit`)
+    model = dnntune.Model()                                    # this machine, from its cached calibration
+    model = dnntune.Model(calibration="calibration.json")     # a calibration (`dnntune fit`)
     model = dnntune.Model(machine="skylake-8180")              # a spec machine, built-in reference
     model.predict("resnet50", processes_per_node=2, threads_per_process=14, batch=32, nodes=16)
     model.scale("resnet152", processes_per_node=2, threads_per_process=28, nodes="1..1024")
@@ -14,9 +15,15 @@
 Every result is a plain dict equal to the command's JSON (`dnntune predict|scale|recommend
 --json`: schemas dnntune.prediction, dnntune.scaling, dnntune.recommendation; on a GPU machine
 dnntune.gpu-prediction, dnntune.gpu-scaling, dnntune.gpu-recommendation). Bad input raises
-ValueError with the command's message.
+ValueError with the command's message. Without processes_per_node and threads_per_process, predict
+and scale use the layout `recommend` picks (the result's "layout_basis" says so), as the command does.
+Model() without arguments is this machine, as the command without --calibration and --machine: its
+cached calibration ($DNNTUNE_CACHE_DIR, references from $DNNTUNE_REFERENCE_DIR), made on first use by
+the dnntune command ($DNNTUNE_EXECUTABLE, else `dnntune` on the PATH).
 """
 import json
+import os
+import shutil
 
 from ._dnntune import GpuModel as _NativeGpuModel
 from ._dnntune import Model as _NativeModel
@@ -35,7 +42,8 @@ def _refuse(given, names, why):
 
 
 class Model:
-    """A calibrated machine (calibration=FILE) or a spec machine (machine=NAME|FILE.json); on a GPU
+    """This machine (no arguments), a calibrated machine (calibration=FILE) or a spec machine
+    (machine=NAME|FILE.json); on a GPU
     machine (k80, p100, v100, a100, h100, h200 or a GPU profile) calibration= is a `dnntune fit
     --backend torch-cuda` file and the configuration is gpus and batch per GPU."""
 
@@ -44,7 +52,9 @@ class Model:
         if self.kind == "gpu":
             self._native = _NativeGpuModel(machine=machine, calibration=calibration)
         else:
-            self._native = _NativeModel(calibration=calibration, machine=machine, backend=backend)
+            executable = os.environ.get("DNNTUNE_EXECUTABLE") or shutil.which("dnntune")
+            self._native = _NativeModel(calibration=calibration, machine=machine, backend=backend,
+                                        executable=executable)
 
     @property
     def cores(self):
@@ -70,18 +80,15 @@ class Model:
         else:
             _refuse(given, _GPU_ONLY, "these describe GPU nodes; " + self.machine + " is a CPU machine")
 
-    def _threads(self, processes_per_node, threads_per_process):
-        processes = processes_per_node or 1
-        return processes, threads_per_process or max(1, self.cores // processes)
-
     def predict(self, network, processes_per_node=None, threads_per_process=None, batch=32, nodes=1, smt=None,
                 fabric="edr", gpus=None, fusion_mb=None):
         """One configuration: images/s with its band, iteration terms, scaling efficiency."""
         self._check(locals())
         if self.kind == "gpu":
             return json.loads(self._native.predict_json(network, gpus or 1, batch, nodes, fusion_mb or 25.0, fabric))
-        processes, threads = self._threads(processes_per_node, threads_per_process)
-        return json.loads(self._native.predict_json(network, processes, threads, batch, nodes, bool(smt), fabric))
+        # 0: not given, the recommended layout's (frontend/request_defaults.hpp)
+        return json.loads(self._native.predict_json(network, processes_per_node or 0, threads_per_process or 0, batch,
+                                                    nodes, bool(smt), fabric))
 
     def scale(self, network, processes_per_node=None, threads_per_process=None, batch=32, nodes="1..1024", smt=None,
               fabric="edr", gpus=None, fusion_mb=None):
@@ -89,8 +96,8 @@ class Model:
         self._check(locals())
         if self.kind == "gpu":
             return json.loads(self._native.scale_json(network, gpus or 1, batch, str(nodes), fusion_mb or 25.0, fabric))
-        processes, threads = self._threads(processes_per_node, threads_per_process)
-        return json.loads(self._native.scale_json(network, processes, threads, batch, str(nodes), bool(smt), fabric))
+        return json.loads(self._native.scale_json(network, processes_per_node or 0, threads_per_process or 0, batch,
+                                                  str(nodes), bool(smt), fabric))
 
     def recommend(self, network, batches=None, nodes="1", consider_smt=None, fabric="edr", gpus=None,
                   fusion_mb=None):

@@ -1,10 +1,15 @@
 #!/usr/bin/python3
 """tests/python/module_test.py DNNTUNE BUILD_DIR — `import dnntune` (the pybind11 module in
 BUILD_DIR/python) answers exactly what the command answers: predict, scale and recommend for a
-CPU and a GPU spec machine give the same JSON as `dnntune ... --json`, and bad input raises ValueError."""
+CPU and a GPU spec machine give the same JSON as `dnntune ... --json`, without a layout both use the
+recommended one, `dnntune.Model()` is this machine from the same cached calibration as the command
+(seeded here from a recorded calibration, so nothing is calibrated), and bad input raises ValueError."""
 import json
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 dnntune_command, build = sys.argv[1], sys.argv[2]
 sys.path.insert(0, build + "/python")
@@ -61,12 +66,49 @@ for bad, call in [("unknown network", lambda: model.predict("resnet9000")),
                   ("a batch no GPU holds", lambda: gpu.predict("resnet152", batch=60000)),
                   ("batch 0", lambda: model.predict("resnet50", batch=0)),
                   ("unknown machine", lambda: dnntune.Model(machine="no-such-machine")),
-                  ("no source", lambda: dnntune.Model())]:
+                  ("an empty machine name", lambda: dnntune.Model(machine=""))]:
     try:
         call()
         check(False, bad + " raises ValueError")
     except ValueError as error:
         check(str(error) != "", bad + " raises ValueError: " + str(error).splitlines()[0][:70])
+
+# Without a layout: the one `recommend` picks, said in "layout_basis", as the command does.
+scaling = model.scale("resnet152", nodes="1..4")
+expected = command_json("scale", "--model", "resnet152", "--machine", "skylake-8180", "--nodes", "1..4")
+layout = scaling["rows"][0]["configuration"]
+check(scaling == expected and "layout_basis" in scaling and layout["processes_per_node"] * layout["threads_per_process"] > 1,
+      "scale() without a layout uses the recommended one, as `dnntune scale` does: " + scaling.get("layout_basis", "")[:60])
+
+# dnntune.Model() is this machine from its cached calibration, the command's: a cache entry seeded
+# with the fit of a recorded calibration that covers resnet18 at batch 8 (nothing is calibrated).
+source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(sys.argv[0]))))
+recorded = source + "/tests/fixtures/anchored_resnet18_calibration"
+os.environ["DNNTUNE_CACHE_DIR"] = tempfile.mkdtemp(prefix="dnntune-python-cache-")
+os.environ["DNNTUNE_REFERENCE_DIR"] = os.environ["DNNTUNE_CACHE_DIR"] + "/no-references"
+os.environ["DNNTUNE_EXECUTABLE"] = dnntune_command
+from dnntune import _dnntune  # noqa: E402
+entry = _dnntune.cache_entry("torch")
+os.makedirs(entry + "/measurements")
+shutil.copy(recorded + "/machine.json", entry + "/measurements/machine.json")
+subprocess.run([dnntune_command, "fit", recorded, "-o", entry + "/calibration.json", "--bootstrap", "4"],
+               capture_output=True, check=True)
+with open(entry + "/covered.json", "w") as covered:
+    json.dump({"covered": ["resnet18@8"]}, covered)
+here = dnntune.Model()
+prediction = here.predict("resnet18", batch=8)
+answered = subprocess.run([dnntune_command, "predict", "--model", "resnet18", "--batch", "8", "--json"],
+                          capture_output=True, text=True, check=True)
+check("calibrating" not in answered.stderr, "the command answers from the seeded cache: " + answered.stderr[-200:])
+check(prediction == json.loads(answered.stdout) and "layout_basis" in prediction,
+      "Model().predict() equals `dnntune predict --json` from this machine's cached calibration")
+check(here.scale("resnet18", batch=8, nodes="1..4") ==
+      command_json("scale", "--model", "resnet18", "--batch", "8", "--nodes", "1..4"),
+      "Model().scale() equals `dnntune scale --json` from the cache")
+check(here.recommend("resnet18", batches=[8])["best"]["configuration"] ==
+      command_json("recommend", "--model", "resnet18", "--batch", "8")["best"]["configuration"],
+      "Model().recommend() picks what `dnntune recommend` picks from the cache")
+check(os.listdir(entry + "/measurements") == ["machine.json"], "nothing was calibrated")
 
 example = subprocess.run(["/usr/bin/python3", sys.argv[0].replace("tests/python/module_test.py",
                                                                   "examples/pytorch_pick_configuration.py"),
