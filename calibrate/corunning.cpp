@@ -100,10 +100,11 @@ Expected<std::vector<std::vector<int>>> cpu_sets_for(const Setting& setting, con
 Expected<std::unique_ptr<WorkerGroup>> WorkerGroup::start(const Options& options) {
   std::unique_ptr<WorkerGroup> group(new WorkerGroup());
   for (const auto& cpus : options.cpu_sets) {
-    std::vector<std::string> arguments{options.executable, "calibrate", "--worker", "--backend", options.backend,
-                                       "--threads", std::to_string(options.setting.threads)};
-    if (options.setting.processes > 1) arguments.push_back("--keep-loading");
-    auto spawned = spawn(arguments, cpus);
+    WorkerOptions worker_options;
+    worker_options.backend = options.backend;
+    worker_options.threads = options.setting.threads;
+    worker_options.keep_loading = options.setting.processes > 1;
+    auto spawned = spawn(calibrate_worker_argv(options.executable, worker_options), cpus);
     if (!spawned) return spawned.error();
     Worker worker;
     worker.pid = spawned->first;

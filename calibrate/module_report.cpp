@@ -104,9 +104,9 @@ Expected<ModuleReport> make_module_report(const std::string& directory, int wors
   for (const auto& [run, timed] : modules) {
     const auto& [name, setting] = run;
     const auto& [backend, batch, threads, smt, processes, allocator] = setting;
-    // The network the run trained: a built-in by name, else the --model of its command.
+    // The network the run trained: a built-in by name, else the source it was built from.
     auto network = workloads::load_network(name);
-    if (!network) network = workloads::load_network(records::command_option(*timed.begin()->second, "--model"));
+    if (!network) network = workloads::load_network(timed.begin()->second->network_source);
     if (!network) continue;
     const auto micro_found = micro.find(setting);
     const auto& micro_here = micro_found == micro.end() ? none : micro_found->second;

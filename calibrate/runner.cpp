@@ -15,6 +15,7 @@
 
 #include "common/json_file.hpp"
 #include "train/precision.hpp"
+#include "common/shell_words.hpp"
 #include "calibrate/corunning.hpp"
 #include "calibrate/layer_backend.hpp"
 #include "probe/memory_budget.hpp"
@@ -173,21 +174,28 @@ records::Measurement planned_record(const PlannedMeasurement& measurement, const
   record.allocator = allocator;
   record.precision = measurement.precision.precision;
   record.memory_format = measurement.precision.memory_format;
+  if (measurement.whole_network) record.network_source = measurement.network;  // as --model took it
   record.command = reproducing_command(measurement, allocator);
   return record;
 }
 
+std::vector<std::string> reproducing_argv(const PlannedMeasurement& measurement, const std::string& allocator) {
+  std::vector<std::string> argv{"dnntune", "calibrate"};
+  if (measurement.whole_network)
+    argv.insert(argv.end(), {"--model", measurement.network, "--pass", whole_network_pass});
+  else
+    argv.insert(argv.end(), {"--layer", measurement.descriptor, "--pass", workloads::pass_name(measurement.pass)});
+  argv.insert(argv.end(), {"--backend", measurement.backend, "--batch", std::to_string(measurement.batch), "--threads",
+                           std::to_string(measurement.setting.threads), "--processes",
+                           std::to_string(measurement.setting.processes)});
+  if (measurement.setting.smt) argv.push_back("--smt");
+  if (allocator != "default") argv.insert(argv.end(), {"--allocator", allocator});
+  if (!(measurement.precision == MicroPrecision{})) argv.insert(argv.end(), {"--precision", to_string(measurement.precision)});
+  return argv;
+}
+
 std::string reproducing_command(const PlannedMeasurement& measurement, const std::string& allocator) {
-  std::string command = "dnntune calibrate ";
-  command += measurement.whole_network ? "--model " + measurement.network + " --pass " + whole_network_pass
-                                       : "--layer " + measurement.descriptor + " --pass " +
-                                             workloads::pass_name(measurement.pass);
-  command += " --backend " + measurement.backend + " --batch " + std::to_string(measurement.batch) + " --threads " +
-             std::to_string(measurement.setting.threads) + " --processes " +
-             std::to_string(measurement.setting.processes) + (measurement.setting.smt ? " --smt" : "");
-  if (allocator != "default") command += " --allocator " + allocator;
-  if (!(measurement.precision == MicroPrecision{})) command += " --precision " + to_string(measurement.precision);
-  return command;
+  return shell_command_line(reproducing_argv(measurement, allocator));
 }
 
 Expected<PreparedCalibration> prepare_calibration(const CalibrationRequest& request,

@@ -156,7 +156,9 @@ std::vector<std::vector<int>> usable_cores(const records::MachineProfile& profil
 records::Measurement planned_record(const PlannedMeasurement& measurement, const std::string& fingerprint,
                                     const std::string& allocator);
 
-// A dnntune command line that measures just this record again.
+// The one builder of the `dnntune calibrate` line that measures just this record again (the
+// record's `command`, for people: nothing reads it back).
+std::vector<std::string> reproducing_argv(const PlannedMeasurement& measurement, const std::string& allocator);
 std::string reproducing_command(const PlannedMeasurement& measurement, const std::string& allocator);
 
 }  // namespace dnntune::calibrate

@@ -141,6 +141,13 @@ void settle_malloc_as_training_does() {
 
 }  // namespace
 
+std::vector<std::string> calibrate_worker_argv(const std::string& executable, const WorkerOptions& options) {
+  std::vector<std::string> argv{executable, "calibrate", "--worker", "--backend", options.backend,
+                                "--threads", std::to_string(options.threads)};
+  if (options.keep_loading) argv.push_back("--keep-loading");
+  return argv;
+}
+
 int run_worker(const WorkerOptions& options) {
   settle_malloc_as_training_does();
   LineChannel channel(worker_channel_fd, worker_channel_fd);

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace dnntune::calibrate {
 
@@ -36,6 +37,10 @@ struct WorkerOptions {
   int threads = 1;
   bool keep_loading = false;  // co-running: load the CPUs until told to stop
 };
+
+// The one builder of a worker's command line: `EXECUTABLE calibrate --worker --backend B
+// --threads T [--keep-loading]`, as the parent (corunning.cpp) starts it.
+std::vector<std::string> calibrate_worker_argv(const std::string& executable, const WorkerOptions& options);
 
 // Serves the parent on worker_channel_fd until it closes it; returns the exit status.
 int run_worker(const WorkerOptions& options);

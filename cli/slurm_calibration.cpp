@@ -82,12 +82,27 @@ std::string job_head(const SlurmCalibrationRequest& request, const std::string& 
   return tuner::sbatch_header(header);
 }
 
-std::string calibration_arguments(const SlurmCalibrationRequest& request) {
-  std::string text = " --partition " + shell_quote(request.partition) + " --backend " + shell_quote(request.backend) +
-                     " --budget " + std::to_string(static_cast<long long>(request.budget_seconds));
-  for (const auto& model : request.models) text += " --model " + shell_quote(model);
-  for (const auto batch : request.batches) text += " --batch " + std::to_string(batch);
-  return text;
+// The job scripts' dnntune lines, each from one typed builder (quoted by shell_command_line).
+// The single-node job: `EXE calibrate --slurm-node-job ...` (run_slurm_node_job).
+std::vector<std::string> node_job_argv(const std::string& executable, const SlurmCalibrationRequest& request) {
+  std::vector<std::string> argv = {executable, "calibrate", "--slurm-node-job", "--partition", request.partition,
+                                   "--backend", request.backend, "--budget",
+                                   std::to_string(static_cast<long long>(request.budget_seconds))};
+  for (const auto& model : request.models) argv.insert(argv.end(), {"--model", model});
+  for (const auto batch : request.batches) argv.insert(argv.end(), {"--batch", std::to_string(batch)});
+  return argv;
+}
+
+// The two-node job: the all-reduce sweep, one rank per node, into `comm`...
+std::vector<std::string> fabric_sweep_argv(const std::string& executable, const std::string& comm) {
+  return {"mpirun", "-np", "2", "--map-by", "ppr:1:node", executable, "calibrate", "--comm", "-o", comm};
+}
+
+// ...then the refit with the fabric it measured (refit_with_fabric).
+std::vector<std::string> fabric_refit_argv(const std::string& executable, const SlurmCalibrationRequest& request,
+                                           const std::string& comm) {
+  return {executable, "calibrate", "--slurm-refit-fabric", "--partition", request.partition, "--backend",
+          request.backend, "-o", comm};
 }
 
 Expected<std::string> submit(const std::string& script_path, const std::string& script,
@@ -149,9 +164,8 @@ Expected<void> calibrate_through_slurm(const SlurmCalibrationRequest& request) {
 
   // 1. One exclusive node: probe, layer micro-runs, anchors, fit.
   const std::string node_log = slurm_directory() + "/jobs/calibrate-" + request.partition + "-" + stamp + ".out";
-  const std::string node_script = job_head(request, "dnntune-calibrate", node_log, 1, 0) + environment +
-                                  "exec " + shell_quote(executable) + " calibrate --slurm-node-job" +
-                                  calibration_arguments(request) + "\n";
+  const std::string node_script = job_head(request, "dnntune-calibrate", node_log, 1, 0) + environment + "exec " +
+                                  shell_command_line(node_job_argv(executable, request)) + "\n";
   auto node_job = submit(slurm_directory() + "/jobs/calibrate-" + request.partition + "-" + stamp + ".sbatch",
                          node_script, {});
   if (!node_job) return node_job.error();
@@ -164,10 +178,8 @@ Expected<void> calibrate_through_slurm(const SlurmCalibrationRequest& request) {
     fabric_log = slurm_directory() + "/jobs/fabric-" + request.partition + "-" + stamp + ".out";
     const std::string comm = comm_directory_of(request.partition);
     const std::string script = job_head(request, "dnntune-fabric", fabric_log, 2, 1) + environment +
-                               "mpirun -np 2 --map-by ppr:1:node " + shell_quote(executable) + " calibrate --comm -o " +
-                               shell_quote(comm) + " || exit 1\nexec " + shell_quote(executable) +
-                               " calibrate --slurm-refit-fabric --partition " + shell_quote(request.partition) +
-                               " --backend " + shell_quote(request.backend) + " -o " + shell_quote(comm) + "\n";
+                               shell_command_line(fabric_sweep_argv(executable, comm)) + " || exit 1\nexec " +
+                               shell_command_line(fabric_refit_argv(executable, request, comm)) + "\n";
     auto submitted = submit(slurm_directory() + "/jobs/fabric-" + request.partition + "-" + stamp + ".sbatch", script,
                             {"--dependency=afterok:" + *node_job});
     if (!submitted) return submitted.error();

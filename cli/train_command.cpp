@@ -18,6 +18,7 @@
 #include "train/python_runner.hpp"
 #include "train/trainer.hpp"
 #include "train/training_report.hpp"
+#include "train/train_worker.hpp"
 #include "workloads/zoo.hpp"
 
 namespace dnntune::cli {
@@ -35,34 +36,17 @@ struct TrainCommandOptions {
   std::string allocator = "default";  // --allocator: what every rank loads
 };
 
-// The arguments that make a rank train as `options` say (everything but the launch options).
-std::vector<std::string> train_arguments(const TrainCommandOptions& options, int threads) {
-  const train::TrainOptions& train = options.train;
-  std::vector<std::string> arguments{"train", "--model", train.model, "--batch", std::to_string(train.batch),
-                                     "--iters", std::to_string(train.iterations), "--warmup",
-                                     std::to_string(train.warmup), "--threads", std::to_string(threads)};
-  const auto add = [&](const std::string& name, const std::string& value) {
-    arguments.push_back(name);
-    arguments.push_back(value);
-  };
-  const train::TrainOptions defaults;
-  if (train.learning_rate != defaults.learning_rate) add("--lr", number_argument(train.learning_rate));
-  if (train.momentum != defaults.momentum) add("--momentum", number_argument(train.momentum));
-  if (train.bucket_megabytes != defaults.bucket_megabytes) add("--bucket-mb", number_argument(train.bucket_megabytes));
-  if (train.parameter_servers > 0) add("--ps-servers", std::to_string(train.parameter_servers));
-  if (train.asynchronous) arguments.push_back("--async");
-  if (train.device != defaults.device) add("--device", train.device);
-  if (train.precision != defaults.precision) add("--precision", train.precision);
-  if (train.memory_format != defaults.memory_format) add("--memory-format", train.memory_format);
-  if (train.seed != defaults.seed) add("--seed", std::to_string(train.seed));
-  if (train.module_times) arguments.push_back("--module-times");
-  if (train.runner != defaults.runner) add("--runner", train.runner);
-  if (train.time_limit_seconds > 0) add("--time-limit", number_argument(train.time_limit_seconds));
-  if (!options.record_path.empty()) add("--record", options.record_path);
-  if (options.output.json) arguments.push_back("--json");
-  if (!options.output.path.empty()) add("--output", options.output.path);
-  if (options.allocator != "default") add("--allocator", options.allocator);
-  return arguments;
+// What makes a rank train as `options` say (everything but the launch options), as the one
+// builder of train command lines (train/train_worker.hpp) takes it.
+train::TrainWorkerRequest worker_request(const TrainCommandOptions& options, int threads) {
+  train::TrainWorkerRequest request;
+  request.train = options.train;
+  request.train.threads = threads;
+  request.allocator = options.allocator;
+  request.record_path = options.record_path;
+  request.json = options.output.json;
+  request.output_path = options.output.path;
+  return request;
 }
 
 std::string this_executable() {
@@ -85,8 +69,9 @@ void launch_job(const TrainCommandOptions& options) {
   request.threads = threads;
   request.nodes = options.nodes;
   request.hostfile = options.hostfile;
-  request.program = train_arguments(options, threads);
-  request.program.insert(request.program.begin(), this_executable());
+  train::TrainWorkerRequest worker = worker_request(options, threads);
+  worker.executable = this_executable();
+  request.program = train::train_worker_argv(worker);
   const auto plan = value_or_fail(train::plan_mpirun_launch(request, machine.topology, geteuid() == 0));
   for (const std::string& note : plan.notes) std::cerr << "dnntune: note: " << note << '\n';
   const std::string line = shell_command_line(plan.argv);
@@ -115,18 +100,16 @@ void run_train(const TrainCommandOptions& options) {
   for (const std::string& warning : train::training_warnings(report))
     std::cerr << "dnntune: warning: " << warning << '\n';
   if (!options.record_path.empty()) {
-    TrainCommandOptions reproduce = options;
-    reproduce.output = {};
+    train::TrainWorkerRequest reproduce = worker_request(options, report.threads);
     reproduce.record_path.clear();
-    std::vector<std::string> arguments = train_arguments(reproduce, report.threads);
+    reproduce.json = false;
+    reproduce.output_path.clear();
     if (report.processes > 1) {
-      const int per_node = report.processes / report.nodes;
-      arguments.insert(arguments.begin() + 1, {"--launch", "--ppn", std::to_string(per_node), "--nodes",
-                                               std::to_string(report.nodes)});
+      reproduce.launch_processes_per_node = report.processes / report.nodes;
+      reproduce.launch_nodes = report.nodes;
     }
-    arguments.insert(arguments.begin(), "dnntune");
-    const std::string command = shell_command_line(arguments);
-    for (auto record : train::training_measurements(report, command)) {
+    const std::string command = train::train_worker_command(reproduce);
+    for (auto record : train::training_measurements(report, reproduce.train, command)) {
       record.allocator = options.allocator;  // every rank ran under it (run_under_allocator checked)
       ok_or_fail(records::append_measurement(options.record_path, record));
     }

@@ -11,8 +11,8 @@
 
 namespace dnntune::model {
 Expected<workloads::Network> trained_network(const records::Measurement& record) {
-  if (const std::string model = records::command_option(record, "--model"); !model.empty())
-    if (auto network = workloads::load_network(model)) return network;
+  if (!record.network_source.empty())
+    if (auto network = workloads::load_network(record.network_source)) return network;
   return workloads::load_network(record.network);
 }
 

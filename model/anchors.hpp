@@ -23,8 +23,8 @@ namespace dnntune::model {
 // a wider band than it needs, never a narrower one.
 constexpr double run_to_run_log_sd = 0.025;
 
-// The network a run trained: the --model of its reproducing command (a network file's path; a
-// built-in's name), else the recorded name. Paths dnntune quotes (spaces) are not unquoted.
+// The network a run trained: its record's network_source (a network file's path; a built-in's
+// name), else the recorded name.
 Expected<workloads::Network> trained_network(const records::Measurement& record);
 
 // Each network, batch and setting trained on one node among `records` of this calibration's

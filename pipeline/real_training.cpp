@@ -10,6 +10,7 @@
 #include "common/self_executable.hpp"
 #include "train/launch.hpp"
 #include "train/trainer.hpp"
+#include "train/train_worker.hpp"
 
 namespace dnntune::pipeline {
 
@@ -20,13 +21,19 @@ Expected<MeasuredTraining> train_for_real(const std::string& model, const model:
   std::string directory = "/tmp/dnntune-train-XXXXXX";
   if (!mkdtemp(directory.data())) return failure("cannot create a temporary directory under /tmp");
   const std::string report_path = directory + "/train.json";
-  std::vector<std::string> argv = {*self, "train", "--launch", "--ppn", std::to_string(configuration.processes_per_node),
-                                   "--threads", std::to_string(configuration.threads_per_process), "--model", model,
-                                   "--batch", std::to_string(configuration.batch_per_process), "--iters",
-                                   std::to_string(options.iterations), "--warmup", std::to_string(options.warmup),
-                                   "--bucket-mb", number_argument(configuration.fusion_bytes / (1024 * 1024)), "--json",
-                                   "-o", report_path};
-  if (!options.record_path.empty()) argv.insert(argv.end(), {"--record", options.record_path});
+  train::TrainWorkerRequest worker;
+  worker.executable = *self;
+  worker.launch_processes_per_node = configuration.processes_per_node;
+  worker.train.model = model;
+  worker.train.threads = configuration.threads_per_process;
+  worker.train.batch = configuration.batch_per_process;
+  worker.train.iterations = options.iterations;
+  worker.train.warmup = options.warmup;
+  worker.train.bucket_megabytes = static_cast<double>(configuration.fusion_bytes) / (1024 * 1024);
+  worker.json = true;
+  worker.output_path = report_path;
+  worker.record_path = options.record_path;
+  const std::vector<std::string> argv = train::train_worker_argv(worker);
   const auto code = train::run_and_wait(argv);
   auto report = read_json_file(report_path);
   std::error_code error;
@@ -65,19 +72,15 @@ Expected<RecordedTrainings> RecordedTrainings::read(const std::string& path, con
 std::optional<MeasuredTraining> RecordedTrainings::find(const std::string& network_name,
                                                         const model::TrainingConfiguration& configuration,
                                                         const RealTrainingOptions& options) const {
-  const std::string bucket = number_argument(configuration.fusion_bytes / (1024 * 1024));
+  const std::string bucket = number_argument(static_cast<double>(configuration.fusion_bytes) / (1024 * 1024));
   for (auto record = iterations_.rbegin(); record != iterations_.rend(); ++record) {
-    const std::string recorded_bucket = records::command_option(*record, "--bucket-mb");
     if (record->machine_fingerprint != fingerprint_ || record->backend != "torch" || record->network != network_name ||
         record->descriptor != train::strategy_name(configuration.processes_per_node, 0, false) ||
         record->nodes != 1 || record->processes != configuration.processes_per_node ||
         record->threads != configuration.threads_per_process || record->smt != configuration.smt ||
         record->batch != configuration.batch_per_process || record->repetitions != options.iterations ||
         !records::trained_by_cpp_trainer(*record) ||  // trained from Python, not as validate trains
-        records::command_option(*record, "--warmup") != std::to_string(options.warmup) ||
-        // train leaves the bucket size out of its command when it is its default
-        (recorded_bucket.empty() ? bucket != number_argument(train::TrainOptions{}.bucket_megabytes)
-                                 : recorded_bucket != bucket))
+        record->warmup_steps != options.warmup || number_argument(record->bucket_megabytes) != bucket)
       continue;
     const double images = static_cast<double>(record->processes * record->batch);
     return MeasuredTraining{images / record->median_seconds, images / record->max_seconds,

@@ -16,6 +16,7 @@
 
 #include "common/files.hpp"
 #include "common/json_file.hpp"
+#include "records/measurement_v1.hpp"
 
 namespace dnntune::records {
 
@@ -31,21 +32,43 @@ constexpr std::pair<MeasurementStatus, const char*> status_words[] = {
     {MeasurementStatus::ok, "ok"}, {MeasurementStatus::skipped, "skipped"},
     {MeasurementStatus::unimplemented, "unimplemented"}, {MeasurementStatus::failed, "failed"}};
 
+constexpr const char* trainer_words[] = {kCppTrainer, kPythonTrainer};
+constexpr const char* precision_words[] = {"fp32", "tf32", "bf16", "fp16"};
+constexpr const char* memory_format_words[] = {"contiguous", "channels_last"};
+
+template <std::size_t N>
+bool is_one_of(const std::string& word, const char* const (&words)[N]) {
+  return std::find(std::begin(words), std::end(words), word) != std::end(words);
+}
+
+template <std::size_t N>
+std::string listed(const char* const (&words)[N]) {
+  std::string text;
+  for (const char* word : words) text += (text.empty() ? "" : ", ") + std::string(word);
+  return text;
+}
+
+// The typed fields' words and counts; one line naming `origin` when one is wrong.
+Expected<void> check_typed_fields(const Measurement& m, const std::string& origin) {
+  if (!is_one_of(m.precision, precision_words))
+    return bad_input(origin + ": unknown precision '" + m.precision + "' (known: " + listed(precision_words) + ")");
+  if (!is_one_of(m.memory_format, memory_format_words))
+    return bad_input(origin + ": unknown memory_format '" + m.memory_format + "' (known: " +
+                     listed(memory_format_words) + ")");
+  if (!m.trainer.empty() && !is_one_of(m.trainer, trainer_words))
+    return bad_input(origin + ": unknown trainer '" + m.trainer + "' (known: " + listed(trainer_words) + ")");
+  if (m.warmup_steps < 0 || m.steps < 0 || !(m.bucket_megabytes >= 0))
+    return bad_input(origin + ": warmup_steps, steps and bucket_megabytes must not be negative");
+  return {};
+}
+
 }  // namespace
 
-std::string command_option(const Measurement& measurement, const std::string& option) {
-  std::istringstream words(measurement.command);
-  for (std::string word; words >> word;)
-    if (word == option) return words >> word ? word : "";
-  return "";
-}
+std::string training_runner(const Measurement& measurement) { return measurement.trainer; }
 
-std::string training_runner(const Measurement& measurement) {
-  const std::string runner = command_option(measurement, "--runner");
-  return runner.empty() ? kCppTrainer : runner;
-}
+bool trained_by_cpp_trainer(const Measurement& measurement) { return measurement.trainer == kCppTrainer; }
 
-bool trained_by_cpp_trainer(const Measurement& measurement) { return training_runner(measurement) == kCppTrainer; }
+std::string default_precision(const std::string& backend) { return backend == "torch-cuda" ? "tf32" : "fp32"; }
 
 std::string to_string(MeasurementKind kind) { return enum_word(kind, kind_words); }
 std::string to_string(MeasurementStatus status) { return enum_word(status, status_words); }
@@ -61,9 +84,12 @@ std::string measurement_key(const Measurement& m) {
          m.descriptor + "|" + m.pass + "|mb" + std::to_string(m.batch) + "|bytes" + std::to_string(m.message_bytes) +
          "|t" + std::to_string(m.threads) + (m.smt ? "|smt" : "|nosmt") + "|p" + std::to_string(m.processes) + "|n" +
          std::to_string(m.nodes) + (m.allocator == "default" ? "" : "|alloc=" + m.allocator) +
+         (m.kind == MeasurementKind::module ? "|module=" + m.module : "") +
          (m.precision == "fp32" ? "" : "|precision=" + m.precision) +
          (m.memory_format == "contiguous" ? "" : "|format=" + m.memory_format) +
-         (m.kind == MeasurementKind::module ? "|module=" + m.module : "");
+         // A training run's warm-up and bucket change what its steps measure; how many were timed does not.
+         (m.trainer.empty() ? "" : "|trainer=" + m.trainer + "|warmup" + std::to_string(m.warmup_steps) +
+                                       "|bucket" + json(m.bucket_megabytes).dump());
 }
 
 std::string to_json_line(const Measurement& m) {
@@ -93,16 +119,28 @@ std::string to_json_line(const Measurement& m) {
               {"command", m.command},
               {"timestamp", m.timestamp}};
   if (m.allocator != "default") out["allocator"] = m.allocator;  // absent: the default, as before the member
+  if (m.kind == MeasurementKind::module) out["module"] = m.module;
   if (m.precision != "fp32") out["precision"] = m.precision;
   if (m.memory_format != "contiguous") out["memory_format"] = m.memory_format;
-  if (m.kind == MeasurementKind::module) out["module"] = m.module;
+  if (!m.network_source.empty()) out["network_source"] = m.network_source;
+  if (!m.trainer.empty()) {
+    out["trainer"] = m.trainer;
+    out["warmup_steps"] = m.warmup_steps;
+    out["steps"] = m.steps;
+    out["bucket_megabytes"] = m.bucket_megabytes;
+  }
   return out.dump();
 }
 
 Expected<Measurement> measurement_from_json_line(const std::string& line, const std::string& origin) {
   auto document = parse_json(line, origin);
   if (!document) return document.error();
-  if (auto valid = check_schema(*document, measurement_schema, measurement_schema_version, origin); !valid)
+  // Version 1 is read as it was written, then migrated; anything else must be this version.
+  const auto written_version = document->find("schema_version");
+  const bool version_1 = document->is_object() && written_version != document->end() &&
+                         written_version->is_number_integer() && *written_version == 1;
+  if (auto valid = check_schema(*document, measurement_schema, version_1 ? 1 : measurement_schema_version, origin);
+      !valid)
     return valid.error();
   Measurement m;
   try {
@@ -131,9 +169,20 @@ Expected<Measurement> measurement_from_json_line(const std::string& line, const 
     m.command = in.at("command").get<std::string>();
     m.timestamp = in.at("timestamp").get<std::string>();
     if (in.contains("allocator")) m.allocator = in.at("allocator").get<std::string>();
-    if (in.contains("precision")) m.precision = in.at("precision").get<std::string>();
-    if (in.contains("memory_format")) m.memory_format = in.at("memory_format").get<std::string>();
     if (m.kind == MeasurementKind::module) m.module = in.at("module").get<std::string>();
+    if (version_1) {
+      migrate_v1_record(m);
+    } else {
+      m.precision = in.value("precision", std::string("fp32"));
+      m.memory_format = in.value("memory_format", std::string("contiguous"));
+      m.network_source = in.value("network_source", std::string());
+      m.trainer = in.value("trainer", std::string());
+      if (!m.trainer.empty()) {
+        m.warmup_steps = in.at("warmup_steps").get<int>();
+        m.steps = in.at("steps").get<int>();
+        m.bucket_megabytes = in.at("bucket_megabytes").get<double>();
+      }
+    }
   } catch (const json::exception& error) {
     return json_conversion_error(error, origin);
   }
@@ -152,6 +201,7 @@ Expected<Measurement> measurement_from_json_line(const std::string& line, const 
   }
   if (m.threads < 1 || m.processes < 1 || m.nodes < 1)
     return bad_input(origin + ": threads, processes and nodes must be at least 1");
+  if (auto typed = check_typed_fields(m, origin); !typed) return typed.error();
   return m;
 }
 

@@ -4,11 +4,14 @@
 // libtorch or MPI), like machine_profile.hpp.
 //
 // Files are JSON Lines: one self-describing record per line ("schema": "dnntune.measurement",
-// "schema_version": 1), appended and flushed as each measurement is made, so an interrupted run
+// "schema_version": 2), appended and flushed as each measurement is made, so an interrupted run
 // loses nothing but the line being written. A record carries everything needed to reproduce it
 // (benchdnn-style): the backend and its version, the machine fingerprint, the problem, the
-// setting (threads, SMT, co-running processes and the CPU set each really had), the result with
-// its spread, a status, and the command line.
+// setting (threads, SMT, co-running processes and the CPU set each really had; for a training
+// run its trainer, steps, warm-up and bucket size), the result with its spread, a status, and the
+// command line. Every meaning is a typed field: the command line is for people reproducing a
+// record, and no reader parses it. Version 1 files (the meaning partly in the command) are
+// migrated on read (records/measurement_v1.hpp).
 #pragma once
 
 #include <cstdint>
@@ -20,7 +23,7 @@
 namespace dnntune::records {
 
 constexpr const char* measurement_schema = "dnntune.measurement";
-constexpr int measurement_schema_version = 1;
+constexpr int measurement_schema_version = 2;
 
 enum class MeasurementKind {
   layer,          // one pass of one layer (descriptor + pass)
@@ -60,8 +63,23 @@ struct Measurement {
   // The memory allocator every process ran under (probe/allocators.hpp): "default" (glibc's
   // defaults), "glibc-tuned", "jemalloc", "tcmalloc". Written only when not the default.
   std::string allocator = "default";
+  // The arithmetic and the layout the kernels ran in. torch-cuda's fp32 convolutions run on TF32
+  // tensor cores (PyTorch's default lets cuDNN), so its records say "tf32" (default_precision).
   std::string precision = "fp32";            // "fp32" (strict), "tf32", "bf16", "fp16"; written only when not "fp32"
   std::string memory_format = "contiguous";  // "contiguous" or "channels_last"; written only when not "contiguous"
+
+  // A whole network's record (kind network, module): the zoo name or network file it was built
+  // from, as `--model` took it ("" for layer and communication records). Written only when set.
+  std::string network_source;
+  // A training run's records (`dnntune train`: kind network passes and kind module): who trained
+  // (kCppTrainer or kPythonTrainer; "" for records no trainer made, which have none of these),
+  // its untimed warm-up steps, the timed steps asked for (repetitions says how many ran: a time
+  // limit may end them sooner) and the gradient fusion / DDP bucket size in MiB. Written only
+  // when `trainer` is set.
+  std::string trainer;
+  int warmup_steps = 0;
+  int steps = 0;
+  double bucket_megabytes = 0;
 
   // The result (seconds, per repetition; for a layer: one pass over the whole batch).
   MeasurementStatus status = MeasurementStatus::ok;
@@ -81,21 +99,22 @@ struct Measurement {
 constexpr std::size_t max_module_name_bytes = 4096;
 bool is_module_name(const std::string& name);
 
-// The word after `option` in a record's reproducing command: "" when the option is not there or
-// ends the command. Words are split at spaces and not unquoted: for the options dnntune writes
-// there (numbers, names, --model's built-in name or a path without spaces).
-std::string command_option(const Measurement& measurement, const std::string& option);
-
-// The words `dnntune train --runner` takes, as a network record's reproducing command carries
-// them: the C++ trainer (the zoo's network as a libtorch module; also every record from before
-// the runner existed) and PyTorch from Python (torchvision's network, as users train).
+// The words `dnntune train --runner` takes and a training record's `trainer` holds: the C++
+// trainer (the zoo's network as a libtorch module; also every record from before the runner
+// existed) and PyTorch from Python (torchvision's network, as users train).
 inline constexpr const char* kCppTrainer = "dnntune";
 inline constexpr const char* kPythonTrainer = "python";
 
-// Who trained a kind network record, kCppTrainer or kPythonTrainer. Read from its reproducing
-// command, the one place a record says so.
+// Who trained a record: its `trainer` ("" when no trainer made it).
 std::string training_runner(const Measurement& measurement);
 bool trained_by_cpp_trainer(const Measurement& measurement);
+
+// The precision a backend's kernels run in when nothing else is asked: "tf32" for torch-cuda
+// (PyTorch lets cuDNN run fp32 convolutions on TF32 tensor cores by default), else "fp32".
+std::string default_precision(const std::string& backend);
+
+// The bucket size `dnntune train --bucket-mb` takes by default (PyTorch DDP's), in MiB.
+inline constexpr double kDefaultBucketMegabytes = 25;
 
 std::string to_string(MeasurementKind kind);
 std::string to_string(MeasurementStatus status);

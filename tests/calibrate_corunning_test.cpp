@@ -9,6 +9,7 @@
 
 #include "calibrate/corunning.hpp"
 #include "calibrate/runner.hpp"
+#include "calibrate/worker.hpp"
 #include "probe/topology.hpp"
 
 using namespace dnntune;
@@ -90,4 +91,14 @@ TEST_CASE("a worker killed by a signal fails only the measurement it was on", "[
   auto fresh = WorkerGroup::start({DNNTUNE_BINARY, "onednn", setting, *cpu_sets});
   REQUIRE(fresh);
   CHECK((*fresh)->measure(small_relu(), 60).status == records::MeasurementStatus::ok);
+}
+
+TEST_CASE("a calibrate worker is started through its one builder", "[worker]") {
+  dnntune::calibrate::WorkerOptions options;
+  options.backend = "onednn";
+  options.threads = 2;
+  CHECK(dnntune::calibrate::calibrate_worker_argv("/bin/dnntune", options) ==
+        std::vector<std::string>{"/bin/dnntune", "calibrate", "--worker", "--backend", "onednn", "--threads", "2"});
+  options.keep_loading = true;
+  CHECK(dnntune::calibrate::calibrate_worker_argv("/bin/dnntune", options).back() == "--keep-loading");
 }

@@ -106,7 +106,7 @@ TEST_CASE("from records, each allocator's run is paired with the glibc-tuned run
     record.allocator = allocator;
     record.median_seconds = seconds;
     record.repetitions = 3;
-    record.command = "dnntune train --model resnet18 --batch 8 --iters 3" + runner_option;
+    record.trainer = runner_option.empty() ? records::kCppTrainer : records::kPythonTrainer;
     records.push_back(record);
   };
   // A first run's order: the base anchor, PyTorch's run, the default again in a process of its

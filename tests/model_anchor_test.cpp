@@ -37,9 +37,9 @@ using test::one_thread_at;
 namespace {
 
 // One run of `network` at `batch`, 1x1, as the trainer records it: its forward, backward and
-// iteration medians (0.4, 0.5 and 1 x `iteration` seconds); `command` names its runner.
+// iteration medians (0.4, 0.5 and 1 x `iteration` seconds); `trainer` names its runner.
 void add_anchor_run(std::vector<records::Measurement>& runs, const Calibration& calibration, const std::string& network,
-                    std::int64_t batch, double iteration, const std::string& command = "dnntune train") {
+                    std::int64_t batch, double iteration, const std::string& trainer = records::kCppTrainer) {
   for (const auto& [pass, seconds] : {std::pair<const char*, double>{"forward", 0.4 * iteration},
                                       {"backward", 0.5 * iteration}, {"iteration", iteration}}) {
     records::Measurement record;
@@ -52,7 +52,7 @@ void add_anchor_run(std::vector<records::Measurement>& runs, const Calibration& 
     record.median_seconds = seconds;
     record.coefficient_of_variation = 0.01;
     record.repetitions = 3;
-    record.command = command;
+    record.trainer = trainer;
     runs.push_back(record);
   }
 }
@@ -344,7 +344,7 @@ TEST_CASE("a setting trained nine times: the median drops its slow process, the 
 TEST_CASE("a Python run joins a setting's median only as the third of three runs, its spread always") {
   const ResNet18AtBatch8 resnet18 = resnet18_at_batch_8();
   const auto& [network, calibration, base] = resnet18;
-  const std::string python = "dnntune train --runner python --model resnet18";
+  const std::string python = records::kPythonTrainer;
   // One C++ run and one 20% faster by PyTorch (resnet50 b16 at 1x2 on a 2-core VM: 3.59 and
   // 2.87 s): the setting stays at its C++ step, as every setting trained once by the C++ trainer.
   std::vector<records::Measurement> runs;

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "records/measurement.hpp"
+#include "records/measurement_v1.hpp"
 #include "tests/cli_support.hpp"
 
 using namespace dnntune;
@@ -81,16 +82,20 @@ TEST_CASE("precision and memory format are written only when not fp32 and contig
   CHECK(records::measurement_key(tf32) != records::measurement_key(strict));
 }
 
-TEST_CASE("a training record says who trained it through its command") {
+TEST_CASE("a v1 training record says who trained it through its command, migrated into its trainer") {
+  // Version 1 kept the runner only in the command; migration on read makes it the typed field.
   records::Measurement record;
   record.kind = records::MeasurementKind::network;
   record.command = "dnntune train --model resnet18 --batch 8 --threads 2";
+  records::migrate_v1_record(record);
   CHECK(records::training_runner(record) == "dnntune");  // before --runner existed, and its default
   CHECK(records::trained_by_cpp_trainer(record));
   record.command = "dnntune train --model resnet18 --batch 8 --threads 2 --runner python --json";
+  records::migrate_v1_record(record);
   CHECK(records::training_runner(record) == "python");
   CHECK_FALSE(records::trained_by_cpp_trainer(record));
   record.command = "dnntune train --model resnet18 --runner";  // cut short: the default, not an empty name
+  records::migrate_v1_record(record);
   CHECK(records::training_runner(record) == "dnntune");
   CHECK(records::trained_by_cpp_trainer(record));
 }

@@ -5,9 +5,8 @@
 #include <filesystem>
 #include <vector>
 
-#include "common/text_format.hpp"
-
 #include "train/launch.hpp"
+#include "train/train_worker.hpp"
 
 namespace dnntune::train {
 
@@ -23,24 +22,28 @@ Expected<std::vector<records::Measurement>> read_anchor_records(const std::strin
 Expected<void> run_anchor(const AnchorRequest& request) {
   if (request.batch < 1 || request.threads < 1 || request.processes < 1 || request.iterations < 1 || request.warmup < 0)
     return bad_input("an anchor needs a batch, threads, processes and timed steps of at least 1");
+  TrainWorkerRequest worker;
+  worker.executable = request.executable;
   // One process needs no launcher (nor Open MPI's mpirun installed): it runs on the CPUs this one
   // may use, as the calibration's base setting does.
-  std::vector<std::string> argv = {request.executable, "train"};
-  if (request.processes > 1) argv.insert(argv.end(), {"--launch", "--ppn", std::to_string(request.processes)});
-  argv.insert(argv.end(), {"--threads", std::to_string(request.threads),
-                           "--model", request.model,
-                           "--batch", std::to_string(request.batch),
-                           "--iters", std::to_string(request.iterations),
-                           "--warmup", std::to_string(request.warmup),
-                           "--record", request.directory + "/" + anchor_records_file,
-                           "--json", "--output", "/dev/null"});
+  if (request.processes > 1) worker.launch_processes_per_node = request.processes;
+  worker.train.model = request.model;
+  worker.train.batch = request.batch;
+  worker.train.threads = request.threads;
+  worker.train.iterations = request.iterations;
+  worker.train.warmup = request.warmup;
+  worker.train.runner = request.runner;
+  // An anchor checks the CPU model: on a GPU node, `auto` would train on the GPU instead.
+  worker.train.device = "cpu";
   // Each layer's time inside the step: the fit's context correction (model/context_correction.hpp)
   // and `calibrate --report --modules`; the zoo's layers are the C++ trainer's alone.
-  if (request.runner == records::kCppTrainer) argv.push_back("--module-times");
-  else argv.insert(argv.end(), {"--runner", request.runner});
-  if (request.time_limit_seconds > 0)
-    argv.insert(argv.end(), {"--time-limit", format_fixed(std::ceil(request.time_limit_seconds), 0)});
-  if (request.allocator != "default") argv.insert(argv.end(), {"--allocator", request.allocator});
+  worker.train.module_times = request.runner == records::kCppTrainer;
+  if (request.time_limit_seconds > 0) worker.train.time_limit_seconds = std::ceil(request.time_limit_seconds);
+  worker.allocator = request.allocator;
+  worker.record_path = request.directory + "/" + anchor_records_file;
+  worker.json = true;
+  worker.output_path = "/dev/null";
+  const std::vector<std::string> argv = train_worker_argv(worker);
   auto code = run_and_wait(argv);
   if (!code) return code.error();
   if (*code != 0)

@@ -100,9 +100,20 @@ Expected<std::string> python_rendezvous_address(bool one_node) {
   return host + ":" + std::to_string(ntohs(address.sin_port));
 }
 
+std::vector<std::string> python_training_arguments(const TrainOptions& options, const workloads::Network& network,
+                                                   int threads) {
+  const workloads::Shape image = network.input_shape();
+  return {"--model", network.name, "--batch", std::to_string(options.batch), "--image-size",
+          std::to_string(image.height),  // the zoo's (299 for Inception), 1000 classes as its
+          "--threads", std::to_string(threads), "--iters", std::to_string(options.iterations), "--warmup",
+          std::to_string(options.warmup), "--time-limit", format_fixed(options.time_limit_seconds, 3), "--lr",
+          format_fixed(options.learning_rate, 6), "--momentum", format_fixed(options.momentum, 6), "--bucket-mb",
+          format_fixed(options.bucket_megabytes, 3), "--seed", std::to_string(options.seed), "--device", options.device,
+          "--precision", options.precision, "--memory-format", options.memory_format};
+}
+
 Expected<nlohmann::json> train_python_rank(const TrainOptions& options, const workloads::Network& network,
                                            const PythonRank& rank) {
-  const workloads::Shape image = network.input_shape();
   if (rank.ranks > 1) {
     const auto colon = rank.rendezvous.rfind(':');
     if (colon == std::string::npos) return failure("no rendezvous address for the python ranks");
@@ -114,15 +125,7 @@ Expected<nlohmann::json> train_python_rank(const TrainOptions& options, const wo
   setenv("LOCAL_RANK", std::to_string(rank.local_rank).c_str(), 1);
   setenv("WORLD_SIZE", std::to_string(rank.ranks).c_str(), 1);
   setenv("OMP_NUM_THREADS", std::to_string(rank.threads).c_str(), 1);
-  auto report = run_script({"--model", network.name, "--batch", std::to_string(options.batch), "--image-size",
-                            std::to_string(image.height),  // the zoo's (299 for Inception), 1000 classes as its
-                            "--threads", std::to_string(rank.threads), "--iters", std::to_string(options.iterations),
-                            "--warmup", std::to_string(options.warmup), "--time-limit",
-                            format_fixed(options.time_limit_seconds, 3), "--lr", format_fixed(options.learning_rate, 6),
-                            "--momentum", format_fixed(options.momentum, 6), "--bucket-mb",
-                            format_fixed(options.bucket_megabytes, 3), "--seed", std::to_string(options.seed),
-                            "--device", options.device, "--precision", options.precision, "--memory-format",
-                            options.memory_format});
+  auto report = run_script(python_training_arguments(options, network, rank.threads));
   if (!report) return report.error();
   try {
     nlohmann::json samples = report->at("samples");

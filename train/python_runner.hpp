@@ -12,6 +12,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -39,6 +40,11 @@ struct PythonRank {
   int threads = 1;
   std::string rendezvous;  // "HOST:PORT"; unused for one rank
 };
+
+// The one builder of the script's arguments for training one rank of `network` with `threads`
+// threads as `options` say (before the --output the runner adds).
+std::vector<std::string> python_training_arguments(const TrainOptions& options, const workloads::Network& network,
+                                                   int threads);
 
 // Trains this rank in Python as `options` say and returns what it measured, in the C++ trainer's
 // rank JSON ("samples", "losses", "cpus", "torch_threads", "skipped_steps", and "parameters", "versions",

@@ -28,7 +28,7 @@ struct TrainOptions {
   int threads = 0;                // per process; 0: one per core this process may use
   float learning_rate = 0.01f;
   float momentum = 0.9f;
-  double bucket_megabytes = 25;   // gradient fusion threshold (PyTorch DDP's default bucket size)
+  double bucket_megabytes = records::kDefaultBucketMegabytes;  // gradient fusion threshold (PyTorch DDP's default)
   int parameter_servers = 0;      // 0: all-reduce; S: the last S ranks are parameter servers
   bool asynchronous = false;      // parameter servers without a barrier
   std::string device = "auto";    // "cpu", "cuda", or "auto" (CUDA when libtorch has a GPU)

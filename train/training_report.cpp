@@ -213,7 +213,8 @@ void with_timing(records::Measurement& record, const probe::TimingSummary& timin
 
 }  // namespace
 
-std::vector<records::Measurement> training_measurements(const TrainingReport& report, const std::string& command) {
+std::vector<records::Measurement> training_measurements(const TrainingReport& report, const TrainOptions& options,
+                                                        const std::string& command) {
   std::vector<records::Measurement> records;
   std::vector<std::vector<int>> cpu_sets;
   for (const RankReport& rank : report.ranks) cpu_sets.push_back(rank.cpus);
@@ -235,6 +236,11 @@ std::vector<records::Measurement> training_measurements(const TrainingReport& re
     record.cpu_sets = cpu_sets;
     record.precision = report.precision;
     record.memory_format = report.memory_format;
+    record.network_source = options.model;
+    record.trainer = options.runner;
+    record.warmup_steps = report.warmup;
+    record.steps = report.requested_iterations;
+    record.bucket_megabytes = options.bucket_megabytes;
     with_timing(record, *timing);
     record.command = command;
     record.timestamp = timestamp;

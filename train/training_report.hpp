@@ -20,11 +20,14 @@ std::string training_report_json(const TrainingReport& report);
 // Every warning of every rank, for standard error.
 std::vector<std::string> training_warnings(const TrainingReport& report);
 
-// One record per pass; `command` is the command line that reproduces them. With module times
+// One record per pass of the run `options` asked for (its network source, trainer and bucket;
+// the steps and warm-up as the report has them); `command` is the command line that reproduces
+// them (train_worker_command). With module times
 // also kind network passes "forward_modules" / "backward_modules" (per step, the layers' sum) and
 // one kind module record per layer and pass. The records'
 // descriptor names the strategy ("single", "allreduce", "ps-sync", "ps-async"), so runs of one
 // network under different strategies are different measurements.
-std::vector<records::Measurement> training_measurements(const TrainingReport& report, const std::string& command);
+std::vector<records::Measurement> training_measurements(const TrainingReport& report, const TrainOptions& options,
+                                                        const std::string& command);
 
 }  // namespace dnntune::train

@@ -40,6 +40,7 @@ assert {"iteration", "forward", "backward", "optimizer"} <= passes, passes
 assert all(record["kind"] == "network" for record in records), "module records without module times"
 assert all("--runner python" in record["command"] for record in records), records[0]["command"]
 assert all("precision" not in record and "memory_format" not in record for record in records), records[0]
+assert all(record["trainer"] == "python" and record["schema_version"] == 2 for record in records), records[0]
 print("ok: one process,", round(report["images_per_second"], 2), "images/s,", report["backend_version"])
 PY
 
@@ -93,8 +94,7 @@ import json, sys
 prediction = json.load(open(sys.argv[1]))
 anchor = prediction["anchor"]
 assert anchor["exact"] and anchor["runs"] == 3, anchor
-runners = {"python" if "--runner python" in json.loads(line)["command"] else "dnntune"
-           for line in open(sys.argv[2]) if json.loads(line)["pass"] == "iteration"}
+runners = {json.loads(line)["trainer"] for line in open(sys.argv[2]) if json.loads(line)["pass"] == "iteration"}
 assert runners == {"python", "dnntune"}, runners
 print("ok: the base anchor pools", anchor["runs"], "runs:", anchor["text"])
 PY
