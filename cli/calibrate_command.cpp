@@ -11,6 +11,7 @@
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
 #include "cli/number_rules.hpp"
+#include "cli/option_table.hpp"
 #include "cli/slurm_calibration.hpp"
 #include "common/self_executable.hpp"
 #include "calibrate/calibration_report.hpp"
@@ -161,10 +162,7 @@ void add_calibrate_command(CLI::App& root) {
   command->add_option("--backend", request.backends, "onednn, torch, torch-cuda (with a CUDA libtorch) or all; repeatable")
       ->option_text("NAME")
       ->capture_default_str();
-  options.batch = command->add_option("--batch", request.batches, "Batch per process; repeat for several (--batch 8 --batch 16)")
-      ->option_text("N")
-      ->check(checked(rules::batch_per_process))
-      ->capture_default_str();
+  options.batch = add_list(*command, option_rows::batch, request.batches);
   options.budget = command->add_option("--budget", request.budget_seconds,
                       "Seconds the whole calibration may take; a grid that does not fit is sampled (see README)")
       ->option_text("SECONDS")

@@ -148,7 +148,8 @@ void add_train_command(CLI::App& root) {
       ->option_text("NAME|FILE")
       ->required();
   // --batch and --momentum: the trainer's own checks (check_train_options), run before anything.
-  command->add_option("--batch", options.train.batch, "Images per process and step")->capture_default_str();
+  command->add_option("--batch", options.train.batch, "Images per process and step")->capture_default_str()
+      ->check(checked(rules::any_integer));
   command->add_option("--iters", options.train.iterations, "Measured steps")->capture_default_str()
       ->check(checked(rules::steps));
   command->add_option("--warmup", options.train.warmup, "Steps before the measured ones")->capture_default_str()
@@ -166,7 +167,8 @@ void add_train_command(CLI::App& root) {
       ->check(checked(rules::ranks_or_threads));
   command->add_option("--lr", options.train.learning_rate, "SGD learning rate")->capture_default_str()
       ->check(checked(rules::learning_rate));
-  command->add_option("--momentum", options.train.momentum, "SGD momentum")->capture_default_str();
+  command->add_option("--momentum", options.train.momentum, "SGD momentum")->capture_default_str()
+      ->check(checked(rules::momentum));
   command->add_option("--bucket-mb", options.train.bucket_megabytes,
                       "All-reduce: gradient fusion bucket size in MiB (PyTorch DDP's default)")
       ->capture_default_str()
@@ -179,7 +181,8 @@ void add_train_command(CLI::App& root) {
   command->add_option("--device", options.train.device, "auto (CUDA when libtorch has a GPU), cpu or cuda")
       ->capture_default_str();
   command->add_option("--seed", options.train.seed, "Seed of the weights and of each rank's synthetic batch")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(checked(rules::seed));
   command->add_flag("--module-times", options.train.module_times,
                     "Also time each layer inside the step (forward, and backward through gradient hooks; CPU only); "
                     "--record appends them as kind module records");

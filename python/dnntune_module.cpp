@@ -1,6 +1,6 @@
 // python/dnntune_module.cpp — the native half of `import dnntune`: a Model made from a
-// calibration file or a CPU spec machine, and a GpuModel made from a GPU machine (k80 ... h200 or
-// a GPU profile JSON), whose predict / scale / recommend return the same JSON documents as
+// calibration file or a CPU spec machine, and a GpuModel made from a GPU machine (a built-in GPU
+// profile or a GPU profile JSON), whose predict / scale / recommend return the same JSON documents as
 // `dnntune predict|scale|recommend --json` (as text: dnntune/__init__.py turns them into dicts
 // and picks the class by machine_kind). Errors become ValueError with the command's one-line message.
 #include <pybind11/pybind11.h>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/json_file.hpp"
+#include "common/number_grammar.hpp"
 #include "data/builtin_machines.hpp"
 #include "model/calibration.hpp"
 #include "model/gpu_calibration.hpp"
@@ -35,13 +36,28 @@ T value_or_raise(Expected<T> result) {
   return std::move(*result);
 }
 
+// An argument within the command's range for the same option (common/number_grammar.hpp): 0
+// processes or GPUs is refused, as the command refuses it, never read as "the default".
+template <class T>
+T checked(T value, const NumberRule& rule, const char* name) {
+  if (auto in_range = check_number(static_cast<double>(value), rule); !in_range)
+    throw py::value_error(std::string(name) + ": " + in_range.error().message);
+  return value;
+}
+template <class T>
+const std::vector<T>& checked(const std::vector<T>& values, const ListRule& rule, const char* name) {
+  if (auto length = check_list_length(values.size(), rule, name); !length) throw py::value_error(length.error().message);
+  for (const T& value : values) checked(value, rule.value, name);
+  return values;
+}
+
 model::TrainingConfiguration configuration_of(int processes_per_node, int threads_per_process, std::int64_t batch,
                                               int nodes, bool smt, const std::string& fabric) {
   model::TrainingConfiguration configuration;
-  configuration.processes_per_node = processes_per_node;
-  configuration.threads_per_process = threads_per_process;
-  configuration.batch_per_process = batch;
-  configuration.nodes = nodes;
+  configuration.processes_per_node = checked(processes_per_node, rules::ranks_or_threads, "processes_per_node");
+  configuration.threads_per_process = checked(threads_per_process, rules::ranks_or_threads, "threads_per_process");
+  configuration.batch_per_process = checked(batch, rules::batch_per_process, "batch");
+  configuration.nodes = checked(nodes, rules::nodes, "nodes");
   configuration.smt = smt;
   configuration.fabric = fabric;
   return configuration;
@@ -70,7 +86,7 @@ class Model {
     const auto rows = value_or_raise(model::predict_scaling(
         predictor_, value_or_raise(workloads::load_network(network)),
         configuration_of(processes_per_node, threads_per_process, batch, 1, smt, fabric),
-        value_or_raise(model::parse_node_counts(nodes))));
+        value_or_raise(model::parse_node_counts(nodes, "nodes"))));
     auto document = schema_head("dnntune.scaling", 1);
     document["rows"] = model::scaling_json(rows);
     return document.dump();
@@ -79,8 +95,8 @@ class Model {
   std::string recommend(const std::string& network, const std::vector<std::int64_t>& batches,
                         const std::string& nodes, bool consider_smt, const std::string& fabric) const {
     tuner::SearchSpaceOptions space;
-    space.batches_per_process = batches;
-    space.node_counts = value_or_raise(model::parse_node_counts(nodes));
+    space.batches_per_process = checked(batches, lists::batches, "batches");
+    space.node_counts = value_or_raise(model::parse_node_counts(nodes, "nodes"));
     space.consider_smt = consider_smt;
     space.fabric = fabric;
     const auto recommendation = value_or_raise(
@@ -138,7 +154,7 @@ class GpuModel {
                     double fusion_megabytes, const std::string& fabric) const {
     const auto rows = value_or_raise(model::predict_gpu_scaling(
         value_or_raise(workloads::load_network(network)), node_, efficiencies_,
-        configuration_of(gpus, batch, 1, fusion_megabytes, fabric), value_or_raise(model::parse_node_counts(nodes))));
+        configuration_of(gpus, batch, 1, fusion_megabytes, fabric), value_or_raise(model::parse_node_counts(nodes, "nodes"))));
     auto document = schema_head("dnntune.gpu-scaling", 1);
     document["rows"] = model::gpu_scaling_json(rows);
     return document.dump();
@@ -148,10 +164,10 @@ class GpuModel {
                         const std::vector<std::int64_t>& batches, const std::vector<double>& fusion_megabytes,
                         const std::string& nodes, const std::string& fabric) const {
     tuner::GpuSearchOptions search;
-    search.gpus_per_node = gpus;
-    if (!batches.empty()) search.batches_per_gpu = batches;
-    if (!fusion_megabytes.empty()) search.fusion_megabytes = fusion_megabytes;
-    search.node_counts = value_or_raise(model::parse_node_counts(nodes));
+    if (!gpus.empty()) search.gpus_per_node = checked(gpus, lists::gpus_per_node, "gpus");
+    if (!batches.empty()) search.batches_per_gpu = checked(batches, lists::batches, "batches");
+    if (!fusion_megabytes.empty()) search.fusion_megabytes = checked(fusion_megabytes, lists::fusion_megabytes, "fusion_mb");
+    search.node_counts = value_or_raise(model::parse_node_counts(nodes, "nodes"));
     search.fabric = fabric;
     return tuner::gpu_recommendation_json(
                value_or_raise(tuner::recommend_gpu(value_or_raise(workloads::load_network(network)), node_,
@@ -167,10 +183,10 @@ class GpuModel {
   static model::GpuConfiguration configuration_of(int gpus, std::int64_t batch, int nodes, double fusion_megabytes,
                                                   const std::string& fabric) {
     model::GpuConfiguration configuration;
-    configuration.gpus_per_node = gpus;
-    configuration.batch_per_gpu = batch;
-    configuration.nodes = nodes;
-    configuration.fusion_bytes = fusion_megabytes * 1024 * 1024;
+    configuration.gpus_per_node = checked(gpus, rules::ranks_or_threads, "gpus");
+    configuration.batch_per_gpu = checked(batch, rules::batch_per_process, "batch");
+    configuration.nodes = checked(nodes, rules::nodes, "nodes");
+    configuration.fusion_bytes = checked(fusion_megabytes, rules::megabytes, "fusion_mb") * 1024 * 1024;
     configuration.fabric = fabric;
     return configuration;
   }
@@ -211,4 +227,7 @@ PYBIND11_MODULE(_dnntune, module) {
       .def_property_readonly("gpus_per_node", &GpuModel::gpus_per_node)
       .def_property_readonly("machine", &GpuModel::machine);
   module.def("machine_kind", &machine_kind, py::arg("machine"));
+  // The defaults the command uses, so that the Python signatures say the same.
+  module.attr("default_fabric") = model::default_fabric;
+  module.attr("default_fusion_mb") = model::default_fusion_megabytes;
 }

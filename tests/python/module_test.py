@@ -68,6 +68,26 @@ for bad, call in [("unknown network", lambda: model.predict("resnet9000")),
     except ValueError as error:
         check(str(error) != "", bad + " raises ValueError: " + str(error).splitlines()[0][:70])
 
+# The command's number rules (issue 42): 0 is refused, never read as the default; the ranges and
+# the list grammar and limits are the command's.
+for bad, call, words in [
+        ("processes_per_node 0", lambda: model.predict("resnet50", processes_per_node=0), "not in range 1 to 4096"),
+        ("threads_per_process 0", lambda: model.predict("resnet50", threads_per_process=0), "not in range 1 to 4096"),
+        ("gpus 0", lambda: gpu.predict("resnet50", gpus=0), "not in range 1 to 4096"),
+        ("2^31-1 nodes", lambda: model.predict("resnet50", nodes=2**31 - 1), "not in range 1 to 1048576"),
+        ("GPU 2^31-1 nodes", lambda: gpu.predict("resnet50", nodes=2**31 - 1), "not in range 1 to 1048576"),
+        ("a trailing comma in nodes", lambda: model.scale("resnet50", nodes="1,2,"), "empty item"),
+        ("nodes with a space", lambda: model.scale("resnet50", nodes=" 8"), "is not a number"),
+        ("nodes in hex", lambda: model.scale("resnet50", nodes="0x10"), "is not a number"),
+        ("65 node counts", lambda: model.scale("resnet50", nodes=",".join(map(str, range(1, 66)))), "at most 64"),
+        ("33 batches", lambda: model.recommend("resnet50", batches=list(range(1, 34))), "at most 32"),
+        ("GPU fusion 0", lambda: gpu.predict("resnet50", fusion_mb=0), "not in range 0 (excluded)")]:
+    try:
+        call()
+        check(False, bad + " raises ValueError")
+    except ValueError as error:
+        check(words in str(error), bad + " raises ValueError: " + str(error)[:90])
+
 example = subprocess.run(["/usr/bin/python3", sys.argv[0].replace("tests/python/module_test.py",
                                                                   "examples/pytorch_pick_configuration.py"),
                           "--machine", "skylake-8180", "--steps", "0"],
