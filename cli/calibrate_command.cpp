@@ -166,7 +166,7 @@ void add_calibrate_command(CLI::App& root) {
   options.budget = command->add_option("--budget", request.budget_seconds,
                       "Seconds the whole calibration may take; a grid that does not fit is sampled (see README)")
       ->option_text("SECONDS")
-      ->check(checked(rules::calibration_budget))
+      ->transform(checked(rules::calibration_budget))
       ->capture_default_str();
   options.output = command->add_option("-o,--output", request.directory,
                                        "Directory for machine.json and layers.jsonl (with --report: the file for the summary)")
@@ -179,10 +179,10 @@ void add_calibrate_command(CLI::App& root) {
       ->option_text("PASS");
   command->add_option("--threads", request.threads, "Only these threads per process (default: the grid)")
       ->option_text("N")
-      ->check(checked(rules::ranks_or_threads));
+      ->transform(checked(rules::ranks_or_threads));
   command->add_option("--processes", request.processes, "Only these numbers of co-running processes")
       ->option_text("N")
-      ->check(checked(rules::ranks_or_threads));
+      ->transform(checked(rules::ranks_or_threads));
   auto* smt = command->add_flag("--smt", options.smt, "Only settings with threads on SMT siblings");
   command->add_flag("--no-smt", options.no_smt, "Only settings with one thread per core")->excludes(smt);
   command->add_flag("--dry-run", options.dry_run,
@@ -210,7 +210,7 @@ void add_calibrate_command(CLI::App& root) {
                       "With --anchor: seconds for the anchors under the other allocator variants (glibc-tuned, "
                       "jemalloc, tcmalloc); those that do not fit are skipped, and said")
       ->option_text("SECONDS")
-      ->check(checked(rules::seconds))
+      ->transform(checked(rules::seconds))
       ->capture_default_str();
   add_comm_calibration_options(*command, options.comm_options);
   auto* report = command->add_option("--report", options.report_directory,

@@ -78,7 +78,7 @@ void add_fit_command(CLI::App& root) {
       ->check(CLI::IsMember(workloads::backend_names()))
       ->capture_default_str();
   command->add_option("--bootstrap", options.bootstrap, "Bootstrap replicates behind the uncertainty bands")
-      ->check(checked(rules::bootstrap_replicates))
+      ->transform(checked(rules::bootstrap_replicates))
       ->capture_default_str();
   command->add_flag("--json", options.json, "Print the fit report as JSON");
   command->callback([] { run_fit(options); });

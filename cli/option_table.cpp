@@ -74,7 +74,7 @@ template <class T>
 CLI::Option* add_number_or_text(CLI::App& command, const OptionRow& row, T& target) {
   CLI::Option* option = command.add_option(row.names, target, row.help);
   if (*row.value_text) option->option_text(row.value_text);
-  if (row.number) option->check(checked(*row.number));
+  if (row.number) option->transform(checked(*row.number));
   return option;
 }
 

@@ -65,9 +65,9 @@ void add_validate_command(CLI::App& root) {
   add_list(*command, option_rows::batch, options.batches);
   command->add_flag("--quick", options.quick, "resnet18 at batch 8 only, 3 measured steps");
   command->add_option("--iters", options.training.iterations, "Measured training steps per run")
-      ->check(checked(rules::steps))->capture_default_str();
+      ->transform(checked(rules::steps))->capture_default_str();
   command->add_option("--warmup", options.training.warmup, "Training steps before the measured ones")
-      ->check(checked(rules::warmup_steps))->capture_default_str();
+      ->transform(checked(rules::warmup_steps))->capture_default_str();
   command->add_option("--record", options.training.record_path,
                       "Also append each training run, as it ends, as measurement records to FILE")
       ->option_text("FILE");
