@@ -13,9 +13,9 @@ static_assert(rules::batch_per_process.highest == workloads::max_batch,
 namespace option_rows {
 const OptionRow model{"--model", "A built-in network (`dnntune models`) or a network JSON file"};
 const OptionRow batch{"--batch", "Batch per process (per GPU on a GPU machine)", "", &rules::batch_per_process,
-                      &lists::batches, ": one or a list to choose from (8,16,32 or a range 8..64; at most 32)"};
+                      &lists::batches, ": one or a list to choose from (8,16,32 or a range 8..64; at most 16)"};
 const OptionRow nodes{"--nodes", "Nodes", "", &rules::nodes, &lists::node_counts,
-                      ": a count, a list 1,2,4 or a range 1..64 (powers of two; at most 64 counts)"};
+                      ": a count, a list 1,2,4 or a range 1..64 (powers of two; at most 32 counts)"};
 const OptionRow processes_per_node{"--ppn", "Processes (ranks) per node", "", &rules::ranks_or_threads,
                                    &lists::processes_per_node,
                                    ": only these (a list: 2,4), when a launcher or a site rule fixes them"};
@@ -25,7 +25,7 @@ const OptionRow parameter_servers{"--ps", "Use a parameter server with this many
                                   "", &rules::ranks_or_threads};
 const OptionRow asynchronous{"--async", "Asynchronous parameter server (no barrier)"};
 const OptionRow fusion_megabytes{"--fusion-mb", "All-reduce fusion threshold in MiB", "", &rules::megabytes,
-                                 &lists::fusion_megabytes, "; the thresholds to consider (a list: 16,25,64; at most 32)"};
+                                 &lists::fusion_megabytes, "; the thresholds to consider (a list: 16,25,64; at most 16)"};
 const OptionRow gpus{"--gpus", "GPUs per node (a GPU --machine only; default 1)", "", &rules::ranks_or_threads,
                      &lists::gpus_per_node, "; the counts to consider (a list: 1,8; default 1, 2, 4 .. all)"};
 const OptionRow global_batch{"--global-batch",

@@ -67,12 +67,13 @@ struct ListRule {
 };
 
 namespace lists {
-// Each node count is a whole search (recommend) or a row (scale): 64 covers every power of two
-// to the nodes rule's 2^20 and any hand-written table, and keeps recommend within seconds.
-inline constexpr ListRule node_counts{rules::nodes, 64};
-// Each batch a CPU answer scores is a batch the first run calibrates: 32 is already hours.
-inline constexpr ListRule batches{rules::batch_per_process, 32};
-inline constexpr ListRule fusion_megabytes{rules::megabytes, 32};
+// Each node count, batch and fusion size multiplies recommend's search (each costs about as much
+// as a whole default recommend), and each batch a CPU answer scores is one the first run
+// calibrates. 32 node counts cover every power of two to the nodes rule's 2^20 (21) and a
+// hand-written table; 16 batches or fusion sizes cover every power of two a search would try.
+inline constexpr ListRule node_counts{rules::nodes, 32};
+inline constexpr ListRule batches{rules::batch_per_process, 16};
+inline constexpr ListRule fusion_megabytes{rules::megabytes, 16};
 inline constexpr ListRule processes_per_node{rules::ranks_or_threads, 32};
 inline constexpr ListRule gpus_per_node{rules::ranks_or_threads, 32};
 }  // namespace lists
