@@ -1,6 +1,7 @@
 // common/number_grammar.cpp — see number_grammar.hpp.
 #include "common/number_grammar.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -80,7 +81,15 @@ Expected<double> check_number(double value, const NumberRule& rule, const std::s
 
 Expected<double> parse_checked(const std::string& text, const NumberRule& rule) {
   const auto value = parse_number(text);
-  if (!value) return bad_input("Value " + shown(text) + " is not a number (" + describe(rule) + ")");
+  if (!value) {
+    // "inf" and "infinity" are no numbers of the grammar, but are refused as out of range, which
+    // is what a user who typed them wants to hear.
+    char* end = nullptr;
+    const double spelled = std::strtod(text.c_str(), &end);
+    if (!text.empty() && *end == '\0' && std::isinf(spelled) && std::isalpha(static_cast<unsigned char>(text.back())))
+      return check_number(spelled, rule, text);
+    return bad_input("Value " + shown(text) + " is not a number (" + describe(rule) + ")");
+  }
   return check_number(*value, rule, text);
 }
 
