@@ -11,6 +11,7 @@
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
 #include "cli/number_rules.hpp"
+#include "cli/option_table.hpp"
 #include "cli/slurm_calibration.hpp"
 #include "common/self_executable.hpp"
 #include "calibrate/calibration_report.hpp"
@@ -165,14 +166,11 @@ void add_calibrate_command(CLI::App& root) {
   command->add_option("--backend", request.backends, "onednn, torch, torch-cuda (with a CUDA libtorch) or all; repeatable")
       ->option_text("NAME")
       ->capture_default_str();
-  options.batch = command->add_option("--batch", request.batches, "Batch per process; repeat for several (--batch 8 --batch 16)")
-      ->option_text("N")
-      ->check(checked(rules::batch_per_process))
-      ->capture_default_str();
+  options.batch = add_list(*command, option_rows::batch, request.batches);
   options.budget = command->add_option("--budget", request.budget_seconds,
                       "Seconds the whole calibration may take; a grid that does not fit is sampled (see README)")
       ->option_text("SECONDS")
-      ->check(checked(rules::calibration_budget))
+      ->transform(checked(rules::calibration_budget))
       ->capture_default_str();
   options.output = command->add_option("-o,--output", request.directory,
                                        "Directory for machine.json and layers.jsonl (with --report: the file for the summary)")
@@ -185,10 +183,10 @@ void add_calibrate_command(CLI::App& root) {
       ->option_text("PASS");
   command->add_option("--threads", request.threads, "Only these threads per process (default: the grid)")
       ->option_text("N")
-      ->check(checked(rules::ranks_or_threads));
+      ->transform(checked(rules::ranks_or_threads));
   command->add_option("--processes", request.processes, "Only these numbers of co-running processes")
       ->option_text("N")
-      ->check(checked(rules::ranks_or_threads));
+      ->transform(checked(rules::ranks_or_threads));
   command->add_option("--precision", options.precisions,
                       "torch-cuda: time each pass in each of these, comma-separated: fp32 (strict), tf32, bf16, fp16, "
                       "each optionally :contiguous or :channels_last (default: bf16 and fp16 channels_last, the others "
@@ -223,7 +221,7 @@ void add_calibrate_command(CLI::App& root) {
                       "With --anchor: seconds for the anchors under the other allocator variants (glibc-tuned, "
                       "jemalloc, tcmalloc); those that do not fit are skipped, and said")
       ->option_text("SECONDS")
-      ->check(checked(rules::seconds))
+      ->transform(checked(rules::seconds))
       ->capture_default_str();
   add_comm_calibration_options(*command, options.comm_options);
   auto* report = command->add_option("--report", options.report_directory,

@@ -19,11 +19,11 @@ void add_comm_calibration_options(CLI::App& command, CommCalibrationOptions& opt
             options.max_message_bytes = static_cast<std::int64_t>(megabytes * 1024 * 1024);
           },
           "With --comm: the largest message, in MiB (default 256)")
-      ->check(checked(rules::megabytes))
+      ->transform(checked(rules::megabytes))
       ->option_text("MIB");
   command.add_option("--comm-budget", options.time_budget_seconds,
                      "With --comm: seconds for all sweeps together; larger sizes that would not fit are skipped")
-      ->check(checked(rules::seconds))
+      ->transform(checked(rules::seconds))
       ->capture_default_str();
 }
 

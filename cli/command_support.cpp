@@ -13,21 +13,23 @@
 #include <sstream>
 #include <vector>
 
+#include "cli/option_table.hpp"
 #include "common/files.hpp"
 #include "pipeline/default_calibration.hpp"
 #include "pipeline/measurement_inputs.hpp"
+#include "common/text_format.hpp"
 #include "probe/allocators.hpp"
 #include "train/comm/mpi_session.hpp"
 
 namespace dnntune::cli {
 
 void fail(const Error& error) {
-  std::cerr << "dnntune: error: " << error.message << '\n';
+  std::cerr << "dnntune: error: " << printable(error.message) << '\n';
   throw CLI::RuntimeError(error.kind == ErrorKind::bad_input ? exit_bad_input : exit_failure);
 }
 
 void fail_in_job(const Error& error) {
-  if (train::comm::launcher_rank() == 0) std::cerr << "dnntune: error: " << error.message << '\n';
+  if (train::comm::launcher_rank() == 0) std::cerr << "dnntune: error: " << printable(error.message) << '\n';
   throw CLI::RuntimeError(error.kind == ErrorKind::bad_input ? exit_bad_input : exit_failure);
 }
 
@@ -178,10 +180,8 @@ CLI::Validator output_file() {
 }
 
 void add_output_options(CLI::App& command, OutputOptions& options) {
-  command.add_flag("--json", options.json, "Print JSON instead of the text report");
-  command.add_option("-o,--output", options.path, "Write to FILE instead of standard output")
-      ->option_text("FILE")
-      ->check(output_file());
+  add_flag(command, option_rows::json, options.json);
+  add_value(command, option_rows::output, options.path)->check(output_file());
 }
 
 }  // namespace dnntune::cli

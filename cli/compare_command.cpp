@@ -8,7 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/gpu_commands.hpp"
 #include "cli/model_options.hpp"
-#include "cli/number_rules.hpp"
+#include "cli/option_table.hpp"
 #include "data/builtin_machines.hpp"
 #include "tuner/comparison.hpp"
 #include "tuner/gpu_recommendation.hpp"
@@ -57,7 +57,7 @@ tuner::ComparedMachine best_on_cpu(const workloads::Network& network, const std:
 
 void run_compare(const CompareOptions& options) {
   const auto network = value_or_fail(workloads::load_network(options.model));
-  const auto listed = value_or_fail(parse_checked_list(options.batches, rules::batch_per_process, "--batch"));
+  const auto listed = value_or_fail(list_values(option_rows::batch, options.batches));
   const std::vector<std::int64_t> batches(listed.begin(), listed.end());
   // Every machine loads before anything is predicted: a bad name fails at once.
   std::vector<records::MachineProfile> profiles;
@@ -83,18 +83,14 @@ void add_compare_command(CLI::App& root) {
   CLI::App* command = root.add_subcommand(
       "compare", "Compare machines (CPU nodes and GPUs) at their best configurations for a network: images/s with "
                  "90% bands, and each one's speed over the first.");
-  command->add_option("--model", options.model, "A built-in network (`dnntune models`) or a network JSON file")
-      ->required();
+  add_value(*command, option_rows::model, options.model)->required();
   command->add_option("--machine", options.machines,
                       "A machine to compare (repeat it: --machine skylake-8180 --machine v100); the first is the "
                       "baseline")
       ->required()
       ->option_text("NAME|FILE.json");
-  command->add_option("--batch", options.batches, "Batches per process (CPU) or per GPU to choose from")
-      ->capture_default_str();
-  command->add_option("--gpus", options.gpus, "GPUs of a GPU node to use (the study compares one GPU)")
-      ->capture_default_str()
-      ->check(checked(rules::ranks_or_threads));
+  add_list(*command, option_rows::batch, options.batches)->capture_default_str();
+  add_value(*command, option_rows::gpus, options.gpus)->capture_default_str();
   command->add_option("--backend", options.backend, "CPU machines: the framework (torch or onednn)")
       ->check(CLI::IsMember({"torch", "onednn"}))
       ->capture_default_str();

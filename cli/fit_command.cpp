@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/command_support.hpp"
+#include "cli/number_rules.hpp"
 #include "cli/commands.hpp"
 #include "cli/gpu_commands.hpp"
 #include "pipeline/measurement_inputs.hpp"
@@ -79,7 +80,7 @@ void add_fit_command(CLI::App& root) {
       ->check(CLI::IsMember(workloads::backend_names()))
       ->capture_default_str();
   command->add_option("--bootstrap", options.bootstrap, "Bootstrap replicates behind the uncertainty bands")
-      ->check(CLI::Range(0, 1000))
+      ->transform(checked(rules::bootstrap_replicates))
       ->capture_default_str();
   command->add_flag("--json", options.json, "Print the fit report as JSON");
   command->callback([] { run_fit(options); });

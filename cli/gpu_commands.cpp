@@ -1,7 +1,7 @@
 // cli/gpu_commands.cpp — see gpu_commands.hpp.
 #include "cli/gpu_commands.hpp"
 
-#include "cli/number_rules.hpp"
+#include "cli/option_table.hpp"
 #include "common/json_file.hpp"
 #include "data/builtin_machines.hpp"
 #include "model/gpu_calibration.hpp"
@@ -33,7 +33,8 @@ std::optional<GpuSource> gpu_machine(const ModelSourceOptions& source) {
 void run_gpu_fit(const std::vector<records::Measurement>& records, const std::string& machine,
                  const std::string& output_path, bool json) {
   if (machine.empty())
-    fail(bad_input("--backend torch-cuda fits the GPU model: name the GPU with --machine (k80 .. h200 or a profile)"));
+    fail(bad_input("--backend torch-cuda fits the GPU model: name the GPU with --machine (" +
+                   data::builtin_gpu_machine_names() + " or a profile)"));
   const auto profile = value_or_fail(data::load_machine(machine));
   const auto node = value_or_fail(model::gpu_node(profile));
   const auto calibration = value_or_fail(model::fit_gpu_calibration(records, node, model::gpu_efficiency_priors()));
@@ -87,14 +88,14 @@ void run_gpu_recommend(const workloads::Network& network, const GpuSource& gpu,
     fail(bad_input("--objective time-to-train is not modelled for GPU machines: use throughput or images-per-node"));
   tuner::GpuSearchOptions search;
   if (!request.gpus.empty()) {
-    const auto counts = value_or_fail(parse_checked_list(request.gpus, rules::ranks_or_threads, "--gpus"));
+    const auto counts = value_or_fail(list_values(option_rows::gpus, request.gpus));
     search.gpus_per_node.assign(counts.begin(), counts.end());
   }
   if (!request.batches.empty()) {
-    const auto batches = value_or_fail(parse_checked_list(request.batches, rules::batch_per_process, "--batch"));
+    const auto batches = value_or_fail(list_values(option_rows::batch, request.batches));
     search.batches_per_gpu.assign(batches.begin(), batches.end());
   }
-  const auto fusion = value_or_fail(parse_checked_list(request.fusion_megabytes, rules::megabytes, "--fusion-mb"));
+  const auto fusion = value_or_fail(list_values(option_rows::fusion_megabytes, request.fusion_megabytes));
   search.fusion_megabytes.assign(fusion.begin(), fusion.end());
   search.node_counts = value_or_fail(model::parse_node_counts(request.nodes));
   search.fabric = request.fabric;

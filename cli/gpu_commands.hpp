@@ -1,5 +1,5 @@
 // cli/gpu_commands.hpp — predict, scale and recommend when --machine names a GPU profile
-// (k80, p100, v100, a100, h100, h200 or a GPU profile JSON): the same commands, answered by the
+// (a built-in GPU profile, data::builtin_gpu_machine_names(), or a GPU profile JSON): the same commands, answered by the
 // GPU model (model/gpu_predictor.hpp) instead of the CPU cost model.
 #pragma once
 

@@ -5,6 +5,7 @@
 
 
 #include "frontend/partition_calibration.hpp"
+#include "cli/option_table.hpp"
 #include "probe/allocators.hpp"
 #include "tuner/sbatch_header.hpp"
 
@@ -21,12 +22,9 @@ tuner::OpenMpRuntime loaded_openmp_runtime() {
 }  // namespace
 
 void add_launch_options(CLI::App& command, LaunchOptions& options) {
-  command.add_option("--time", options.time_limit,
-                     "SLURM --time (default: the predicted time to train --epochs, +25% and 10 minutes, within the "
-                     "partition's time limit as sinfo says it, else 24 hours; a longer training is requeued)")
-      ->option_text("[D-]HH:MM:SS");
-  command.add_option("--partition", options.partition, "SLURM partition")->option_text("NAME");
-  command.add_option("--account", options.account, "SLURM account")->option_text("NAME");
+  add_value(command, option_rows::time_limit, options.time_limit);
+  add_value(command, option_rows::partition, options.partition);
+  add_value(command, option_rows::account, options.account);
   command.add_option("--openmp", options.openmp,
                      "The OpenMP runtime of your framework, for its variables: gnu (libgomp: Debian's and pip's "
                      "PyTorch), intel (libiomp5) or auto (the one this dnntune's libtorch loaded)")
@@ -53,6 +51,15 @@ Expected<void> check_allocator(const LaunchOptions& options) {
   if (auto allocator = probe::allocator_variant(options.allocator); !allocator)
     return bad_input("--allocator: " + allocator.error().message);
   return {};
+}
+
+Expected<void> check_launch_options(const LaunchOptions& options) {
+  if (!options.time_limit.empty())
+    if (auto checked = tuner::check_slurm_time(options.time_limit); !checked) return checked.error();
+  for (const auto& [flag, value] : {std::pair{"--partition", &options.partition}, {"--account", &options.account}})
+    if (!value->empty())
+      if (auto checked = tuner::check_slurm_name(flag, *value); !checked) return checked.error();
+  return check_allocator(options);
 }
 
 Expected<tuner::JobScriptOptions> job_script_options(const LaunchOptions& options, const std::string& network_name,

@@ -27,6 +27,9 @@ void add_launch_options(CLI::App& command, LaunchOptions& options);
 // refused unless it is one of them (checked before anything is calibrated).
 std::vector<tuner::InstalledAllocator> installed_allocators();
 Expected<void> check_allocator(const LaunchOptions& options);
+// --time, --partition and --account as SLURM takes them (tuner::check_slurm_time and
+// check_slurm_name), checked before any work starts.
+Expected<void> check_launch_options(const LaunchOptions& options);
 
 // The job script options for `network_name`, with `seconds_to_train` giving the default --time,
 // every rank loading `allocator` (the chosen variant).

@@ -4,6 +4,7 @@
 
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
+#include "common/text_format.hpp"
 #include "pipeline/version.hpp"
 
 int main(int argc, char** argv) {
@@ -34,6 +35,16 @@ int main(int argc, char** argv) {
   // Every exit goes through finish_standard_output: a failed write to standard output (a full
   // disk behind `> FILE`) is an error, never exit 0.
   using dnntune::cli::finish_standard_output;
+  // Arguments are copied into messages, reports, job scripts and launch lines: one with a control
+  // character (a newline, ESC) is refused here, for every command and option. What follows `--`
+  // is the user's own training command, quoted word by word into the script as it is.
+  for (int index = 1; index < argc && std::string(argv[index]) != "--"; ++index)
+    for (const char* at = argv[index]; *at; ++at)
+      if (static_cast<unsigned char>(*at) < 0x20 || *at == 0x7f) {
+        std::cerr << "dnntune: error: argument \"" << dnntune::printable(argv[index])
+                  << "\" holds a control character (a newline, ESC, ...)" << std::endl;
+        return finish_standard_output(dnntune::cli::exit_bad_input);
+      }
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& error) {  // thrown by cli::fail with the exit code to use
@@ -47,7 +58,7 @@ int main(int argc, char** argv) {
       if (character == '\n') character = ' ';
     const auto chosen = app.get_subcommands();
     const std::string help = chosen.empty() ? "dnntune --help" : "dnntune " + chosen.front()->get_name() + " --help";
-    std::cerr << "dnntune: error: " << message << " (see `" << help << "`)" << std::endl;
+    std::cerr << "dnntune: error: " << dnntune::printable(message) << " (see `" << help << "`)" << std::endl;
     return finish_standard_output(dnntune::cli::exit_bad_input);
   }
   return finish_standard_output(0);

@@ -7,19 +7,15 @@
 #include <iostream>
 
 #include "cli/number_rules.hpp"
+#include "cli/option_table.hpp"
 #include "model/communication.hpp"
 #include "workloads/backends.hpp"
 
 namespace dnntune::cli {
 
 void add_model_source_options(CLI::App& command, ModelSourceOptions& options) {
-  command.add_option("--calibration", options.calibration_path,
-                     "A calibration made by `dnntune fit` (this machine's, or the reference for --machine)")
-      ->option_text("FILE");
-  command.add_option("--machine", options.machine,
-                     "Predict for a built-in spec machine (`dnntune machines`) or a profile JSON, with the "
-                     "--calibration's efficiencies carried over (lower confidence)")
-      ->option_text("NAME|FILE.json")
+  add_value(command, option_rows::calibration, options.calibration_path);
+  add_value(command, option_rows::machine, options.machine)
       // An empty name is a mistake (an unset variable), never "this machine": that is no --machine.
       ->check(CLI::Validator(
           [](const std::string& name) {
@@ -30,23 +26,11 @@ void add_model_source_options(CLI::App& command, ModelSourceOptions& options) {
             return message.substr(message.find(": ") + 2);
           },
           "NAME"));
-  command.add_option("--backend", options.backend,
-                     "The framework you train with: torch (PyTorch) or onednn (TensorFlow/MXNet-style kernels)")
+  add_value(command, option_rows::backend, options.backend)
       // The node model places processes on CPU cores: the registry's CPU backends.
       ->check(CLI::IsMember(workloads::backend_names(workloads::Device::cpu)))
       ->capture_default_str();
-  command.add_option("--calibration-budget", options.calibration_budget_seconds,
-                     "Seconds of layer micro-runs when this machine's calibration must be made first (default: 60, "
-                     "extended up to 100 when the network needs it; the probe and the anchor steps are not counted); also the "
-                     "seconds for anchors at the settings that separate the top candidates (default: 90) and for runs that settle "
-                     "a close call between two measured settings (default: 60); by default the whole first run ends within about 3 minutes")
-      ->option_text("SECONDS")
-      ->check(CLI::Validator(
-          [](const std::string& text) -> std::string {
-            const double seconds = std::strtod(text.c_str(), nullptr);
-            return seconds > 0 && seconds <= 86400 ? "" : "must be more than 0 and at most 86400 seconds";
-          },
-          "SECONDS"));
+  add_value(command, option_rows::calibration_budget, options.calibration_budget_seconds);
 }
 
 void print_progress(const std::string& line) { std::cerr << "dnntune: " << line << std::endl; }
@@ -62,28 +46,21 @@ Expected<LoadedModel> load_model(const ModelSourceOptions& options, const pipeli
 
 void add_configuration_options(CLI::App& command, ConfigurationOptions& options, bool with_nodes) {
   model::TrainingConfiguration& c = options.configuration;
-  command.add_option("--ppn", c.processes_per_node, "Processes (ranks) per node")->capture_default_str()
-      ->check(checked(rules::ranks_or_threads));
-  command.add_option("--threads", c.threads_per_process, "Threads per process")->capture_default_str()
-      ->check(checked(rules::ranks_or_threads));
-  command.add_flag("--smt", c.smt, "Place threads on SMT siblings too (hyper-threading on)");
-  command.add_option("--batch", c.batch_per_process, "Batch per process")->capture_default_str()
-      ->check(checked(rules::batch_per_process));
-  if (with_nodes)
-    command.add_option("--nodes", c.nodes, "Nodes")->capture_default_str()->check(checked(rules::nodes));
+  add_value(command, option_rows::processes_per_node, c.processes_per_node)->capture_default_str();
+  add_value(command, option_rows::threads, c.threads_per_process)->capture_default_str();
+  add_flag(command, option_rows::smt, c.smt);
+  add_value(command, option_rows::batch, c.batch_per_process)->capture_default_str();
+  if (with_nodes) add_value(command, option_rows::nodes, c.nodes)->capture_default_str();
   add_fabric_options(command, options.fabric);
-  command.add_option("--ps", options.parameter_servers,
-                     "Use a parameter server with this many server ranks (default: ring all-reduce)")
-      ->check(checked(rules::ranks_or_threads));
-  command.add_flag("--async", c.asynchronous, "Asynchronous parameter server (no barrier)");
-  command.add_option("--fusion-mb", options.fusion_megabytes, "All-reduce fusion threshold in MiB")
-      ->capture_default_str()->check(checked(rules::megabytes));
-  command.add_option("--gpus", options.gpus_per_node, "GPUs per node (a GPU --machine only; default 1)")
-      ->check(checked(rules::ranks_or_threads));
+  add_value(command, option_rows::parameter_servers, options.parameter_servers);
+  add_flag(command, option_rows::asynchronous, c.asynchronous);
+  add_value(command, option_rows::fusion_megabytes, options.fusion_megabytes)->capture_default_str();
+  add_value(command, option_rows::gpus, options.gpus_per_node);
 }
 
 Expected<model::TrainingConfiguration> configuration_from(const ConfigurationOptions& options) {
-  if (options.gpus_per_node > 0) return bad_input("--gpus applies to a GPU --machine (k80, p100, v100, a100, h100, h200)");
+  if (options.gpus_per_node > 0)
+    return bad_input("--gpus applies to a GPU --machine (" + data::builtin_gpu_machine_names() + ")");
   model::TrainingConfiguration configuration = options.configuration;
   if (configuration.asynchronous && options.parameter_servers == 0)
     return bad_input("--async applies to a parameter server: add --ps SERVERS");
@@ -103,20 +80,17 @@ void add_fabric_options(CLI::App& command, FabricOptions& options) {
   for (const auto& name : model::fabric_names()) fabrics += (fabrics.empty() ? "" : ", ") + name;
   // --fabric is the inter-node fabric ("network" elsewhere means the DNN); --network is its
   // older name, kept so existing scripts keep working.
-  auto* preset = command.add_option("--fabric,--network", options.preset, "Inter-node fabric preset: " + fabrics)
-                      ->capture_default_str()
-                      ->check(CLI::Validator(
-                          [fabrics](std::string& name) {
-                            return model::fabric_preset(name) ? std::string()
-                                                              : "\"" + name + "\" is not a network preset (" + fabrics + "): give --fabric one of them, or --link-gbps";
-                          },
-                          "one of " + fabrics));
-  auto* gbits = command.add_option("--link-gbps", options.link_gbits,
-                                   "Inter-node link line rate in Gb/s (instead of --fabric; 90% of it is usable)")
-                    ->option_text("GBITS");
-  auto* latency = command.add_option("--link-latency-us", options.link_latency_us,
-                                     "Inter-node MPI latency in microseconds (with --link-gbps)")
-                      ->option_text("MICROSECONDS");
+  auto* preset = add_value(command, option_rows::fabric, options.preset)
+                     ->description(std::string(option_rows::fabric.help) + ": " + fabrics)
+                     ->capture_default_str()
+                     ->check(CLI::Validator(
+                         [fabrics](std::string& name) {
+                           return model::fabric_preset(name) ? std::string()
+                                                             : "\"" + name + "\" is not a network preset (" + fabrics + "): give --fabric one of them, or --link-gbps";
+                         },
+                         "one of " + fabrics));
+  auto* gbits = add_value(command, option_rows::link_gbits, options.link_gbits);
+  auto* latency = add_value(command, option_rows::link_latency_us, options.link_latency_us);
   gbits->excludes(preset);
   latency->excludes(preset);
 }
@@ -125,16 +99,11 @@ Expected<std::string> fabric_from(const FabricOptions& options) {
   if (options.link_gbits.empty() && options.link_latency_us.empty()) return options.preset;
   if (options.link_gbits.empty() || options.link_latency_us.empty())
     return bad_input("--link-gbps and --link-latency-us go together (or name a --network)");
-  const auto number = [](const std::string& text, const char* option) -> Expected<double> {
-    char* end = nullptr;
-    const double value = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0') return bad_input(std::string(option) + ": \"" + text + "\" is not a number");
-    return value;
-  };
-  auto gbits = number(options.link_gbits, "--link-gbps");
-  if (!gbits) return gbits.error();
-  auto latency = number(options.link_latency_us, "--link-latency-us");
-  if (!latency) return latency.error();
+  // Checked by the grammar when parsed (option_table.cpp); read again here as numbers.
+  auto gbits = parse_checked(options.link_gbits, rules::link_gbits);
+  if (!gbits) return bad_input("--link-gbps: " + gbits.error().message);
+  auto latency = parse_checked(options.link_latency_us, rules::link_latency_us);
+  if (!latency) return bad_input("--link-latency-us: " + latency.error().message);
   auto fabric = model::fabric_from_numbers(*gbits, *latency);
   if (!fabric) return bad_input("--link-gbps/--link-latency-us: " + fabric.error().message);
   return fabric;

@@ -37,7 +37,7 @@ void print_progress(const std::string& line);
 // The inter-node fabric: --fabric NAME (a preset; --network is its older name), or --link-gbps X --link-latency-us Y (numbers,
 // e.g. those of an emulated cluster's shaped links; they replace a calibration's measured link).
 struct FabricOptions {
-  std::string preset = "edr";  // --fabric NAME
+  std::string preset = model::default_fabric;  // --fabric NAME
   std::string link_gbits;       // as typed: parsed and checked by fabric_from
   std::string link_latency_us;
 };
@@ -49,7 +49,7 @@ struct ConfigurationOptions {
   FabricOptions fabric;
   model::TrainingConfiguration configuration;
   int parameter_servers = 0;
-  double fusion_megabytes = 25;
+  double fusion_megabytes = model::default_fusion_megabytes;
   int gpus_per_node = 0;  // --gpus: GPU machines only (0: one GPU)
 };
 void add_configuration_options(CLI::App& command, ConfigurationOptions& options, bool with_nodes);

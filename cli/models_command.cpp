@@ -182,7 +182,7 @@ void add_models_command(CLI::App& root) {
       ->option_text("MODEL");
   show_command->add_flag("--layers", show.layers, "Also print every layer (the JSON always has them)");
   show_command->add_option("--batch", show.batch, "Images per iteration (figures scale with it)")
-      ->check(checked(rules::batch_per_process))
+      ->transform(checked(rules::batch_per_process))
       ->capture_default_str();
   add_output_options(*show_command, show.output);
   show_command->callback([] { run_show(show); });

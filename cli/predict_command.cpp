@@ -4,6 +4,7 @@
 #include "cli/commands.hpp"
 #include "cli/gpu_commands.hpp"
 #include "cli/model_options.hpp"
+#include "cli/option_table.hpp"
 #include "common/json_file.hpp"
 #include "frontend/request_defaults.hpp"
 #include "model/report.hpp"
@@ -44,8 +45,7 @@ void add_predict_command(CLI::App& root) {
   CLI::App* command = root.add_subcommand(
       "predict", "Predict one training configuration: iteration time split by term, images/s with a 90% band, "
                  "scaling efficiency over nodes.");
-  command->add_option("--model", options.model, "A built-in network (`dnntune models`) or a network JSON file")
-      ->required();
+  add_value(*command, option_rows::model, options.model)->required();
   add_configuration_options(*command, options.configuration, true);
   add_model_source_options(*command, options.source);
   add_output_options(*command, options.output);

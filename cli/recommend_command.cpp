@@ -12,6 +12,8 @@
 #include "cli/model_options.hpp"
 #include "cli/number_rules.hpp"
 #include "frontend/request_defaults.hpp"
+#include "cli/option_table.hpp"
+#include "data/builtin_machines.hpp"
 #include "pipeline/real_training.hpp"
 #include "common/text_format.hpp"
 #include "model/scaling.hpp"
@@ -35,7 +37,7 @@ struct RecommendCommandOptions {
   bool explain = false;
   bool no_smt = false;
   bool consider_parameter_server = false;
-  std::string fusion_megabytes = "25";
+  std::string fusion_megabytes = number_text(model::default_fusion_megabytes);
   std::string processes_per_node;  // --ppn: only these
   FabricOptions fabric;
   std::string output_path;
@@ -68,8 +70,8 @@ void recommend_for_gpu(const workloads::Network& network, const GpuSource& gpu,
 }
 
 template <class Number>
-std::vector<Number> parse_list(const std::string& text, const NumberRule& rule, const char* option) {
-  const auto values = value_or_fail(parse_checked_list(text, rule, option));
+std::vector<Number> parse_list(const OptionRow& row, const std::string& text) {
+  const auto values = value_or_fail(list_values(row, text));
   return std::vector<Number>(values.begin(), values.end());
 }
 
@@ -195,18 +197,19 @@ std::string how_to_settle(const LoadedModel& loaded, const RecommendCommandOptio
 void run_recommend(const RecommendCommandOptions& options) {
   const auto network = value_or_fail(workloads::load_network(options.model));
   if (const auto gpu = gpu_machine(options.source)) return recommend_for_gpu(network, *gpu, options);
-  if (!options.gpus.empty()) fail(bad_input("--gpus applies to a GPU --machine (k80, p100, v100, a100, h100, h200)"));
+  if (!options.gpus.empty())
+    fail(bad_input("--gpus applies to a GPU --machine (" + data::builtin_gpu_machine_names() + ")"));
   tuner::SearchSpaceOptions space;
-  space.batches_per_process = parse_list<std::int64_t>(options.batches, rules::batch_per_process, "--batch");
+  space.batches_per_process = parse_list<std::int64_t>(option_rows::batch, options.batches);
 
   space.global_batch = options.global_batch;
   space.node_counts = value_or_fail(model::parse_node_counts(options.nodes));
   space.consider_smt = !options.no_smt;
   space.consider_parameter_server = options.consider_parameter_server;
-  space.fusion_megabytes = parse_list<double>(options.fusion_megabytes, rules::megabytes, "--fusion-mb");
+  space.fusion_megabytes = parse_list<double>(option_rows::fusion_megabytes, options.fusion_megabytes);
   space.fabric = value_or_fail(fabric_from(options.fabric));
   if (!options.processes_per_node.empty())
-    space.processes_per_node = parse_list<int>(options.processes_per_node, rules::ranks_or_threads, "--ppn");
+    space.processes_per_node = parse_list<int>(option_rows::processes_per_node, options.processes_per_node);
   // A default calibration (of this machine) measures the batches its ranks would run with.
   const int this_machines_cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const auto batches = tuner::batches_to_score(space, this_machines_cpus);
@@ -214,7 +217,7 @@ void run_recommend(const RecommendCommandOptions& options) {
     fail(bad_input("--global-batch " + std::to_string(space.global_batch) +
                    " does not split evenly over any number of processes of --nodes " + options.nodes +
                    " into batches of at most " + std::to_string(workloads::max_batch) + " per process"));
-  ok_or_fail(check_allocator(options.launch));
+  ok_or_fail(check_launch_options(options.launch));
   // Everything the user typed is checked before the first run's calibration starts.
   ModelSourceOptions source = options.source;
   source.partition = options.launch.partition;  // the job's partition is also where the answer is for
@@ -264,34 +267,22 @@ void add_recommend_command(CLI::App& root) {
       "Recommend the fastest processes per node, threads per process, SMT and batch for training a network, "
       "with its predicted images/s and band; --format slurm writes a ready batch script.\n"
       "Everything after `--` is your training command, put into the script.");
-  command->add_option("--model", options.model, "A built-in network (`dnntune models`) or a network JSON file")
-      ->required();
-  command->add_option("--nodes", options.nodes, "Nodes: a count, a list 1,2,4 or a range 1..64 to scan")
-      ->capture_default_str();
-  command->add_option("--batch", options.batches, "Batch per process: one or a list to choose from (8,16,32)")
-      ->capture_default_str();
-  command->add_option("--global-batch", options.global_batch,
-                      "Keep this global batch fixed, split evenly over all processes (instead of --batch)")
-      ->check(checked(rules::global_batch));
+  add_value(*command, option_rows::model, options.model)->required();
+  add_list(*command, option_rows::nodes, options.nodes)->capture_default_str();
+  add_list(*command, option_rows::batch, options.batches)->capture_default_str();
+  add_value(*command, option_rows::global_batch, options.global_batch);
   command->add_option("--objective", options.objective, "throughput, time-to-train or images-per-node")
       ->check(CLI::IsMember(names_of(tuner::objectives_by_name(), [](const auto& entry) { return entry.first; })))
       ->capture_default_str();
-  command->add_option("--epochs", options.epochs, "time-to-train: epochs")->capture_default_str()
-      ->check(checked(rules::epochs));
-  command->add_option("--dataset-images", options.dataset_images, "time-to-train: images per epoch")
-      ->capture_default_str()
-      ->check(checked(rules::dataset_images));
+  add_value(*command, option_rows::epochs, options.epochs)->capture_default_str();
+  add_value(*command, option_rows::dataset_images, options.dataset_images)->capture_default_str();
   command->add_flag("--no-smt", options.no_smt, "Do not consider hyper-threading");
-  command->add_option("--ppn", options.processes_per_node,
-                      "Only these processes per node (a list: 2,4), when a launcher or a site rule fixes them");
+  add_list(*command, option_rows::processes_per_node, options.processes_per_node);
   command->add_flag("--consider-ps", options.consider_parameter_server, "Also consider parameter-server schemes");
-  command->add_option("--fusion-mb", options.fusion_megabytes, "All-reduce fusion thresholds to consider, MiB")
-      ->capture_default_str();
+  add_list(*command, option_rows::fusion_megabytes, options.fusion_megabytes)->capture_default_str();
   add_fabric_options(*command, options.fabric);
   add_model_source_options(*command, options.source);
-  command->add_option("--topology", options.source.topology_path,
-                      "Tune for the node described by this hwloc XML (with --calibration of a node of that CPU)")
-      ->option_text("FILE.xml");
+  add_value(*command, option_rows::topology, options.source.topology_path);
   command->add_option("--format", options.format,
                       "text, json, slurm (a batch script), mpirun or torchrun (launch lines)")
       ->check(CLI::IsMember(names_of(output_formats(), [](const OutputFormat& entry) { return std::string(entry.name); })))
@@ -299,15 +290,10 @@ void add_recommend_command(CLI::App& root) {
   // --json as on every other reporting command; --format json stays its alias.
   command->add_flag_callback("--json", [] { options.format = "json"; }, "JSON for scripts (the same as --format json)");
   command->add_flag("--explain", options.explain, "Print the whole ranking and every excluded configuration");
-  command->add_option("--verify", options.verify,
-                      "Train the K best candidates for real on this node and recommend the measured best")
-      ->option_text("K")
-      ->check(checked(rules::ranks_or_threads));
-  command->add_option("--gpus", options.gpus, "GPU machines: GPUs per node to consider (a list: 1,8; default 1, 2, 4 .. all)");
+  add_value(*command, option_rows::verify, options.verify);
+  add_list(*command, option_rows::gpus, options.gpus);
   add_launch_options(*command, options.launch);
-  command->add_option("-o,--output", options.output_path, "Write to FILE instead of standard output")
-      ->option_text("FILE")
-      ->check(output_file());
+  add_value(*command, option_rows::output, options.output_path)->check(output_file());
   command->add_option("command", options.train_command, "Your training command (after --)");
   command->callback([command] {
     options.batch_given = command->count("--batch") > 0;

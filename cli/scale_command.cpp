@@ -4,6 +4,7 @@
 #include "cli/commands.hpp"
 #include "cli/gpu_commands.hpp"
 #include "cli/model_options.hpp"
+#include "cli/option_table.hpp"
 #include "common/json_file.hpp"
 #include "frontend/request_defaults.hpp"
 #include "model/scaling.hpp"
@@ -58,10 +59,8 @@ void add_scale_command(CLI::App& root) {
   static ScaleOptions options;
   CLI::App* command = root.add_subcommand(
       "scale", "Predict how training scales over nodes: images/s, speed-up and efficiency per node count.");
-  command->add_option("--model", options.model, "A built-in network (`dnntune models`) or a network JSON file")
-      ->required();
-  command->add_option("--nodes", options.nodes, "Node counts: FIRST..LAST (powers of two) or a list 1,2,4")
-      ->capture_default_str();
+  add_value(*command, option_rows::model, options.model)->required();
+  add_list(*command, option_rows::nodes, options.nodes)->capture_default_str();
   command->add_option("--plot", options.plot_path, "Also draw the scaling curve as an SVG file")
       ->option_text("FILE.svg")
       ->check(output_file());

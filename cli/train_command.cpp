@@ -133,32 +133,34 @@ void add_train_command(CLI::App& root) {
       ->option_text("NAME|FILE")
       ->required();
   // --batch and --momentum: the trainer's own checks (check_train_options), run before anything.
-  command->add_option("--batch", options.train.batch, "Images per process and step")->capture_default_str();
+  command->add_option("--batch", options.train.batch, "Images per process and step")->capture_default_str()
+      ->transform(checked(rules::any_integer));
   command->add_option("--iters", options.train.iterations, "Measured steps")->capture_default_str()
-      ->check(checked(rules::steps));
+      ->transform(checked(rules::steps));
   command->add_option("--warmup", options.train.warmup, "Steps before the measured ones")->capture_default_str()
-      ->check(checked(rules::warmup_steps));
+      ->transform(checked(rules::warmup_steps));
   command->add_option("--time-limit", options.train.time_limit_seconds,
                       "Start no further timed step that would end past SECONDS from the first step on (judged by "
                       "the last step's length; at least one timed step runs, after all "
                       "--warmup steps): for a budget, when a setting may be far slower than expected. Not "
                       "with --ps-servers")
       ->option_text("SECONDS")
-      ->check(checked(rules::seconds));
+      ->transform(checked(rules::seconds));
   command->add_option("--threads", options.train.threads,
                       "Threads per process (default: one per core the process may use; with --launch, "
                       "the node's cores / --ppn)")
-      ->check(checked(rules::ranks_or_threads));
+      ->transform(checked(rules::ranks_or_threads));
   command->add_option("--lr", options.train.learning_rate, "SGD learning rate")->capture_default_str()
-      ->check(checked(rules::learning_rate));
-  command->add_option("--momentum", options.train.momentum, "SGD momentum")->capture_default_str();
+      ->transform(checked(rules::learning_rate));
+  command->add_option("--momentum", options.train.momentum, "SGD momentum")->capture_default_str()
+      ->transform(checked(rules::momentum));
   command->add_option("--bucket-mb", options.train.bucket_megabytes,
                       "All-reduce: gradient fusion bucket size in MiB (PyTorch DDP's default)")
       ->capture_default_str()
-      ->check(checked(rules::megabytes));
+      ->transform(checked(rules::megabytes));
   command->add_option("--ps-servers", options.train.parameter_servers,
                       "Train through S parameter servers (the last S ranks) instead of all-reduce")
-      ->check(checked(rules::parameter_servers));
+      ->transform(checked(rules::parameter_servers));
   command->add_flag("--async", options.train.asynchronous,
                     "Parameter servers apply each worker's gradient at once, without a barrier (records staleness)");
   command->add_option("--device", options.train.device, "auto (CUDA when libtorch has a GPU), cpu or cuda")
@@ -172,7 +174,8 @@ void add_train_command(CLI::App& root) {
                       "contiguous (NCHW) or channels_last (NHWC weights and batch, what tensor cores want)")
       ->capture_default_str();
   command->add_option("--seed", options.train.seed, "Seed of the weights and of each rank's synthetic batch")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(checked(rules::seed));
   command->add_flag("--module-times", options.train.module_times,
                     "Also time each layer inside the step (forward, and backward through gradient hooks; CPU only); "
                     "--record appends them as kind module records");
@@ -190,10 +193,10 @@ void add_train_command(CLI::App& root) {
                     "on standard error)");
   command->add_option("--ppn", options.processes_per_node, "With --launch: processes per node")
       ->capture_default_str()
-      ->check(checked(rules::ranks_or_threads));
+      ->transform(checked(rules::ranks_or_threads));
   command->add_option("--nodes", options.nodes, "With --launch: nodes (from --hostfile or the job's allocation)")
       ->capture_default_str()
-      ->check(checked(rules::nodes));
+      ->transform(checked(rules::nodes));
   command->add_option("--hostfile", options.hostfile, "With --launch: mpirun's host file")->option_text("FILE");
   command->add_option("--allocator", options.allocator,
                       "The memory allocator to train under: default, glibc-tuned, jemalloc or tcmalloc (`dnntune probe` "

@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "cli/model_options.hpp"
 #include "cli/number_rules.hpp"
+#include "cli/option_table.hpp"
 #include "pipeline/validate.hpp"
 #include "model/validation.hpp"
 #include "tuner/search_space.hpp"
@@ -41,7 +42,7 @@ void run_validate(ValidateOptions options) {
   const auto predictor = value_or_fail(load_predictor(options.source, {options.models, options.batches, "torch"}));
   tuner::SearchSpaceOptions space_options;
   space_options.batches_per_process = options.batches;
-  space_options.fusion_megabytes = {25};  // the trainer's bucket size (PyTorch DDP's default)
+  space_options.fusion_megabytes = {model::default_fusion_megabytes};  // the trainer's bucket size
   request.configurations = tuner::enumerate_search_space(predictor.rates(), space_options).valid;
   request.progress = [](const std::string& line) { std::cerr << "dnntune validate: " << line << std::endl; };
   const auto rows = value_or_fail(pipeline::validate_here(predictor, request));
@@ -61,13 +62,12 @@ void add_validate_command(CLI::App& root) {
       "get) and compare with the model's predictions: measured vs predicted images/s, error, mean absolute "
       "percentage error per network, and whether the predicted ranking is the measured one. Takes minutes.");
   command->add_option("--model", options.models, "Networks to validate (repeatable)")->capture_default_str();
-  command->add_option("--batch", options.batches, "Batches per process (repeatable)")->capture_default_str()
-      ->check(checked(rules::batch_per_process));
+  add_list(*command, option_rows::batch, options.batches);
   command->add_flag("--quick", options.quick, "resnet18 at batch 8 only, 3 measured steps");
   command->add_option("--iters", options.training.iterations, "Measured training steps per run")
-      ->check(checked(rules::steps))->capture_default_str();
+      ->transform(checked(rules::steps))->capture_default_str();
   command->add_option("--warmup", options.training.warmup, "Training steps before the measured ones")
-      ->check(checked(rules::warmup_steps))->capture_default_str();
+      ->transform(checked(rules::warmup_steps))->capture_default_str();
   command->add_option("--record", options.training.record_path,
                       "Also append each training run, as it ends, as measurement records to FILE")
       ->option_text("FILE");

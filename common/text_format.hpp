@@ -24,6 +24,24 @@ inline std::string format_significant(double value, int digits) {
   return format_fixed(std::round(value / scale) * scale, std::max(0, digits - 1 - magnitude));
 }
 
+// Text from input (a name, a path, a value) as it may be shown on a terminal: every control
+// character (ESC, newline, ...) written as \xHH, so that it cannot move the cursor, recolour
+// the terminal or start a line of its own. Every message that quotes input goes through it.
+inline std::string printable(const std::string& text) {
+  std::string shown;
+  for (const char character : text) {
+    const auto byte = static_cast<unsigned char>(character);
+    if (byte >= 0x20 && byte != 0x7f) {
+      shown += character;
+    } else {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+      shown += escaped;
+    }
+  }
+  return shown;
+}
+
 // `text` safe inside XML/SVG character data and attribute values.
 inline std::string xml_escaped(const std::string& text) {
   std::string escaped;

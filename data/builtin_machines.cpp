@@ -9,6 +9,15 @@ std::vector<std::string> builtin_machine_names() {
   return names;
 }
 
+std::string builtin_gpu_machine_names() {
+  std::string names;
+  for (const BuiltinText& text : builtin_machine_texts()) {
+    const auto profile = records::machine_profile_from_json_text(text.json, text.name);
+    if (profile && profile->kind == records::MachineKind::gpu) names += (names.empty() ? "" : ", ") + std::string(text.name);
+  }
+  return names;
+}
+
 Expected<records::MachineProfile> builtin_machine(const std::string& name) {
   for (const BuiltinText& text : builtin_machine_texts())
     if (name == text.name) return records::machine_profile_from_json_text(text.json, "<built-in " + name + ">");

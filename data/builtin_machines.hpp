@@ -19,6 +19,8 @@ struct BuiltinText {
 const std::vector<BuiltinText>& builtin_machine_texts();
 
 std::vector<std::string> builtin_machine_names();
+// The built-in profiles whose kind is GPU, for messages and help: "a100, h100, h200, k80, p100, v100".
+std::string builtin_gpu_machine_names();
 
 // The reference calibrations, by backend ("torch", "onednn"): fitted on a measured machine,
 // their efficiencies are what a spec machine's predictions carry over (see README).

@@ -12,6 +12,7 @@
 #include "common/expected.hpp"
 #include "model/gpu_layer_time.hpp"
 #include "model/gpu_node.hpp"
+#include "model/training_configuration.hpp"  // default_fusion_bytes, default_fabric
 #include "workloads/graph.hpp"
 
 namespace dnntune::model {
@@ -20,8 +21,8 @@ struct GpuConfiguration {
   int gpus_per_node = 1;
   std::int64_t batch_per_gpu = 32;
   int nodes = 1;
-  double fusion_bytes = 25.0 * 1024 * 1024;  // PyTorch DDP's bucket
-  std::string fabric = "edr";                // between nodes (communication.hpp presets)
+  double fusion_bytes = default_fusion_bytes;  // PyTorch DDP's bucket
+  std::string fabric = default_fabric;         // between nodes (communication.hpp presets)
 };
 
 // "8 GPUs x batch 64, 2 nodes" for reports.

@@ -7,44 +7,15 @@
 #include <cstdio>
 #include <sstream>
 
+#include "common/number_grammar.hpp"
 #include "model/report.hpp"
 
 namespace dnntune::model {
-namespace {
-
-Expected<int> parse_count(const std::string& text) {
-  try {
-    std::size_t used = 0;
-    const long value = std::stol(text, &used);
-    if (used == text.size() && value >= 1 && value <= 1 << 20) return static_cast<int>(value);
-  } catch (const std::exception&) {
-  }
-  return bad_input("\"" + text + "\" is not a node count (a whole number from 1)");
-}
-
-}  // namespace
-
-Expected<std::vector<int>> parse_node_counts(const std::string& text) {
-  std::vector<int> counts;
-  const auto range = text.find("..");
-  if (range != std::string::npos) {
-    auto first = parse_count(text.substr(0, range));
-    auto last = parse_count(text.substr(range + 2));
-    if (!first) return first.error();
-    if (!last) return last.error();
-    if (*first > *last) return bad_input("node range " + text + " runs backwards");
-    for (long count = *first; count < *last; count *= 2) counts.push_back(static_cast<int>(count));
-    counts.push_back(*last);
-    return counts;
-  }
-  std::stringstream list(text);
-  std::string item;
-  while (std::getline(list, item, ',')) {
-    auto count = parse_count(item);
-    if (!count) return count.error();
-    counts.push_back(*count);
-  }
-  if (counts.empty()) return bad_input("no node counts in \"" + text + "\"");
+Expected<std::vector<int>> parse_node_counts(const std::string& text, const std::string& option) {
+  // The one list grammar (common/number_grammar.hpp): "16", "1,2,4", "1..256" (powers of two).
+  const auto listed = parse_checked_list(text, lists::node_counts, option);
+  if (!listed) return bad_input(listed.error().message + " (node counts: 16, a list 1,2,4 or a range 1..256)");
+  std::vector<int> counts(listed->begin(), listed->end());
   std::sort(counts.begin(), counts.end());
   counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
   return counts;

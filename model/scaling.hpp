@@ -19,8 +19,10 @@ struct ScalingRow {
   double efficiency = 1;  // speedup / nodes
 };
 
-// "1..1024" (powers of two from the first to the last, the last included), "1,2,4,8" or "16".
-Expected<std::vector<int>> parse_node_counts(const std::string& text);
+// "1..1024" (powers of two from the first to the last, the last included), "1,2,4,8" or "16",
+// sorted without repeats: the list grammar and limit of common/number_grammar.hpp
+// (lists::node_counts); `option` names it in messages.
+Expected<std::vector<int>> parse_node_counts(const std::string& text, const std::string& option = "--nodes");
 
 Expected<std::vector<ScalingRow>> predict_scaling(const Predictor& predictor, const workloads::Network& network,
                                                   const TrainingConfiguration& configuration,

@@ -22,12 +22,16 @@ Expected<Placement> place(const TrainingConfiguration& configuration, const Mach
   const int hardware_threads_per_core = configuration.smt ? rates.pus_per_core : 1;
   const int cores_per_process = (threads + hardware_threads_per_core - 1) / hardware_threads_per_core;
   const int cores_needed = cores_per_process * ppn;
-  if (cores_needed > rates.cores())
+  if (cores_needed > rates.cores()) {
+    // More processes than cores: no thread count fits, so say how many processes do.
+    const std::string what_fits = rates.cores() / ppn > 0
+                                      ? std::to_string(rates.cores() / ppn) + " threads per process would fit"
+                                      : "at most " + std::to_string(rates.cores()) + " processes of 1 thread fit";
     return bad_input(std::to_string(ppn) + " processes x " + std::to_string(threads) + " threads need " +
                      std::to_string(cores_needed) + " cores" + (configuration.smt ? " (with SMT)" : "") +
-                     ", the node has " + std::to_string(rates.cores()) + " (" + std::to_string(rates.cores() / ppn) +
-                     " threads per process would fit" +
+                     ", the node has " + std::to_string(rates.cores()) + " (" + what_fits +
                      (rates.pus_per_core > 1 && !configuration.smt ? ", or turn SMT on" : "") + ")");
+  }
   if (configuration.scheme == CommunicationScheme::parameter_server) {
     const int ranks = ppn * configuration.nodes;
     if (configuration.parameter_servers < 1 || configuration.parameter_servers >= ranks)

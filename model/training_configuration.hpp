@@ -10,6 +10,12 @@
 
 namespace dnntune::model {
 
+// The defaults every answer assumes unless told (CPU and GPU, command and Python module): the
+// all-reduce fusion threshold is PyTorch DDP's default bucket, the fabric EDR InfiniBand.
+inline constexpr double default_fusion_megabytes = 25;
+inline constexpr double default_fusion_bytes = default_fusion_megabytes * 1024 * 1024;
+inline constexpr const char* default_fabric = "edr";
+
 enum class CommunicationScheme { allreduce, parameter_server };
 
 struct TrainingConfiguration {
@@ -21,8 +27,8 @@ struct TrainingConfiguration {
   CommunicationScheme scheme = CommunicationScheme::allreduce;
   int parameter_servers = 0;    // parameter_server: ranks that serve (the rest are workers)
   bool asynchronous = false;    // parameter_server: workers do not wait for each other
-  double fusion_bytes = 25.0 * 1024 * 1024;  // all-reduce fusion threshold (PyTorch DDP's default bucket)
-  std::string fabric = "edr";   // inter-node network (communication.hpp presets)
+  double fusion_bytes = default_fusion_bytes;  // all-reduce fusion threshold
+  std::string fabric = default_fabric;         // inter-node network (communication.hpp presets)
 };
 
 bool operator==(const TrainingConfiguration& a, const TrainingConfiguration& b);

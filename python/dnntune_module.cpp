@@ -1,7 +1,7 @@
 // python/dnntune_module.cpp — the native half of `import dnntune`: a Model made from a
 // calibration file, a CPU spec machine or this machine's cached calibration (the command's
-// sources and defaults, frontend/), and a GpuModel made from a GPU machine (k80 ... h200 or
-// a GPU profile JSON), whose predict / scale / recommend return the same JSON documents as
+// sources and defaults, frontend/), and a GpuModel made from a GPU machine (a built-in GPU
+// profile or a GPU profile JSON), whose predict / scale / recommend return the same JSON documents as
 // `dnntune predict|scale|recommend --json` (as text: dnntune/__init__.py turns them into dicts
 // and picks the class by machine_kind). Errors become ValueError with the command's one-line message.
 #include <pybind11/pybind11.h>
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/json_file.hpp"
+#include "common/number_grammar.hpp"
 #include "data/builtin_machines.hpp"
 #include "frontend/model_source.hpp"
 #include "frontend/request_defaults.hpp"
@@ -42,13 +43,33 @@ T value_or_raise(Expected<T> result) {
   return std::move(*result);
 }
 
-model::TrainingConfiguration configuration_of(int processes_per_node, int threads_per_process, std::int64_t batch,
-                                              int nodes, bool smt, const std::string& fabric) {
+// An argument within the command's range for the same option (common/number_grammar.hpp): 0
+// processes or GPUs is refused, as the command refuses it, never read as "the default".
+template <class T>
+T checked(T value, const NumberRule& rule, const char* name) {
+  if (auto in_range = check_number(static_cast<double>(value), rule); !in_range)
+    throw py::value_error(std::string(name) + ": " + in_range.error().message);
+  return value;
+}
+template <class T>
+const std::vector<T>& checked(const std::vector<T>& values, const ListRule& rule, const char* name) {
+  if (auto length = check_list_length(values.size(), rule, name); !length) throw py::value_error(length.error().message);
+  for (const T& value : values) checked(value, rule.value, name);
+  return values;
+}
+
+// A layout value left out (None) is 0 here: with_default_layout (frontend/request_defaults.hpp)
+// fills it with the recommended layout's, as the command does; one given is checked like the
+// command's option, so 0 is refused, never read as "not given".
+model::TrainingConfiguration configuration_of(std::optional<int> processes_per_node, std::optional<int> threads_per_process,
+                                              std::int64_t batch, int nodes, bool smt, const std::string& fabric) {
   model::TrainingConfiguration configuration;
-  configuration.processes_per_node = processes_per_node;
-  configuration.threads_per_process = threads_per_process;
-  configuration.batch_per_process = batch;
-  configuration.nodes = nodes;
+  configuration.processes_per_node =
+      processes_per_node ? checked(*processes_per_node, rules::ranks_or_threads, "processes_per_node") : 0;
+  configuration.threads_per_process =
+      threads_per_process ? checked(*threads_per_process, rules::ranks_or_threads, "threads_per_process") : 0;
+  configuration.batch_per_process = checked(batch, rules::batch_per_process, "batch");
+  configuration.nodes = checked(nodes, rules::nodes, "nodes");
   configuration.smt = smt;
   configuration.fabric = fabric;
   return configuration;
@@ -74,7 +95,8 @@ class Model {
     if (calibration_path || machine) predictor_ = load({}, {});
   }
 
-  std::string predict(const std::string& network_name, int processes_per_node, int threads_per_process,
+  std::string predict(const std::string& network_name, std::optional<int> processes_per_node,
+                      std::optional<int> threads_per_process,
                       std::int64_t batch, int nodes, bool smt, const std::string& fabric) const {
     const auto network = value_or_raise(workloads::load_network(network_name));
     const auto asked = configuration_of(processes_per_node, threads_per_process, batch, nodes, smt, fabric);
@@ -88,11 +110,12 @@ class Model {
     return document.dump();
   }
 
-  std::string scale(const std::string& network_name, int processes_per_node, int threads_per_process,
+  std::string scale(const std::string& network_name, std::optional<int> processes_per_node,
+                    std::optional<int> threads_per_process,
                     std::int64_t batch, const std::string& nodes, bool smt, const std::string& fabric) const {
     const auto network = value_or_raise(workloads::load_network(network_name));
     const auto asked = configuration_of(processes_per_node, threads_per_process, batch, 1, smt, fabric);
-    const auto node_counts = value_or_raise(model::parse_node_counts(nodes));
+    const auto node_counts = value_or_raise(model::parse_node_counts(nodes, "nodes"));
     const model::Predictor predictor = predictor_for(network_name, {batch});
     const auto defaulted = value_or_raise(frontend::with_default_layout(predictor, network, asked,
                                                                        given_layout(processes_per_node, threads_per_process, smt)));
@@ -106,8 +129,8 @@ class Model {
   std::string recommend(const std::string& network_name, const std::vector<std::int64_t>& batches,
                         const std::string& nodes, bool consider_smt, const std::string& fabric) const {
     tuner::SearchSpaceOptions space;
-    space.batches_per_process = batches;
-    space.node_counts = value_or_raise(model::parse_node_counts(nodes));
+    space.batches_per_process = checked(batches, lists::batches, "batches");
+    space.node_counts = value_or_raise(model::parse_node_counts(nodes, "nodes"));
     space.consider_smt = consider_smt;
     space.fabric = fabric;
     const auto network = value_or_raise(workloads::load_network(network_name));
@@ -129,8 +152,9 @@ class Model {
   static void check(const Expected<void>& result) {
     if (!result) throw py::value_error(result.error().message);
   }
-  static frontend::GivenLayout given_layout(int processes_per_node, int threads_per_process, bool smt) {
-    return {processes_per_node > 0, threads_per_process > 0, smt};
+  static frontend::GivenLayout given_layout(std::optional<int> processes_per_node, std::optional<int> threads_per_process,
+                                           bool smt) {
+    return {processes_per_node.has_value(), threads_per_process.has_value(), smt};
   }
   model::Predictor load(const std::vector<std::string>& models, const std::vector<std::int64_t>& batches) const {
     pipeline::DefaultCalibrationRequest request;
@@ -181,7 +205,7 @@ class GpuModel {
                     double fusion_megabytes, const std::string& fabric) const {
     const auto rows = value_or_raise(model::predict_gpu_scaling(
         value_or_raise(workloads::load_network(network)), node_, efficiencies_,
-        configuration_of(gpus, batch, 1, fusion_megabytes, fabric), value_or_raise(model::parse_node_counts(nodes))));
+        configuration_of(gpus, batch, 1, fusion_megabytes, fabric), value_or_raise(model::parse_node_counts(nodes, "nodes"))));
     auto document = schema_head("dnntune.gpu-scaling", 1);
     document["rows"] = model::gpu_scaling_json(rows);
     return document.dump();
@@ -191,10 +215,10 @@ class GpuModel {
                         const std::vector<std::int64_t>& batches, const std::vector<double>& fusion_megabytes,
                         const std::string& nodes, const std::string& fabric) const {
     tuner::GpuSearchOptions search;
-    search.gpus_per_node = gpus;
-    if (!batches.empty()) search.batches_per_gpu = batches;
-    if (!fusion_megabytes.empty()) search.fusion_megabytes = fusion_megabytes;
-    search.node_counts = value_or_raise(model::parse_node_counts(nodes));
+    if (!gpus.empty()) search.gpus_per_node = checked(gpus, lists::gpus_per_node, "gpus");
+    if (!batches.empty()) search.batches_per_gpu = checked(batches, lists::batches, "batches");
+    if (!fusion_megabytes.empty()) search.fusion_megabytes = checked(fusion_megabytes, lists::fusion_megabytes, "fusion_mb");
+    search.node_counts = value_or_raise(model::parse_node_counts(nodes, "nodes"));
     search.fabric = fabric;
     return tuner::gpu_recommendation_json(
                value_or_raise(tuner::recommend_gpu(value_or_raise(workloads::load_network(network)), node_,
@@ -210,10 +234,10 @@ class GpuModel {
   static model::GpuConfiguration configuration_of(int gpus, std::int64_t batch, int nodes, double fusion_megabytes,
                                                   const std::string& fabric) {
     model::GpuConfiguration configuration;
-    configuration.gpus_per_node = gpus;
-    configuration.batch_per_gpu = batch;
-    configuration.nodes = nodes;
-    configuration.fusion_bytes = fusion_megabytes * 1024 * 1024;
+    configuration.gpus_per_node = checked(gpus, rules::ranks_or_threads, "gpus");
+    configuration.batch_per_gpu = checked(batch, rules::batch_per_process, "batch");
+    configuration.nodes = checked(nodes, rules::nodes, "nodes");
+    configuration.fusion_bytes = checked(fusion_megabytes, rules::megabytes, "fusion_mb") * 1024 * 1024;
     configuration.fabric = fabric;
     return configuration;
   }
@@ -261,4 +285,7 @@ PYBIND11_MODULE(_dnntune, module) {
   module.def("cache_entry", [](const std::string& backend) {
     return value_or_raise(pipeline::default_calibration_entry(backend));
   }, py::arg("backend") = "torch");
+  // The defaults the command uses, so that the Python signatures say the same.
+  module.attr("default_fabric") = model::default_fabric;
+  module.attr("default_fusion_mb") = model::default_fusion_megabytes;
 }

@@ -6,6 +6,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -187,4 +188,111 @@ TEST_CASE("train stops when the loss becomes NaN, and never writes null for a nu
   CHECK(result.err.find("the loss became NaN (or infinite) at step ") != std::string::npos);
   CHECK(result.err.find(": lower --lr") != std::string::npos);
   CHECK(is_empty_directory(directory));
+}
+
+// Issue 42: one number grammar for every option (common/number_grammar.hpp).
+TEST_CASE("every option reads numbers by the one grammar: decimal, exponent when whole, no hex, sign or spaces") {
+  const std::string cache = dnntune::test::make_temporary_directory();
+  setenv("DNNTUNE_CACHE_DIR", cache.c_str(), 1);
+  const std::string calibration = reference_calibration();
+  for (const char* bad : {"0x10", "+8", " 8", "8 ", "", "8.", ".5", "inf"}) {
+    check_refused({"predict", "--model", "resnet18", "--calibration", calibration, "--batch", bad}, "--batch: ");
+    check_refused({"predict", "--model", "resnet18", "--calibration", calibration, "--nodes", bad}, "--nodes: ");
+    check_refused({"scale", "--model", "resnet18", "--calibration", calibration, "--nodes", bad}, "--nodes: ");
+    check_refused({"recommend", "--model", "resnet18", "--calibration", calibration, "--batch", bad}, "--batch: ");
+    check_refused({"recommend", "--model", "resnet18", "--calibration", calibration, "--nodes", bad}, "--nodes: ");
+  }
+  // Trailing and empty list items, and ranges that cannot double.
+  for (const char* bad : {"8,", ",8", "8,,16"}) {
+    check_refused({"recommend", "--model", "resnet18", "--calibration", calibration, "--batch", bad}, "empty item");
+    check_refused({"recommend", "--model", "resnet18", "--calibration", calibration, "--nodes", bad}, "empty item");
+    check_refused({"compare", "--model", "resnet18", "--machine", "v100", "--machine", "a100", "--batch", bad},
+                  "empty item");
+  }
+  check_refused({"recommend", "--model", "resnet18", "--calibration", calibration, "--nodes", "8..1"}, "runs backwards");
+  // 08 is 8 and 1e1 is 10, as written in decimal.
+  const auto show = [](const std::string& batch) {
+    return run_dnntune({"models", "show", "resnet18", "--json", "--batch", batch}).out;
+  };
+  CHECK(!show("8").empty());
+  CHECK(show("08") == show("8"));
+  CHECK(show("1e1") == show("10"));
+  check_refused({"models", "show", "resnet18", "--batch", "1.5e0"}, "is not an integer");
+  // --dataset-images says "to 1e+12": 1e12 is taken.
+  const CommandResult images =
+      run_dnntune({"recommend", "--model", "resnet18", "--calibration", calibration, "--objective", "time-to-train",
+                   "--dataset-images", "1e12", "--json"});
+  INFO(images.err);
+  CHECK(images.exit_code == 0);
+  CHECK(is_empty_directory(cache));
+  unsetenv("DNNTUNE_CACHE_DIR");
+}
+
+TEST_CASE("more processes than cores says how many fit, never that 0 threads would") {
+  const CommandResult result = run_dnntune(
+      {"predict", "--model", "resnet18", "--calibration", reference_calibration(), "--ppn", "4096", "--threads", "1"});
+  CHECK(result.exit_code == 2);
+  CHECK(result.err.find("0 threads per process") == std::string::npos);
+  CHECK(result.err.find("processes of 1 thread fit") != std::string::npos);
+}
+
+TEST_CASE("--time takes SLURM's formats with fields in range and more than zero, and nothing else") {
+  const std::vector<std::string> slurm = {"recommend", "--model", "resnet18", "--calibration", reference_calibration(),
+                                          "--format", "slurm", "--time"};
+  for (const char* bad : {"99:99:99", "1-24:00:00", "00:00:00", "0", "1-00:60", "10:60", "1:2:3:4", "5-"}) {
+    std::vector<std::string> args = slurm;
+    args.push_back(bad);
+    check_refused(args, "expected MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS");
+  }
+  for (const std::string good : {"90", "10:30", "23:59:59", "1-12", "2-06:30", "1-00:00:00"}) {
+    std::vector<std::string> args = slurm;
+    args.push_back(good);
+    const CommandResult script = run_dnntune(args);
+    INFO(good << "\n" << script.err);
+    CHECK(script.exit_code == 0);
+    CHECK(script.out.find("#SBATCH --time=" + good + "\n") != std::string::npos);
+  }
+}
+
+TEST_CASE("control characters in arguments are refused at the boundary, and never reach the terminal raw") {
+  const std::string calibration = reference_calibration();
+  for (const std::string bad : {std::string("debug\x1b[31m"), std::string("debug\nsrun rm"), std::string("a\tb")}) {
+    check_refused({"recommend", "--model", "resnet18", "--calibration", calibration, "--partition", bad},
+                  "holds a control character");
+    check_refused({"predict", "--model", "resnet18", "--machine", bad}, "holds a control character");
+    const CommandResult result = run_dnntune({"recommend", "--model", "resnet18", "--account", bad});
+    CHECK(result.err.find('\x1b') == std::string::npos);
+    CHECK(result.err.find('\t') == std::string::npos);
+  }
+}
+
+TEST_CASE("lists have a stated maximum length, refused at once") {
+  const auto list = [](int count) {
+    std::string text;
+    for (int value = 1; value <= count; ++value) text += (value > 1 ? "," : "") + std::to_string(value);
+    return text;
+  };
+  const std::vector<std::string> recommend = {"recommend", "--model", "resnet18", "--machine", "skylake-8180"};
+  const auto refused_fast = [&](const std::string& option, const std::string& values, const std::string& limit) {
+    std::vector<std::string> args = recommend;
+    args.insert(args.end(), {option, values});
+    const auto start = std::chrono::steady_clock::now();
+    check_refused(args, limit);
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+  };
+  refused_fast("--nodes", list(10000), "--nodes: more than 32 values");
+  refused_fast("--batch", list(200), "--batch: more than 16 values");
+  refused_fast("--fusion-mb", list(300), "--fusion-mb: more than 16 values");
+  refused_fast("--ppn", list(33), "--ppn: more than 32 values");
+  check_refused({"scale", "--model", "resnet18", "--machine", "skylake-8180", "--nodes", list(33)}, "at most 32");
+  // The limit is after ranges are expanded: 1..2^20 is 21 counts, well within it.
+  const CommandResult range =
+      run_dnntune({"scale", "--model", "resnet18", "--machine", "skylake-8180", "--nodes", "1..1048576", "--json"});
+  INFO(range.err);
+  CHECK(range.exit_code == 0);
+}
+
+TEST_CASE("the GPU machine names in messages come from the built-in profiles") {
+  check_refused({"predict", "--model", "resnet18", "--calibration", reference_calibration(), "--gpus", "2"},
+                "a100, h100, h200, k80, p100, v100");
 }

@@ -19,9 +19,9 @@ enum class GpuObjective { throughput, images_per_node };
 struct GpuSearchOptions {
   std::vector<int> gpus_per_node;             // empty: 1, 2, 4, ... and all of the node's
   std::vector<std::int64_t> batches_per_gpu = {32, 64, 128};
-  std::vector<double> fusion_megabytes = {25};
+  std::vector<double> fusion_megabytes = {model::default_fusion_megabytes};
   std::vector<int> node_counts = {1};
-  std::string fabric = "edr";
+  std::string fabric = model::default_fabric;
   GpuObjective objective = GpuObjective::throughput;
 };
 

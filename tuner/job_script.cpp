@@ -1,6 +1,8 @@
 // tuner/job_script.cpp — see job_script.hpp.
 #include "tuner/job_script.hpp"
 
+#include "common/text_format.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -194,9 +196,28 @@ Expected<void> check_slurm_name(const std::string& option, const std::string& va
 }
 
 Expected<void> check_slurm_time(const std::string& value) {
-  static const std::regex slurm_time(R"((\d+-)?\d{1,2}(:\d{2}){0,2}|\d+)");
-  if (!std::regex_match(value, slurm_time))
-    return bad_input("--time " + value + ": expected MINUTES, HH:MM:SS or D-HH:MM:SS");
+  // SLURM's formats (sbatch(1)): MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS. Hours below 24,
+  // minutes and seconds below 60 after the first field, and more than nothing in all: SLURM would
+  // otherwise refuse the script at submission, or read 00:00:00 as no limit at all.
+  static const std::regex minutes(R"((\d{1,7})(?::(\d{2}))?)");
+  static const std::regex hours(R"((\d{1,2}):(\d{2}):(\d{2}))");
+  static const std::regex days(R"((\d{1,4})-(\d{1,2})(?::(\d{2})(?::(\d{2}))?)?)");
+  const auto number = [](const std::ssub_match& part) { return part.matched ? std::stol(part.str()) : 0L; };
+  std::smatch parts;
+  long seconds = -1;
+  if (std::regex_match(value, parts, minutes)) {
+    if (number(parts[2]) < 60) seconds = number(parts[1]) * 60 + number(parts[2]);
+  } else if (std::regex_match(value, parts, hours)) {
+    if (number(parts[1]) < 24 && number(parts[2]) < 60 && number(parts[3]) < 60)
+      seconds = number(parts[1]) * 3600 + number(parts[2]) * 60 + number(parts[3]);
+  } else if (std::regex_match(value, parts, days)) {
+    if (number(parts[2]) < 24 && number(parts[3]) < 60 && number(parts[4]) < 60)
+      seconds = number(parts[1]) * 86400 + number(parts[2]) * 3600 + number(parts[3]) * 60 + number(parts[4]);
+  }
+  if (seconds <= 0)
+    return bad_input("--time " + printable(value) +
+                     ": expected MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS with hours below 24, minutes "
+                     "and seconds below 60, more than zero in all");
   return {};
 }
 

@@ -21,8 +21,8 @@ struct SearchSpaceOptions {
   std::vector<int> node_counts = {1};
   bool consider_smt = true;
   bool consider_parameter_server = false;
-  std::vector<double> fusion_megabytes = {25};
-  std::string fabric = "edr";
+  std::vector<double> fusion_megabytes = {model::default_fusion_megabytes};
+  std::string fabric = model::default_fabric;
   std::vector<int> processes_per_node;  // only these (a launcher or a site rule fixed them); empty: all
 };
 

@@ -27,12 +27,18 @@ import shutil
 
 from ._dnntune import GpuModel as _NativeGpuModel
 from ._dnntune import Model as _NativeModel
+from ._dnntune import default_fabric as _DEFAULT_FABRIC
+from ._dnntune import default_fusion_mb as _DEFAULT_FUSION_MB
 from ._dnntune import machine_kind as _machine_kind
 
 __all__ = ["Model"]
 
 _GPU_ONLY = ("gpus", "fusion_mb")
 _CPU_ONLY = ("processes_per_node", "threads_per_process", "smt", "consider_smt")
+
+
+def _or_default(value, default):
+    return default if value is None else value
 
 
 def _refuse(given, names, why):
@@ -43,8 +49,8 @@ def _refuse(given, names, why):
 
 class Model:
     """This machine (no arguments), a calibrated machine (calibration=FILE) or a spec machine
-    (machine=NAME|FILE.json); on a GPU
-    machine (k80, p100, v100, a100, h100, h200 or a GPU profile) calibration= is a `dnntune fit
+    (machine=NAME|FILE.json); on a GPU machine (a built-in GPU profile or a GPU profile JSON)
+    calibration= is a `dnntune fit
     --backend torch-cuda` file and the configuration is gpus and batch per GPU."""
 
     def __init__(self, calibration=None, machine=None, backend="torch"):
@@ -81,25 +87,27 @@ class Model:
             _refuse(given, _GPU_ONLY, "these describe GPU nodes; " + self.machine + " is a CPU machine")
 
     def predict(self, network, processes_per_node=None, threads_per_process=None, batch=32, nodes=1, smt=None,
-                fabric="edr", gpus=None, fusion_mb=None):
+                fabric=_DEFAULT_FABRIC, gpus=None, fusion_mb=None):
         """One configuration: images/s with its band, iteration terms, scaling efficiency."""
         self._check(locals())
         if self.kind == "gpu":
-            return json.loads(self._native.predict_json(network, gpus or 1, batch, nodes, fusion_mb or 25.0, fabric))
-        # 0: not given, the recommended layout's (frontend/request_defaults.hpp)
-        return json.loads(self._native.predict_json(network, processes_per_node or 0, threads_per_process or 0, batch,
-                                                    nodes, bool(smt), fabric))
+            return json.loads(self._native.predict_json(network, _or_default(gpus, 1), batch, nodes,
+                                                        _or_default(fusion_mb, _DEFAULT_FUSION_MB), fabric))
+        # None: not given, the recommended layout's (frontend/request_defaults.hpp); 0 is refused
+        return json.loads(self._native.predict_json(network, processes_per_node, threads_per_process, batch, nodes,
+                                                    bool(smt), fabric))
 
     def scale(self, network, processes_per_node=None, threads_per_process=None, batch=32, nodes="1..1024", smt=None,
-              fabric="edr", gpus=None, fusion_mb=None):
+              fabric=_DEFAULT_FABRIC, gpus=None, fusion_mb=None):
         """Predictions over node counts ("1..1024", "1,2,4" or "16"), with speed-up and efficiency."""
         self._check(locals())
         if self.kind == "gpu":
-            return json.loads(self._native.scale_json(network, gpus or 1, batch, str(nodes), fusion_mb or 25.0, fabric))
-        return json.loads(self._native.scale_json(network, processes_per_node or 0, threads_per_process or 0, batch,
-                                                  str(nodes), bool(smt), fabric))
+            return json.loads(self._native.scale_json(network, _or_default(gpus, 1), batch, str(nodes),
+                                                      _or_default(fusion_mb, _DEFAULT_FUSION_MB), fabric))
+        return json.loads(self._native.scale_json(network, processes_per_node, threads_per_process, batch, str(nodes),
+                                                  bool(smt), fabric))
 
-    def recommend(self, network, batches=None, nodes="1", consider_smt=None, fabric="edr", gpus=None,
+    def recommend(self, network, batches=None, nodes="1", consider_smt=None, fabric=_DEFAULT_FABRIC, gpus=None,
                   fusion_mb=None):
         """The fastest configuration with baselines and ranking: processes per node, threads, SMT and
         batch on a CPU machine (batches default to 32); GPUs per node, batch per GPU and DDP bucket

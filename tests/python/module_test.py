@@ -73,6 +73,26 @@ for bad, call in [("unknown network", lambda: model.predict("resnet9000")),
     except ValueError as error:
         check(str(error) != "", bad + " raises ValueError: " + str(error).splitlines()[0][:70])
 
+# The command's number rules (issue 42): 0 is refused, never read as the default; the ranges and
+# the list grammar and limits are the command's.
+for bad, call, words in [
+        ("processes_per_node 0", lambda: model.predict("resnet50", processes_per_node=0), "not in range 1 to 4096"),
+        ("threads_per_process 0", lambda: model.predict("resnet50", threads_per_process=0), "not in range 1 to 4096"),
+        ("gpus 0", lambda: gpu.predict("resnet50", gpus=0), "not in range 1 to 4096"),
+        ("2^31-1 nodes", lambda: model.predict("resnet50", nodes=2**31 - 1), "not in range 1 to 1048576"),
+        ("GPU 2^31-1 nodes", lambda: gpu.predict("resnet50", nodes=2**31 - 1), "not in range 1 to 1048576"),
+        ("a trailing comma in nodes", lambda: model.scale("resnet50", nodes="1,2,"), "empty item"),
+        ("nodes with a space", lambda: model.scale("resnet50", nodes=" 8"), "is not a number"),
+        ("nodes in hex", lambda: model.scale("resnet50", nodes="0x10"), "is not a number"),
+        ("33 node counts", lambda: model.scale("resnet50", nodes=",".join(map(str, range(1, 34)))), "at most 32"),
+        ("17 batches", lambda: model.recommend("resnet50", batches=list(range(1, 18))), "at most 16"),
+        ("GPU fusion 0", lambda: gpu.predict("resnet50", fusion_mb=0), "not in range 0 (excluded)")]:
+    try:
+        call()
+        check(False, bad + " raises ValueError")
+    except ValueError as error:
+        check(words in str(error), bad + " raises ValueError: " + str(error)[:90])
+
 # Without a layout: the one `recommend` picks, said in "layout_basis", as the command does.
 scaling = model.scale("resnet152", nodes="1..4")
 expected = command_json("scale", "--model", "resnet152", "--machine", "skylake-8180", "--nodes", "1..4")

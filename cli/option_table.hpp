@@ -1,0 +1,69 @@
+// cli/option_table.hpp — every option the model commands share (predict, scale, recommend,
+// compare, the GPU paths, the launch lines), defined once: its names, help, value text and check
+// (common/number_grammar.hpp's grammar and ranges). A command adds an option from here:
+//
+//   add_value(*command, option_rows::batch, options.batch);        // one value: --batch 32
+//   add_list(*command, option_rows::batch, options.batches);       // a list: --batch 8,16 or 8..64
+//   ... list_values(option_rows::batch, options.batches)             // the list, checked, when run
+//   add_flag(*command, option_rows::json, options.json);
+//
+// A row with a list rule takes the one list syntax in every command that takes a list (comma
+// lists and ranges, at most `list->max_items` values), and one value where the command takes
+// one. A new option is a new row (option_table.cpp), not a new add_option in a command.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/number_rules.hpp"
+
+namespace dnntune::cli {
+
+struct OptionRow {
+  const char* names;             // CLI11's: "--fabric,--network", "-o,--output"
+  const char* help;              // for one value
+  const char* value_text = "";   // "N", "FILE", "NAME" ("" : CLI11's default)
+  const NumberRule* number = nullptr;  // a number: its grammar and range
+  const ListRule* list = nullptr;      // may be a list: its limit (and number rule)
+  const char* list_help = "";          // appended to `help` where the command takes a list
+};
+
+namespace option_rows {
+extern const OptionRow model;
+extern const OptionRow batch, nodes, processes_per_node, threads, smt, parameter_servers, asynchronous;
+extern const OptionRow fusion_megabytes, gpus, global_batch, epochs, dataset_images, verify;
+extern const OptionRow fabric, link_gbits, link_latency_us;
+extern const OptionRow calibration, machine, backend, calibration_budget, topology;
+extern const OptionRow json, output;
+extern const OptionRow time_limit, partition, account;
+}  // namespace option_rows
+
+// One value of `row` into `target` (a number row is checked, and canonical before CLI11 reads it).
+CLI::Option* add_value(CLI::App& command, const OptionRow& row, int& target);
+CLI::Option* add_value(CLI::App& command, const OptionRow& row, std::int64_t& target);
+CLI::Option* add_value(CLI::App& command, const OptionRow& row, double& target);
+CLI::Option* add_value(CLI::App& command, const OptionRow& row, std::string& target);
+// A list of `row` as typed (parsed by list_values when the command runs).
+CLI::Option* add_list(CLI::App& command, const OptionRow& row, std::string& target);
+// A list of `row` read into `target` when parsed, where the option may also be repeated:
+// --batch 8,16, --batch 8..64 and --batch 8 --batch 16 are the same list, through the one grammar
+// and limit (calibrate, validate).
+CLI::Option* add_list(CLI::App& command, const OptionRow& row, std::vector<std::int64_t>& target);
+CLI::Option* add_flag(CLI::App& command, const OptionRow& row, bool& target);
+
+// The values of a list of `row` (from add_list), checked ("" is refused: an empty list).
+Expected<std::vector<double>> list_values(const OptionRow& row, const std::string& text);
+
+// A default number as a list option's text: "25", "0.5".
+std::string number_text(double value);
+
+// "--batch" of "--batch" or of "-o,--output" ("--output").
+std::string long_name(const OptionRow& row);
+
+// Refuses a text value holding a control character (ESC, newline ...): such text would reach a
+// terminal or a script raw.
+CLI::Validator printable_text();
+
+}  // namespace dnntune::cli

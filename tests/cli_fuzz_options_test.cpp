@@ -1,0 +1,96 @@
+// tests/cli_fuzz_options_test.cpp — the option grammar (common/number_grammar.hpp) behind the
+// real command, fed deterministic mutations of numbers and lists on predict, scale, recommend and
+// compare: hex, signs, spaces, exponents, empty items, ranges, huge and tiny values, bytes that are
+// no digits. Each run must end with exit 0 or 2 within 10 s of CPU, and an exit 0 must print no
+// nan, inf or negative figure.
+#include <catch2/catch.hpp>
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <random>
+#include <regex>
+
+#include "tests/cli_support.hpp"
+
+using dnntune::test::CommandResult;
+using dnntune::test::run_dnntune;
+using dnntune::test::source_path;
+
+namespace {
+
+// CPU seconds the finished child processes used so far: the bound on work, which a loaded
+// machine (the suite's other tests, other builds) does not inflate as it does wall time.
+double children_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_CHILDREN, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + 1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
+// Number and list texts no option should misread, and a few it must take.
+const std::vector<std::string>& mutated_numbers() {
+  static const std::vector<std::string> texts = {
+      "0", "-1", "-0", "08", "1e3", "1E1", "1e-320", "1e999", "0x10", "+8", " 8", "8 ", "", ",", "8,", ",8", "8,,16",
+      "1..", "..8", "8..1", "1..8", "0..8", "1..1048576", "2147483648", "9223372036854775808", "1.5", "1.", ".5",
+      "nan", "inf", "-inf", "4096", "4097", "65536", "65537", "1048577", "1,2,3", "\xff", "\xd9\xa3", "1_000",
+      "1'000", "5e-1", "1e+2", "00000000000000000000000008"};
+  return texts;
+}
+
+struct Target {
+  std::vector<std::string> command;  // the command without the mutated option
+  std::vector<std::string> options;  // options whose value is mutated
+};
+
+// Each command with a source that answers at once (a calibration file, spec machines).
+std::vector<Target> targets() {
+  const std::string calibration = source_path("data/reference_calibrations/torch.json");
+  return {
+      {{"predict", "--model", "resnet18", "--calibration", calibration, "--ppn", "1", "--threads", "1"},
+       {"--batch", "--nodes", "--ppn", "--threads", "--fusion-mb", "--ps", "--link-gbps", "--gpus"}},
+      {{"scale", "--model", "resnet18", "--calibration", calibration, "--ppn", "1", "--threads", "1"},
+       {"--batch", "--nodes", "--fusion-mb", "--threads"}},
+      {{"recommend", "--model", "resnet18", "--calibration", calibration},
+       {"--batch", "--nodes", "--ppn", "--fusion-mb", "--global-batch", "--epochs", "--dataset-images"}},
+      {{"predict", "--model", "resnet18", "--machine", "v100"}, {"--batch", "--nodes", "--gpus", "--fusion-mb"}},
+      {{"recommend", "--model", "resnet18", "--machine", "v100"}, {"--batch", "--nodes", "--gpus", "--fusion-mb"}},
+      {{"compare", "--model", "resnet18", "--machine", "v100", "--machine", "a100"}, {"--batch", "--gpus"}},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("fuzz: numbers and lists of the model commands' options") {
+  const std::string cache = dnntune::test::make_temporary_directory();
+  setenv("DNNTUNE_CACHE_DIR", cache.c_str(), 1);
+  // How printf writes NaN and infinity, and negative figures.
+  const std::regex unusable("\\b(nan|inf)\\b|-[0-9][0-9.]* *(images/s|GFLOP/s|GB/s)|\"images_per_second\": *-");
+  std::mt19937 random(42);
+  const auto all = targets();
+  for (int run = 0; run < 90; ++run) {
+    const Target& target = all[random() % all.size()];
+    std::vector<std::string> args = target.command;
+    const std::string& option = target.options[random() % target.options.size()];
+    const std::string& value = mutated_numbers()[random() % mutated_numbers().size()];
+    args.insert(args.end(), {option, value});
+    if (random() % 2) args.push_back("--json");
+    std::string line;
+    for (const auto& word : args) line += word + " ";
+    const auto start = std::chrono::steady_clock::now();
+    const double cpu_before = children_cpu_seconds();
+    const CommandResult result = run_dnntune(args);
+    const double cpu_seconds = children_cpu_seconds() - cpu_before;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    INFO(line << "\nexit " << result.exit_code << " after " << seconds << " s (" << cpu_seconds << " s of CPU)\n"
+              << result.err);
+    CHECK((result.exit_code == 0 || result.exit_code == 2));
+    CHECK(cpu_seconds < 10);
+    CHECK(seconds < 60);  // a hang, whatever the machine's load
+    if (result.exit_code == 0) {
+      INFO(result.out.substr(0, 2000));
+      CHECK_FALSE(std::regex_search(result.out, unusable));
+    }
+    if (result.exit_code == 2) CHECK(result.err.find("dnntune: error: ") != std::string::npos);
+  }
+  unsetenv("DNNTUNE_CACHE_DIR");
+}
