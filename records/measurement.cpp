@@ -15,6 +15,7 @@
 
 #include "common/files.hpp"
 #include "common/json_file.hpp"
+#include "records/record_bounds.hpp"
 
 namespace dnntune::records {
 
@@ -145,6 +146,7 @@ Expected<Measurement> measurement_from_json_line(const std::string& line, const 
   }
   if (m.threads < 1 || m.processes < 1 || m.nodes < 1)
     return bad_input(origin + ": threads, processes and nodes must be at least 1");
+  if (auto bounded = check_measurement_bounds(m, origin); !bounded) return bounded.error();
   return m;
 }
 
