@@ -4,7 +4,10 @@
 // half-read. Messages name the file: "FILE: not valid JSON (line 3, column 7: ...)".
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -48,6 +51,26 @@ std::string enum_word(Enum value, const std::pair<Enum, const char*> (&words)[N]
   for (const auto& [member, text] : words)
     if (member == value) return text;
   return "?";
+}
+
+// An integer member as T: a JSON integer within T's range. nlohmann's get<int>() takes 56.5 as 56,
+// 1e9 as 1000000000 and -1 as 18446744073709551615 for an unsigned: a count or a size written
+// that way is a damaged or hand-edited file. Throws a type_error naming the member (caught by
+// json_conversion_error).
+template <class T>
+T json_integer(const nlohmann::json& value) {
+  static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>);
+  const bool in_range =
+      value.is_number_unsigned()
+          ? value.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())
+          : value.is_number_integer() && value.get<std::int64_t>() >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
+                (std::is_unsigned_v<T> || value.get<std::int64_t>() <= static_cast<std::int64_t>(std::numeric_limits<T>::max()));
+  if (!in_range)
+    throw nlohmann::json::type_error::create(
+        302, "must be an integer from " + std::to_string(std::numeric_limits<T>::min()) + " to " +
+                 std::to_string(std::numeric_limits<T>::max()) + ", not " + value.dump(),
+        &value);
+  return value.get<T>();
 }
 
 template <class Enum, std::size_t N>

@@ -8,6 +8,7 @@
 
 #include "common/json_file.hpp"
 #include "common/parse_number.hpp"
+#include "records/record_bounds.hpp"
 #include "workloads/kernel_class.hpp"
 
 namespace dnntune::model {
@@ -91,6 +92,40 @@ Expected<void> check_link(const LinkModel& link, const std::string& origin, cons
   return {};
 }
 
+// An anchor is a real training step on this node: its setting within the node's bounds and every
+// time it measured finite, above 0 (forward 0 dropped the forward pass from a prediction) and at
+// most max_record_seconds. `where` names the file and the anchor.
+Expected<void> check_anchor_bounds(const Anchor& anchor, const std::string& where) {
+  const auto outside = [&](const std::string& field, const std::string& range) {
+    return bad_input(where + " " + field + " must be " + range);
+  };
+  if (anchor.network.empty()) return outside("network", "a network's name");
+  if (anchor.batch < 1 || anchor.batch > workloads::max_batch)
+    return outside("batch", "1.." + std::to_string(workloads::max_batch) + ", not " + std::to_string(anchor.batch));
+  if (anchor.threads < 1 || anchor.threads > records::max_threads_per_process)
+    return outside("threads", "1.." + std::to_string(records::max_threads_per_process) + ", not " + std::to_string(anchor.threads));
+  if (anchor.processes < 1 || anchor.processes > records::max_threads_per_process)
+    return outside("processes", "1.." + std::to_string(records::max_threads_per_process) + " (on the node), not " +
+                                    std::to_string(anchor.processes));
+  if (anchor.steps < 1) return outside("steps", "at least 1, not " + std::to_string(anchor.steps));
+  const std::pair<const char*, double> timed[] = {{"forward_seconds", anchor.forward_seconds},
+                                                  {"backward_seconds", anchor.backward_seconds},
+                                                  {"iteration_seconds", anchor.iteration_seconds}};
+  for (const auto& [field, value] : timed)
+    if (!(std::isfinite(value) && value > 0 && value <= records::max_record_seconds))
+      return outside(field, "a finite number in (0, 1e6], not " + json(value).dump());
+  const std::pair<const char*, double> summed[] = {{"layers_forward_seconds", anchor.layers_forward_seconds},
+                                                   {"layers_backward_seconds", anchor.layers_backward_seconds},
+                                                   {"optimizer_seconds", anchor.optimizer_seconds},
+                                                   {"streaming_seconds", anchor.streaming_seconds},
+                                                   {"iteration_coefficient_of_variation",
+                                                    anchor.iteration_coefficient_of_variation}};
+  for (const auto& [field, value] : summed)
+    if (!(std::isfinite(value) && value >= 0 && value <= records::max_record_seconds))
+      return outside(field, "a finite number in [0, 1e6], not " + json(value).dump());
+  return {};
+}
+
 // Every figure a prediction uses is finite and physical; names the member that is not.
 Expected<void> check_values(const Calibration& calibration, const std::string& origin) {
   if (auto valid = check_parameters(flatten(calibration.parameters), origin, "/parameters"); !valid) return valid;
@@ -102,6 +137,11 @@ Expected<void> check_values(const Calibration& calibration, const std::string& o
             layer.coefficient_of_variation >= 0 && layer.threads >= 1 && layer.co_running >= 1 && layer.repetitions >= 0))
         return bad_input(origin + ": (/measured_layers/" + key.to_text() +
                          ") needs threads and co-running >= 1, seconds > 0, a coefficient of variation >= 0");
+      else if (layer.threads > records::max_threads_per_process || layer.co_running > records::max_threads_per_process ||
+               layer.seconds > records::max_record_seconds || layer.repetitions < 1)
+        // A band divides the median's noise by the root of the repetitions.
+        return bad_input(origin + ": (/measured_layers/" + key.to_text() + ") needs threads and co-running 1.." +
+                         std::to_string(records::max_threads_per_process) + ", seconds up to 1e6 and repetitions >= 1");
   if (auto valid = check_link(calibration.links.intra_node, origin, "/links/intra_node"); !valid) return valid;
   // An unmeasured inter-node link is stored as (0, 0): predictions take the --network preset.
   if (calibration.links.inter_node.measured)
@@ -244,9 +284,9 @@ Expected<Calibration> calibration_from_json_text(const std::string& text, const 
       auto key = MeasuredLayerKey::from_text(text);
       if (!key) return bad_input(origin + ": (/measured_layers) " + key.error().message);
       for (const auto& item : list)
-        calibration.measured_layers[*key].push_back({item.at(0).get<int>(), item.at(1).get<bool>(), item.at(2).get<int>(),
-                                                    item.at(3).get<double>(), item.at(4).get<double>(),
-                                                    item.at(5).get<int>()});
+        calibration.measured_layers[*key].push_back({json_integer<int>(item.at(0)), item.at(1).get<bool>(),
+                                                    json_integer<int>(item.at(2)), item.at(3).get<double>(),
+                                                    item.at(4).get<double>(), json_integer<int>(item.at(5))});
     }
     if (in.contains("fused_passes"))  // absent in calibrations written before dnntune 0.2
       calibration.fused_passes = in.at("fused_passes").get<std::set<std::string>>();
@@ -255,8 +295,9 @@ Expected<Calibration> calibration_from_json_text(const std::string& text, const 
     if (in.contains("anchors"))  // absent in calibrations written before anchors
       for (const auto& item : in.at("anchors")) {
         calibration.anchors.push_back(
-            {item.at("network").get<std::string>(), item.at("batch").get<std::int64_t>(), item.at("threads").get<int>(),
-             item.at("smt").get<bool>(), item.at("processes").get<int>(), item.at("steps").get<int>(),
+            {item.at("network").get<std::string>(), json_integer<std::int64_t>(item.at("batch")),
+             json_integer<int>(item.at("threads")), item.at("smt").get<bool>(), json_integer<int>(item.at("processes")),
+             json_integer<int>(item.at("steps")),
              item.at("forward_seconds").get<double>(), item.at("backward_seconds").get<double>(),
              item.at("iteration_seconds").get<double>(), item.at("iteration_coefficient_of_variation").get<double>(),
              item.at("layers_forward_seconds").get<double>(), item.at("layers_backward_seconds").get<double>()});
@@ -265,19 +306,22 @@ Expected<Calibration> calibration_from_json_text(const std::string& text, const 
         calibration.anchors.back().optimizer_seconds = item.value("optimizer_seconds", 0.0);
         calibration.anchors.back().streaming_seconds = item.value("streaming_seconds", 0.0);
         // Absent in calibrations written before anchors pooled repeated runs: one run.
-        calibration.anchors.back().runs = item.value("runs", 1);
+        if (item.contains("runs")) calibration.anchors.back().runs = json_integer<int>(item.at("runs"));
         calibration.anchors.back().between_runs_log_sd = item.value("between_runs_log_sd", 0.0);
         const Anchor& read = calibration.anchors.back();
         if (read.runs < 1 || !std::isfinite(read.between_runs_log_sd) || read.between_runs_log_sd < 0)
           return bad_input(origin + ": anchors: runs must be at least 1 and between_runs_log_sd finite and at least 0");
+        const std::string where = origin + ": (/anchors/" + std::to_string(calibration.anchors.size() - 1) + ")";
+        if (auto bounded = check_anchor_bounds(read, where); !bounded) return bounded.error();
       }
     if (in.contains("context_ratios"))  // absent without module times: no context correction
       for (const auto& item : in.at("context_ratios")) {
         // A per-class ratio of an earlier dnntune is left out: the next refit pools them per pass.
         if (item.contains("class")) continue;
         ContextRatio ratio{item.at("pass").get<std::string>(), item.at("ratio").get<double>(),
-                           item.at("log_sd").get<double>(), item.at("modules").get<int>(), item.at("runs").get<int>(),
-                           item.value("threads", 1)};
+                           item.at("log_sd").get<double>(), json_integer<int>(item.at("modules")),
+                           json_integer<int>(item.at("runs")),
+                           item.contains("threads") ? json_integer<int>(item.at("threads")) : 1};
         if ((ratio.pass != "forward" && ratio.pass != "backward") || !std::isfinite(ratio.ratio) || !(ratio.ratio > 0) ||
             !std::isfinite(ratio.log_sd) || ratio.log_sd < 0 || ratio.threads < 1)
           return bad_input(origin + ": context_ratios: a ratio needs pass forward or backward, "

@@ -160,7 +160,7 @@ Expected<GpuCalibration> gpu_calibration_from_document(const json& document, con
       GpuClassEfficiency& efficiency = e.classes[kernel_class];
       efficiency.compute = row.at("compute").get<std::array<double, 3>>();
       efficiency.memory = row.at("memory").get<double>();
-      efficiency.kernels_per_pass = row.value("kernels_per_pass", efficiency.kernels_per_pass);
+      if (row.contains("kernels_per_pass")) efficiency.kernels_per_pass = json_integer<int>(row.at("kernels_per_pass"));
       for (double value : efficiency.compute)
         if (!std::isfinite(value) || value <= 0 || value > 2)
           return bad_input(origin + ": (/efficiencies/classes/" + name + "/compute) must be numbers in (0, 2]");
@@ -182,6 +182,9 @@ Expected<GpuCalibration> gpu_calibration_from_document(const json& document, con
     e.source = in.at("source").get<std::string>();
     calibration.prior_median_error = document.value("prior_median_error", 0.0);
     calibration.fitted_median_error = document.value("fitted_median_error", 0.0);
+    for (const double error : {calibration.prior_median_error, calibration.fitted_median_error})
+      if (!std::isfinite(error) || error < 0 || error > 1e6)
+        return bad_input(origin + ": (/prior_median_error, /fitted_median_error) must be finite numbers >= 0");
   } catch (const json::exception& error) {
     return json_conversion_error(error, origin);
   }

@@ -6,6 +6,7 @@
 
 #include "common/statistics.hpp"
 #include "model/gpu_communication.hpp"
+#include "model/report.hpp"
 #include "workloads/costs.hpp"
 
 namespace dnntune::model {
@@ -132,6 +133,14 @@ Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const Gpu
       std::max_element(std::begin(candidates), std::end(candidates), [](const auto& a, const auto& b) {
         return a.first < b.first;
       })->second;
+  if (auto usable = check_answer_figures(network.name + ", " + describe(configuration) + " on " + node.name,
+                                         {{"iteration seconds", prediction.iteration_seconds},
+                                          {"images/s", prediction.images_per_second},
+                                          {"band low", prediction.images_per_second_low},
+                                          {"band high", prediction.images_per_second_high},
+                                          {"GPU memory", prediction.memory_bytes_available}});
+      !usable)
+    return usable.error();
   return prediction;
 }
 

@@ -14,6 +14,7 @@
 #include "model/context_correction.hpp"
 #include "model/layer_class.hpp"
 #include "model/layer_time.hpp"
+#include "model/report.hpp"
 #include "model/stragglers.hpp"
 #include "workloads/costs.hpp"
 
@@ -43,9 +44,23 @@ struct Predictor::ComputePart {
 struct Predictor::ComputeMemo {
   std::mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<const ComputePart>> parts;
+  // Parts under bootstrap replicates (KEY|their values): a band needs one per replicate, and the same
+  // ones again for every node count, fusion size or scheme of its layout (epyc-9654 --nodes
+  // 1..1024 recomputed each 11 times). Bounded: emptied when they hold more than
+  // max_replicate_layers layers' figures; a search bands one layout's node counts together.
+  std::unordered_map<std::string, std::shared_ptr<const ComputePart>> replicate_parts;
+  std::size_t replicate_layers = 0;
 };
 
 namespace {
+
+constexpr std::size_t max_replicate_layers = std::size_t{1} << 22;  // about 64 MiB of (seconds, bytes)
+
+// Other parameters than the fitted ones (a bootstrap replicate), told apart by their exact bits.
+std::string parameters_key(const ModelParameters& parameters) {
+  const std::vector<double> values = flatten(parameters);
+  return std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(double));
+}
 
 // The measurement nearest to `setting` among those of the same kernel (`same_kernel`): same
 // threads and SMT first, then the fewest threads away, then the closest co-running count. A
@@ -210,7 +225,9 @@ Predictor::ComputePart Predictor::compute_part(const workloads::Network& network
     for (workloads::Pass pass : workloads::all_passes) {
       const workloads::PassCost& pass_cost = cost.pass(pass);
       if (pass_cost.flops == 0 && pass_cost.bytes == 0) continue;
-      if (calibration_.fused_passes.count(fused_pass_key(layer.spec.kind, pass_index(pass)))) continue;
+      if (!calibration_.fused_passes.empty() &&
+          calibration_.fused_passes.count(fused_pass_key(layer.spec.kind, pass_index(pass))))
+        continue;
       const LayerWork work{layer_class, pass_index(pass), static_cast<double>(pass_cost.flops),
                            static_cast<double>(pass_cost.bytes)};
       const LayerTime modelled = layer_time(work, setting, parameters, rates_);
@@ -225,7 +242,10 @@ Predictor::ComputePart Predictor::compute_part(const workloads::Network& network
                                 : pass == workloads::Pass::forward ? anchor.forward_ratio
                                                                    : anchor.backward_ratio;
       double seconds = modelled.total_seconds;
-      const auto found = calibration_.measured_layers.find(measured_layer_key(layer.descriptor, work.pass, batch));
+      // A spec machine has no measured layers: no key to build.
+      const auto found = calibration_.measured_layers.empty()
+                             ? calibration_.measured_layers.end()
+                             : calibration_.measured_layers.find(measured_layer_key(layer.descriptor, work.pass, batch));
       const MeasuredLayer* measured =
           found == calibration_.measured_layers.end()
               ? nullptr
@@ -299,7 +319,8 @@ Predictor::IterationTotals Predictor::iterate(const workloads::Network& network,
                                  placement.processes_per_package, placement.packages_spanned};
   const std::int64_t batch = configuration.batch_per_process;
   std::shared_ptr<const ComputePart> part;
-  if (&parameters == &calibration_.parameters) {  // bootstrap replicates are computed once each: no reuse
+  const bool fitted = &parameters == &calibration_.parameters;
+  {
     // A network is told apart by its name, layer count and parameter count (a JSON network may
     // reuse a built-in's name).
     std::int64_t network_parameters = 0;
@@ -307,13 +328,26 @@ Predictor::IterationTotals Predictor::iterate(const workloads::Network& network,
     const std::string key = network.name + "|" + std::to_string(network.layers.size()) + "|" +
                             std::to_string(network_parameters) + "|" + std::to_string(batch) + "|" +
                             std::to_string(setting.threads) + "|" + std::to_string(setting.smt) + "|" +
-                            std::to_string(setting.co_running) + "|" + std::to_string(setting.packages_spanned);
-    std::lock_guard<std::mutex> lock(memo_->mutex);
-    auto& slot = memo_->parts[key];
-    if (!slot) slot = std::make_shared<const ComputePart>(compute_part(network, batch, setting, parameters));
-    part = slot;
-  } else {
-    part = std::make_shared<const ComputePart>(compute_part(network, batch, setting, parameters));
+                            std::to_string(setting.co_running) + "|" + std::to_string(setting.packages_spanned) +
+                            (fitted ? "" : "|" + parameters_key(parameters));
+    {
+      std::lock_guard<std::mutex> lock(memo_->mutex);
+      const auto& parts = fitted ? memo_->parts : memo_->replicate_parts;
+      if (const auto found = parts.find(key); found != parts.end()) part = found->second;
+    }
+    if (!part) {  // computed outside the lock: the workers of a search compute in parallel
+      part = std::make_shared<const ComputePart>(compute_part(network, batch, setting, parameters));
+      std::lock_guard<std::mutex> lock(memo_->mutex);
+      if (fitted) {
+        memo_->parts.emplace(key, part);
+      } else {
+        if (memo_->replicate_layers > max_replicate_layers) {
+          memo_->replicate_parts.clear();
+          memo_->replicate_layers = 0;
+        }
+        if (memo_->replicate_parts.emplace(key, part).second) memo_->replicate_layers += network.layers.size();
+      }
+    }
   }
   IterationTotals totals = part->totals;
   IterationTerms& terms = totals.terms;
@@ -554,12 +588,13 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
   prediction.images_per_second_high = prediction.images_per_second * std::exp(half_width);
   // The last guard: the readers refuse unphysical calibrations and profiles, but a figure that is
   // not finite and positive is never answered as a prediction.
-  const auto usable = [](double value) { return std::isfinite(value) && value > 0; };
-  if (!usable(prediction.iteration_seconds) || !usable(prediction.images_per_second) ||
-      !usable(prediction.images_per_second_low) || !usable(prediction.images_per_second_high))
-    return failure("the model gave no usable prediction for " + network.name + ", " + describe(configuration) + " (" +
-                   std::to_string(prediction.images_per_second) + " images/s): the calibration of " +
-                   prediction.machine + " holds figures it cannot use");
+  if (auto usable = check_answer_figures(network.name + ", " + describe(configuration) + " on " + prediction.machine,
+                                         {{"iteration seconds", prediction.iteration_seconds},
+                                          {"images/s", prediction.images_per_second},
+                                          {"band low", prediction.images_per_second_low},
+                                          {"band high", prediction.images_per_second_high}});
+      !usable)
+    return usable.error();
   return prediction;
 }
 

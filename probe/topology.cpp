@@ -17,6 +17,7 @@
 
 #include "common/files.hpp"
 #include "probe/cpu_features.hpp"
+#include "records/record_bounds.hpp"
 
 namespace dnntune::probe {
 namespace {
@@ -228,6 +229,7 @@ Expected<records::MachineProfile> describe_topology_file(const std::string& xml_
   profile.description = "hwloc topology " + xml_path;
   profile.topology = read_topology(topology->get());
   if (profile.topology.cores == 0) return bad_input(xml_path + ": the topology has no CPUs");
+  if (auto bounded = records::check_topology_bounds(profile.topology, xml_path); !bounded) return bounded.error();
   profile.cpu.model = read_cpu_model(topology->get());
   return profile;
 }

@@ -5,10 +5,12 @@
 
 #include <cmath>
 #include <cstdio>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
 #include "common/json_file.hpp"
+#include "records/record_bounds.hpp"
 
 namespace dnntune::records {
 
@@ -31,9 +33,18 @@ template <class T>
 void get_optional(const json& object, const char* key, std::optional<T>& value) {
   if (object.contains(key)) value = object.at(key).get<T>();
 }
+// Counts and sizes are JSON integers (json_integer): 56.5 cores is not a topology.
 template <class T>
 void get_or_keep(const json& object, const char* key, T& value) {
-  if (object.contains(key)) value = object.at(key).get<T>();
+  if (!object.contains(key)) return;
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) value = json_integer<T>(object.at(key));
+  else value = object.at(key).get<T>();
+}
+std::vector<int> integers(const json& array) {
+  if (!array.is_array()) throw json::type_error::create(302, "must be an array of integers", &array);
+  std::vector<int> values;
+  for (const json& item : array) values.push_back(json_integer<int>(item));
+  return values;
 }
 
 }  // namespace
@@ -66,21 +77,21 @@ void to_json(json& out, const ScalingPoint& point) {
          {"repetitions", point.repetitions}};
 }
 void from_json(const json& in, ScalingPoint& point) {
-  point.cores = in.at("cores").get<int>();
-  point.threads = in.at("threads").get<int>();
+  point.cores = json_integer<int>(in.at("cores"));
+  point.threads = json_integer<int>(in.at("threads"));
   point.smt = in.at("smt").get<bool>();
   point.median = in.at("median").get<double>();
   point.coefficient_of_variation = in.at("coefficient_of_variation").get<double>();
-  point.repetitions = in.at("repetitions").get<int>();
+  point.repetitions = json_integer<int>(in.at("repetitions"));
 }
 
 void to_json(json& out, const Core& core) {
   out = {{"package", core.package}, {"numa_node", core.numa_node}, {"pus", core.pus}};
 }
 void from_json(const json& in, Core& core) {
-  core.package = in.at("package").get<int>();
-  core.numa_node = in.at("numa_node").get<int>();
-  core.pus = in.at("pus").get<std::vector<int>>();
+  core.package = json_integer<int>(in.at("package"));
+  core.numa_node = json_integer<int>(in.at("numa_node"));
+  core.pus = integers(in.at("pus"));
 }
 
 void to_json(json& out, const NumaNode& node) {
@@ -89,10 +100,10 @@ void to_json(json& out, const NumaNode& node) {
   if (!node.kind.empty()) out["kind"] = node.kind;
 }
 void from_json(const json& in, NumaNode& node) {
-  node.os_index = in.at("os_index").get<int>();
-  node.package = in.at("package").get<int>();
-  node.memory_bytes = in.at("memory_bytes").get<std::uint64_t>();
-  node.cores = in.at("cores").get<int>();
+  node.os_index = json_integer<int>(in.at("os_index"));
+  node.package = json_integer<int>(in.at("package"));
+  node.memory_bytes = json_integer<std::uint64_t>(in.at("memory_bytes"));
+  node.cores = json_integer<int>(in.at("cores"));
   get_or_keep(in, "kind", node.kind);
 }
 
@@ -101,11 +112,11 @@ void to_json(json& out, const CacheLevel& cache) {
          {"instances", cache.instances}, {"pus_sharing", cache.pus_sharing}};
 }
 void from_json(const json& in, CacheLevel& cache) {
-  cache.level = in.at("level").get<int>();
+  cache.level = json_integer<int>(in.at("level"));
   cache.type = in.at("type").get<std::string>();
-  cache.size_bytes = in.at("size_bytes").get<std::uint64_t>();
-  cache.instances = in.at("instances").get<int>();
-  cache.pus_sharing = in.at("pus_sharing").get<int>();
+  cache.size_bytes = json_integer<std::uint64_t>(in.at("size_bytes"));
+  cache.instances = json_integer<int>(in.at("instances"));
+  cache.pus_sharing = json_integer<int>(in.at("pus_sharing"));
 }
 
 void to_json(json& out, const Topology& topology) {
@@ -117,14 +128,14 @@ void to_json(json& out, const Topology& topology) {
          {"caches", topology.caches}};
 }
 void from_json(const json& in, Topology& topology) {
-  topology.packages = in.at("packages").get<int>();
-  topology.numa_nodes = in.at("numa_nodes").get<int>();
-  topology.cores = in.at("cores").get<int>();
-  topology.pus = in.at("pus").get<int>();
-  topology.cores_per_package = in.at("cores_per_package").get<int>();
-  topology.pus_per_core = in.at("pus_per_core").get<int>();
+  topology.packages = json_integer<int>(in.at("packages"));
+  topology.numa_nodes = json_integer<int>(in.at("numa_nodes"));
+  topology.cores = json_integer<int>(in.at("cores"));
+  topology.pus = json_integer<int>(in.at("pus"));
+  topology.cores_per_package = json_integer<int>(in.at("cores_per_package"));
+  topology.pus_per_core = json_integer<int>(in.at("pus_per_core"));
   get_or_keep(in, "offline_pus", topology.offline_pus);
-  topology.memory_bytes = in.at("memory_bytes").get<std::uint64_t>();
+  topology.memory_bytes = json_integer<std::uint64_t>(in.at("memory_bytes"));
   get_or_keep(in, "core_list", topology.core_list);
   get_or_keep(in, "numa_list", topology.numa_list);
   get_or_keep(in, "caches", topology.caches);
@@ -137,9 +148,9 @@ void to_json(json& out, const Binding& binding) {
          {"warnings", binding.warnings}};
 }
 void from_json(const json& in, Binding& binding) {
-  binding.allowed_pus = in.at("allowed_pus").get<std::vector<int>>();
-  binding.allowed_cores = in.at("allowed_cores").get<int>();
-  binding.openmp_threads = in.at("openmp_threads").get<int>();
+  binding.allowed_pus = integers(in.at("allowed_pus"));
+  binding.allowed_cores = json_integer<int>(in.at("allowed_cores"));
+  binding.openmp_threads = json_integer<int>(in.at("openmp_threads"));
   get_or_keep(in, "omp_num_threads_env", binding.omp_num_threads_env);
   get_or_keep(in, "launcher", binding.launcher);
   get_or_keep(in, "warnings", binding.warnings);
@@ -211,7 +222,7 @@ void from_json(const json& in, Gpu& gpu) {
   gpu.model = in.at("model").get<std::string>();
   gpu.fp32_tflops = in.at("fp32_tflops").get<Figure>();
   gpu.memory_bandwidth_gbs = in.at("memory_bandwidth_gbs").get<Figure>();
-  gpu.memory_bytes = in.at("memory_bytes").get<std::uint64_t>();
+  gpu.memory_bytes = json_integer<std::uint64_t>(in.at("memory_bytes"));
   get_or_keep(in, "gpus_per_node", gpu.gpus_per_node);
   get_or_keep(in, "multiprocessors", gpu.multiprocessors);
   get_or_keep(in, "l2_bytes", gpu.l2_bytes);
@@ -299,6 +310,30 @@ Expected<void> check_figures(const MachineProfile& profile, const std::string& o
       return bad_input(origin + ": (/gpu/interconnect) needs bus_gbs and host_pcie_gbs > 0, latency_us 0..1e6 and "
                                 "fabric_links 1..1024");
   }
+  // Every figure's spread, and the first-touch costs (0: not measured), are finite and >= 0.
+  const std::pair<const char*, const std::optional<Figure>*> spread_figures[] = {
+      {"/performance/peak_fp32_gflops_per_core", &profile.performance.peak_fp32_gflops_per_core},
+      {"/performance/memory_bandwidth_gbs_per_package", &profile.performance.memory_bandwidth_gbs_per_package},
+      {"/performance/gemm_gflops_one_core", &profile.performance.gemm_gflops_one_core},
+      {"/performance/first_touch_ns_per_page", &profile.performance.first_touch_ns_per_page},
+      {"/performance/first_touch_ns_per_page_all_cores", &profile.performance.first_touch_ns_per_page_all_cores},
+      {"/performance/first_touch_ns_per_page_huge", &profile.performance.first_touch_ns_per_page_huge},
+      {"/cpu/base_ghz", &profile.cpu.base_ghz},
+      {"/cpu/max_ghz", &profile.cpu.max_ghz}};
+  for (const auto& [member, figure] : spread_figures)
+    if (*figure && (!std::isfinite((*figure)->value) || (*figure)->value < 0 ||
+                    !std::isfinite((*figure)->coefficient_of_variation) || (*figure)->coefficient_of_variation < 0 ||
+                    (*figure)->repetitions < 0))
+      return bad_input(origin + ": (" + member + ") needs a finite value, coefficient_of_variation >= 0 and repetitions >= 0");
+  if (profile.cpu.fp32_flops_per_cycle_per_core < 0 || profile.cpu.fp32_flops_per_cycle_per_core > 1024)
+    return bad_input(origin + ": (/cpu/fp32_flops_per_cycle_per_core) must be 0..1024");
+  // A GPU's memory bounds every batch it holds: 0 or 2^64-1 (a -1 read as unsigned) is no GPU.
+  if (profile.gpu && (profile.gpu->memory_bytes < 1 || profile.gpu->memory_bytes > (std::uint64_t{1} << 52) ||
+                      profile.gpu->l2_bytes > (std::uint64_t{1} << 52)))
+    return bad_input(origin + ": (/gpu/memory_bytes) must be 1..2^52 bytes (l2_bytes 0..2^52), not " +
+                     std::to_string(profile.gpu->memory_bytes));
+  if (profile.kind == MachineKind::cpu_node)
+    if (auto bounded = check_topology_bounds(profile.topology, origin); !bounded) return bounded;
   constexpr int most_cpus = 1 << 20;
   const Topology& topology = profile.topology;
   if (topology.packages > topology.cores || topology.cores > most_cpus || topology.pus > most_cpus ||

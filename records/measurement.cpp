@@ -17,6 +17,7 @@
 #include "common/files.hpp"
 #include "common/json_file.hpp"
 #include "records/measurement_v1.hpp"
+#include "records/record_bounds.hpp"
 
 namespace dnntune::records {
 
@@ -202,6 +203,7 @@ Expected<Measurement> measurement_from_json_line(const std::string& line, const 
   if (m.threads < 1 || m.processes < 1 || m.nodes < 1)
     return bad_input(origin + ": threads, processes and nodes must be at least 1");
   if (auto typed = check_typed_fields(m, origin); !typed) return typed.error();
+  if (auto bounded = check_measurement_bounds(m, origin); !bounded) return bounded.error();
   return m;
 }
 

@@ -296,3 +296,67 @@ TEST_CASE("the GPU machine names in messages come from the built-in profiles") {
   check_refused({"predict", "--model", "resnet18", "--calibration", reference_calibration(), "--gpus", "2"},
                 "a100, h100, h200, k80, p100, v100");
 }
+
+TEST_CASE("no absurd figure with exit 0: a network that computes nothing, anchors and records out of bounds") {
+  const std::string directory = dnntune::test::make_temporary_directory();
+  const std::string only_input = write_json(directory, "only_input.json", json::parse(R"({
+    "schema": "dnntune.network", "schema_version": 1, "name": "only_input",
+    "layers": [{"name": "input", "descriptor": "input:ic3ih16iw16", "inputs": []}]})"));
+  // 320,000,000 images/s, recommend 17.9e9 and h200 "inf (90% band inf - inf)" before.
+  for (const char* command : {"predict", "recommend", "scale"})
+    check_refused({command, "--machine", "skylake-8180", "--model", only_input}, "computes nothing");
+  check_refused({"predict", "--machine", "h200", "--model", only_input},
+                "only_input.json: network 'only_input' computes nothing");
+
+  // An anchor that says the forward pass took no time, or ran -2 threads: refused by name.
+  json calibration = read_json(reference_calibration());
+  const json anchor = {{"network", "resnet18"}, {"batch", 8}, {"threads", 1}, {"smt", false}, {"processes", 1},
+                       {"steps", 3}, {"forward_seconds", 1.0}, {"backward_seconds", 2.0},
+                       {"iteration_seconds", 3.2}, {"iteration_coefficient_of_variation", 0.02},
+                       {"layers_forward_seconds", 1.1}, {"layers_backward_seconds", 2.1}};
+  calibration["anchors"] = json::array({anchor});
+  const std::vector<std::string> resnet18 = {"--model", "resnet18", "--ppn", "1", "--threads", "1", "--batch", "8"};
+  std::vector<std::string> good = {"predict", "--calibration", write_json(directory, "anchored.json", calibration)};
+  good.insert(good.end(), resnet18.begin(), resnet18.end());
+  const CommandResult anchored = run_dnntune(good);
+  INFO(anchored.err);
+  CHECK(anchored.exit_code == 0);
+  for (const auto& [field, value] : std::vector<std::pair<std::string, json>>{
+           {"forward_seconds", 0}, {"batch", 0}, {"threads", -2}, {"processes", 1e9}}) {
+    json bad = calibration;
+    bad["anchors"][0][field] = value;
+    std::vector<std::string> args = {"predict", "--calibration", write_json(directory, "bad_anchor.json", bad)};
+    args.insert(args.end(), resnet18.begin(), resnet18.end());
+    check_refused(args, "bad_anchor.json: (/anchors/0");
+  }
+
+  // fit took a record of 1e9 threads, batch 0 or a median of 1e300 in silence.
+  const auto records = dnntune::test::synthetic_records(dnntune::test::test_machine(), 0.02, 11);
+  const std::string machine = write_json(directory, "machine.json", calibration["machine"]);
+  for (const auto& [field, value] : std::vector<std::pair<std::string, json>>{
+           {"threads", 1000000000}, {"batch", 0}, {"median_seconds", 1e300}}) {
+    const std::string path = directory + "/layers.jsonl";
+    std::ofstream out(path);
+    json bad = json::parse(dnntune::records::to_json_line(records.front()));
+    bad[field] = value;
+    out << bad.dump() << "\n";
+    for (std::size_t index = 1; index < records.size(); ++index)
+      out << dnntune::records::to_json_line(records[index]) << "\n";
+    out.close();
+    // Refused, or (once a bad line is skipped and reported) left out, naming the line and the field.
+    const CommandResult fit = run_dnntune({"fit", path, "--machine", machine, "-o", directory + "/out.json"});
+    INFO(fit.err);
+    CHECK((fit.exit_code == 2 || fit.exit_code == 0));
+    CHECK(fit.err.find("layers.jsonl:1: (" + field + ")") != std::string::npos);
+  }
+
+  // A GPU profile's memory of -1 (read as 2^64-1 bytes before) and a CPU profile's 56.5 cores.
+  json gpu = read_json(source_path("data/machines/h200.json"));
+  gpu["gpu"]["memory_bytes"] = -1;
+  check_refused({"predict", "--machine", write_json(directory, "gpu.json", gpu), "--model", "resnet50"},
+                "gpu.json: (/gpu/memory_bytes)");
+  json cores = calibration["machine"];
+  cores["topology"]["cores"] = 56.5;
+  check_refused({"predict", "--machine", write_json(directory, "cores.json", cores), "--model", "resnet50"},
+                "cores.json: (/topology/cores) must be an integer");
+}

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -370,4 +371,56 @@ TEST_CASE("a Python run joins a setting's median only as the third of three runs
   anchors = fit_anchors(python_only, calibration);
   REQUIRE(anchors.size() == 1);
   CHECK(anchors[0].iteration_seconds == Approx(0.8 * base));
+}
+
+TEST_CASE("anchors and measured layers outside physical bounds are refused, naming the anchor and the field") {
+  const auto network = workloads::build_network("resnet18");
+  REQUIRE(network);
+  Calibration calibration = every_layer_measured(*network);
+  Anchor anchor;
+  anchor.network = "resnet18";
+  anchor.batch = 8;
+  anchor.threads = 2;
+  anchor.steps = 3;
+  anchor.forward_seconds = 0.2;
+  anchor.backward_seconds = 0.4;
+  anchor.iteration_seconds = 0.65;
+  anchor.layers_forward_seconds = 0.3;
+  anchor.layers_backward_seconds = 0.35;
+  calibration.anchors = {anchor};
+  const nlohmann::json document = nlohmann::json::parse(to_json_text(calibration));
+  REQUIRE(calibration_from_json_text(document.dump(), "cal.json"));
+  // Each printed an answer before: forward 0 dropped the forward pass ("4.0 images/s measured"
+  // instead of 2.5), batch 0 "+-nan%", threads -2 "1x-2", processes 1e9 2450127157.7 images/s.
+  const std::vector<std::tuple<const char*, nlohmann::json, const char*>> cases = {
+      {"forward_seconds", 0, "(/anchors/0) forward_seconds must be a finite number in (0, 1e6]"},
+      {"iteration_seconds", 1e300, "iteration_seconds"},
+      {"batch", 0, "(/anchors/0) batch must be 1..65536, not 0"},
+      {"threads", -2, "(/anchors/0) threads must be 1..4096, not -2"},
+      {"processes", 1e9, "processes) must be an integer"},
+      {"processes", 1000000000, "(/anchors/0) processes must be 1..4096 (on the node)"},
+      {"threads", 2.5, "threads) must be an integer"},
+      {"steps", 0, "steps must be at least 1"},
+      {"layers_backward_seconds", -1, "layers_backward_seconds"},
+      {"iteration_coefficient_of_variation", -0.1, "iteration_coefficient_of_variation"}};
+  for (const auto& [field, value, message] : cases) {
+    nlohmann::json bad = document;
+    bad["anchors"][0][field] = value;
+    const auto refused = calibration_from_json_text(bad.dump(), "cal.json");
+    INFO(field << " = " << value.dump());
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().kind == ErrorKind::bad_input);
+    CHECK(refused.error().message.find("cal.json: ") == 0);
+    CHECK(refused.error().message.find(message) != std::string::npos);
+  }
+  // A measured layer's repetitions divide its noise: 0 gave an infinite band.
+  nlohmann::json bad = document;
+  auto& first = bad["measured_layers"].begin().value()[0];
+  first[5] = 0;
+  CHECK_FALSE(calibration_from_json_text(bad.dump(), "cal.json"));
+  first[5] = 3;
+  first[0] = 5000;
+  CHECK_FALSE(calibration_from_json_text(bad.dump(), "cal.json"));
+  first[0] = 1.5;
+  CHECK_FALSE(calibration_from_json_text(bad.dump(), "cal.json"));
 }

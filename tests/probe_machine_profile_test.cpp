@@ -4,6 +4,8 @@
 
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "data/builtin_machines.hpp"
 #include "records/machine_profile.hpp"
 #include "probe/topology.hpp"
@@ -141,4 +143,56 @@ TEST_CASE("load_machine takes a name or a profile file") {
   REQUIRE(from_file);
   CHECK(records::fingerprint(*from_file) == records::fingerprint(*builtin));
   REQUIRE(data::load_machine("epyc-9654"));
+}
+
+TEST_CASE("profiles outside physical bounds are refused, naming the member") {
+  const auto skylake = data::builtin_machine("skylake-8180");
+  const auto h200 = data::builtin_machine("h200");
+  REQUIRE(skylake);
+  REQUIRE(h200);
+  const nlohmann::json cpu = nlohmann::json::parse(records::to_json_text(*skylake));
+  const nlohmann::json gpu = nlohmann::json::parse(records::to_json_text(*h200));
+  const auto refusal = [](const nlohmann::json& document) {
+    const auto read = records::machine_profile_from_json_text(document.dump(), "node.json");
+    REQUIRE_FALSE(read);
+    CHECK(read.error().kind == ErrorKind::bad_input);
+    CHECK(read.error().message.find("node.json: ") == 0);
+    return read.error().message;
+  };
+  nlohmann::json bad = cpu;
+  bad["topology"]["cores"] = 56.5;  // taken as 56 before
+  CHECK(refusal(bad).find("(/topology/cores) must be an integer") != std::string::npos);
+  bad = cpu;
+  bad["topology"]["pus_per_core"] = 0;
+  CHECK(refusal(bad).find("(/topology/pus_per_core) 0 is outside 1..pus") != std::string::npos);
+  bad = cpu;
+  bad["topology"]["caches"][0]["size_bytes"] = -1;
+  CHECK(refusal(bad).find("(/topology/caches/0/size_bytes) must be an integer from 0") != std::string::npos);
+  bad = cpu;
+  bad["topology"]["memory_bytes"] = -4096;
+  CHECK(refusal(bad).find("(/topology/memory_bytes)") != std::string::npos);
+  bad = cpu;
+  bad["topology"]["cores"] = 4000;
+  bad["topology"]["pus"] = 4000;
+  bad["topology"]["cores_per_package"] = 2000;
+  CHECK(refusal(bad).find("(/topology/cores) 4000 is outside 1..2048") != std::string::npos);
+  bad = gpu;
+  bad["gpu"]["memory_bytes"] = -1;  // "13.6 of 18446744073.7 GB per GPU" before
+  CHECK(refusal(bad).find("(/gpu/memory_bytes)") != std::string::npos);
+  bad = gpu;
+  bad["gpu"]["memory_bytes"] = 0;
+  CHECK(refusal(bad).find("(/gpu/memory_bytes) must be 1..2^52") != std::string::npos);
+  bad = gpu;
+  bad["gpu"]["gpus_per_node"] = 8.5;
+  CHECK(refusal(bad).find("(/gpu/gpus_per_node) must be an integer") != std::string::npos);
+  // The built-in profiles themselves are within bounds.
+  for (const std::string& name : data::builtin_machine_names()) CHECK(data::builtin_machine(name));
+}
+
+TEST_CASE("a topology file of more cores than dnntune searches is refused, saying the limit") {
+  const auto huge = probe::describe_topology_file(test::write_synthetic_topology("pack:2 core:1100 pu:1"));
+  REQUIRE_FALSE(huge);
+  CHECK(huge.error().message.find("(/topology/cores) 2200 is outside 1..2048 (the most cores per node") !=
+        std::string::npos);
+  CHECK(probe::describe_topology_file(test::write_synthetic_topology("pack:2 core:64 pu:2")));
 }

@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
 
 #include "records/measurement.hpp"
 #include "records/measurement_v1.hpp"
@@ -187,4 +190,45 @@ TEST_CASE("module records (layers timed inside a training step) round-trip, and 
   CHECK_FALSE(refused(replaced("\"pass\":\"forward\"", "\"pass\":\"backward\"")));
   // A network file's layer names may hold spaces and UTF-8: what the trainer writes reads back.
   CHECK_FALSE(refused(replaced("\"module\":\"layer1.0.conv1\"", "\"module\":\"my block/conv 1 \u00e9\"")));
+}
+
+TEST_CASE("records outside physical bounds are refused, naming the line and the field") {
+  const nlohmann::json good = nlohmann::json::parse(records::to_json_line(sample_layer_record()));
+  REQUIRE(records::measurement_from_json_line(good.dump(), "f"));
+  // fit took all of these, and a search then scored 1e9 threads or a layer of 1e300 seconds.
+  const std::vector<std::tuple<const char*, nlohmann::json, const char*>> cases = {
+      {"threads", 1000000000, "(threads) 1000000000 is outside 1..4096"},
+      {"threads", -2, "threads"},
+      {"processes", 2000000, "(processes) 2000000 is outside 1..1048576"},
+      {"nodes", 1048577, "(nodes)"},
+      {"batch", 0, "(batch) 0 is outside 1..65536"},
+      {"batch", 65537, "(batch) 65537 is outside 1..65536"},
+      {"median_seconds", 1e300, "(median_seconds) 1e+300 is outside 0..1e6 seconds"},
+      {"max_seconds", -1, "(max_seconds)"},
+      {"coefficient_of_variation", -0.5, "(coefficient_of_variation)"},
+      {"repetitions", 0, "(repetitions) 0 is outside 1..2^30"},
+      {"message_bytes", -8, "(message_bytes)"},
+      {"cpu_sets", nlohmann::json::array({{-1}}), "(cpu_sets)"}};
+  for (const auto& [field, value, message] : cases) {
+    nlohmann::json bad = good;
+    bad[field] = value;
+    const auto refused = records::measurement_from_json_line(bad.dump(), "layers.jsonl:7");
+    INFO(field << " = " << value.dump());
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().kind == ErrorKind::bad_input);
+    CHECK(refused.error().message.find("layers.jsonl:7: ") == 0);
+    CHECK(refused.error().message.find(message) != std::string::npos);
+  }
+  // A record that was not timed may say so with zeros, and an exchange has no batch.
+  nlohmann::json skipped = good;
+  skipped["status"] = "skipped";
+  skipped["batch"] = 0;
+  skipped["median_seconds"] = 0;
+  skipped["repetitions"] = 0;
+  CHECK(records::measurement_from_json_line(skipped.dump(), "f"));
+  nlohmann::json exchange = good;
+  exchange["kind"] = "communication";
+  exchange["batch"] = 0;
+  exchange["message_bytes"] = 1 << 20;
+  CHECK(records::measurement_from_json_line(exchange.dump(), "f"));
 }

@@ -116,6 +116,9 @@ Shape Network::input_shape() const {
 Expected<Network> make_network(const std::string& name, const std::vector<LayerDefinition>& definitions) {
   const std::string where = "network " + quoted(name);
   if (definitions.empty()) return bad_input(where + " has no layers");
+  if (definitions.size() > max_network_layers)
+    return bad_input(where + " has " + std::to_string(definitions.size()) + " layers, more than the " +
+                     std::to_string(max_network_layers) + " dnntune predicts");
 
   std::map<std::string, int> id_by_name;
   for (std::size_t i = 0; i < definitions.size(); ++i) {
@@ -172,6 +175,8 @@ Expected<Network> make_network(const std::string& name, const std::vector<LayerD
   }
   if (flops_per_image > max_network_cost_per_image || bytes_per_image > max_network_cost_per_image)
     return bad_input(where + " is too large: more than 2^44 FLOPs or bytes per image");
+  if (!(flops_per_image > 0))
+    return bad_input(where + " computes nothing: it needs a layer besides its input (a convolution, a linear layer, ...)");
   return network;
 }
 

@@ -4,6 +4,7 @@
 // inputs whose number and shapes match each layer's spec. Errors name the layers involved.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -50,12 +51,19 @@ struct LayerDefinition {
   std::vector<std::string> inputs;
 };
 
+// The most layers a network may have: every prediction walks all of them, for every configuration
+// a search scores and every bootstrap replicate of its band (a 100,000-layer file ran past 120 s
+// without a word). Eight times the largest built-in network (resnet152, 517 layers).
+constexpr std::size_t max_network_layers = 4096;
+
 // Validates `definitions` and returns the network, ordered topologically (stable: already
 // ordered definitions keep their order). Fails on: no layers, empty or repeated names, an
 // input that is not a layer, a cycle (the message lists it: "a -> b -> a"), a spec that does
 // not describe a valid layer, a wrong number of inputs, inputs whose shapes disagree with each
 // other (add of different shapes, concat of different spatial sizes) or with the spec. A whole
-// network's per-image work is bounded (2^44 FLOPs and bytes) so costs fit in 64-bit integers.
+// network's per-image work is bounded (2^44 FLOPs and bytes) so costs fit in 64-bit integers;
+// it has at most max_network_layers layers and at least one that computes something (a network of
+// only its input layer trains in no time: 320,000,000 images/s).
 Expected<Network> make_network(const std::string& name, const std::vector<LayerDefinition>& definitions);
 
 }  // namespace dnntune::workloads
