@@ -202,10 +202,17 @@ void add_configuration_options(CLI::App& command, ConfigurationOptions& options,
       ->capture_default_str()->check(checked(rules::megabytes));
   command.add_option("--gpus", options.gpus_per_node, "GPUs per node (a GPU --machine only; default 1)")
       ->check(checked(rules::ranks_or_threads));
+  command.add_option("--precision", options.precision,
+                     "A GPU --machine only: fp32 (strict), tf32 (PyTorch's default where the GPU has it), bf16 or "
+                     "fp16 (autocast)");
+  command.add_option("--memory-format", options.memory_format,
+                     "A GPU --machine only: contiguous (default) or channels_last");
 }
 
 Expected<model::TrainingConfiguration> configuration_from(const ConfigurationOptions& options) {
   if (options.gpus_per_node > 0) return bad_input("--gpus applies to a GPU --machine (k80, p100, v100, a100, h100, h200)");
+  if (!options.precision.empty() || !options.memory_format.empty())
+    return bad_input("--precision and --memory-format apply to a GPU --machine (k80, p100, v100, a100, h100, h200)");
   model::TrainingConfiguration configuration = options.configuration;
   if (configuration.asynchronous && options.parameter_servers == 0)
     return bad_input("--async applies to a parameter server: add --ps SERVERS");

@@ -43,6 +43,8 @@ struct RecommendCommandOptions {
   LaunchOptions launch;
   std::vector<std::string> train_command;
   std::string gpus;          // --gpus: GPU machines only
+  std::string precisions;    // --precision LIST: GPU machines only ("": every one the GPU has)
+  std::string memory_formats;  // --memory-format LIST: GPU machines only ("": both)
   bool batch_given = false;  // a GPU search defaults to several batches
 };
 
@@ -55,6 +57,8 @@ void recommend_for_gpu(const workloads::Network& network, const GpuSource& gpu,
                    "nodes; on a GPU machine give --gpus, --batch, --nodes and --fusion-mb"));
   GpuRecommendRequest request;
   request.gpus = options.gpus;
+  request.precisions = options.precisions;
+  request.memory_formats = options.memory_formats;
   request.batches = options.batch_given ? options.batches : "";
   request.fusion_megabytes = options.fusion_megabytes;
   request.nodes = options.nodes;
@@ -195,6 +199,8 @@ void run_recommend(const RecommendCommandOptions& options) {
   const auto network = value_or_fail(workloads::load_network(options.model));
   if (const auto gpu = gpu_machine(options.source)) return recommend_for_gpu(network, *gpu, options);
   if (!options.gpus.empty()) fail(bad_input("--gpus applies to a GPU --machine (k80, p100, v100, a100, h100, h200)"));
+  if (!options.precisions.empty() || !options.memory_formats.empty())
+    fail(bad_input("--precision and --memory-format apply to a GPU --machine (k80, p100, v100, a100, h100, h200)"));
   tuner::SearchSpaceOptions space;
   space.batches_per_process = parse_list<std::int64_t>(options.batches, rules::batch_per_process, "--batch");
 
@@ -302,6 +308,11 @@ void add_recommend_command(CLI::App& root) {
       ->option_text("K")
       ->check(checked(rules::ranks_or_threads));
   command->add_option("--gpus", options.gpus, "GPU machines: GPUs per node to consider (a list: 1,8; default 1, 2, 4 .. all)");
+  command->add_option("--precision", options.precisions,
+                      "GPU machines: precisions to consider (a list of fp32, tf32, bf16, fp16; default every one the "
+                      "GPU has)");
+  command->add_option("--memory-format", options.memory_formats,
+                      "GPU machines: memory formats to consider (contiguous, channels_last; default both)");
   add_launch_options(*command, options.launch);
   command->add_option("-o,--output", options.output_path, "Write to FILE instead of standard output")
       ->option_text("FILE")

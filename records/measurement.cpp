@@ -60,7 +60,9 @@ std::string measurement_key(const Measurement& m) {
          m.descriptor + "|" + m.pass + "|mb" + std::to_string(m.batch) + "|bytes" + std::to_string(m.message_bytes) +
          "|t" + std::to_string(m.threads) + (m.smt ? "|smt" : "|nosmt") + "|p" + std::to_string(m.processes) + "|n" +
          std::to_string(m.nodes) + (m.allocator == "default" ? "" : "|alloc=" + m.allocator) +
-         (m.kind == MeasurementKind::module ? "|module=" + m.module : "");
+         (m.kind == MeasurementKind::module ? "|module=" + m.module : "") +
+         (m.precision == "fp32" ? "" : "|precision=" + m.precision) +
+         (m.memory_format == "contiguous" ? "" : "|format=" + m.memory_format);
 }
 
 std::string to_json_line(const Measurement& m) {
@@ -91,6 +93,8 @@ std::string to_json_line(const Measurement& m) {
               {"timestamp", m.timestamp}};
   if (m.allocator != "default") out["allocator"] = m.allocator;  // absent: the default, as before the member
   if (m.kind == MeasurementKind::module) out["module"] = m.module;
+  if (m.precision != "fp32") out["precision"] = m.precision;
+  if (m.memory_format != "contiguous") out["memory_format"] = m.memory_format;
   return out.dump();
 }
 
@@ -127,9 +131,17 @@ Expected<Measurement> measurement_from_json_line(const std::string& line, const 
     m.timestamp = in.at("timestamp").get<std::string>();
     if (in.contains("allocator")) m.allocator = in.at("allocator").get<std::string>();
     if (m.kind == MeasurementKind::module) m.module = in.at("module").get<std::string>();
+    if (in.contains("precision")) m.precision = in.at("precision").get<std::string>();
+    // torch-cuda records from before the field ran PyTorch's defaults: TF32 convolutions.
+    else if (m.backend == "torch-cuda") m.precision = "tf32";
+    if (in.contains("memory_format")) m.memory_format = in.at("memory_format").get<std::string>();
   } catch (const json::exception& error) {
     return json_conversion_error(error, origin);
   }
+  if (m.precision != "fp32" && m.precision != "tf32" && m.precision != "bf16" && m.precision != "fp16")
+    return bad_input(origin + ": (/precision) must be fp32, tf32, bf16 or fp16");
+  if (m.memory_format != "contiguous" && m.memory_format != "channels_last")
+    return bad_input(origin + ": (/memory_format) must be contiguous or channels_last");
   if (m.status == MeasurementStatus::ok && !(m.median_seconds > 0))
     return bad_input(origin + ": an ok record needs median_seconds > 0");
   if (m.allocator.empty() || m.allocator.size() > 32 ||

@@ -60,6 +60,9 @@ struct Measurement {
   // The memory allocator every process ran under (probe/allocators.hpp): "default" (glibc's
   // defaults), "glibc-tuned", "jemalloc", "tcmalloc". Written only when not the default.
   std::string allocator = "default";
+  // The numerics of a GPU record (torch-cuda): precision and activation memory format.
+  std::string precision = "fp32";            // "fp32" (strict), "tf32", "bf16", "fp16"; written only when not "fp32"
+  std::string memory_format = "contiguous";  // "contiguous" or "channels_last"; written only when not "contiguous"
 
   // The result (seconds, per repetition; for a layer: one pass over the whole batch).
   MeasurementStatus status = MeasurementStatus::ok;
