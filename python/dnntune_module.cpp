@@ -104,7 +104,8 @@ class Model {
       candidates.push_back({*calibration_path, value_or_raise(model::read_calibration(*calibration_path))});
     } else {
       for (const auto& text : data::builtin_reference_calibration_texts())
-        candidates.push_back({std::string("built-in reference \"") + text.name + "\"",
+        if (!data::is_gpu_reference_calibration(text))  // the GPU model's: GpuModel
+          candidates.push_back({std::string("built-in reference \"") + text.name + "\"",
                               value_or_raise(model::calibration_from_json_text(text.json, text.name))});
     }
     return std::move(value_or_raise(model::make_spec_model(profile, candidates, backend)).predictor);

@@ -51,10 +51,16 @@ Expected<GpuRecommendation> recommend_gpu(const workloads::Network& network, con
     for (int index = 0; index < model::gpu_precision_count; ++index)
       if (model::check_gpu_precision(node, static_cast<model::GpuPrecision>(index)))
         precisions.push_back(static_cast<model::GpuPrecision>(index));
-  std::vector<model::GpuMemoryFormat> formats = options.memory_formats;
-  if (formats.empty()) formats = {model::GpuMemoryFormat::contiguous, model::GpuMemoryFormat::channels_last};
+  // By default channels_last only under autocast: there cuDNN's tensor-core kernels want NHWC;
+  // in fp32 and TF32 the model sees no difference, and the answer stays contiguous.
+  const auto formats_for = [&](model::GpuPrecision precision) {
+    if (!options.memory_formats.empty()) return options.memory_formats;
+    std::vector<model::GpuMemoryFormat> formats{model::GpuMemoryFormat::contiguous};
+    if (model::is_mixed_precision(precision)) formats.push_back(model::GpuMemoryFormat::channels_last);
+    return formats;
+  };
   for (model::GpuPrecision precision : precisions)
-  for (model::GpuMemoryFormat memory_format : formats)
+  for (model::GpuMemoryFormat memory_format : formats_for(precision))
   for (int gpus : gpu_counts)
     for (std::int64_t batch : options.batches_per_gpu)
       for (double megabytes : options.fusion_megabytes)
