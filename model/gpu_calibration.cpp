@@ -25,6 +25,8 @@ int slot_of(workloads::Pass pass) {
 // convolutions pass 100% of them) and above a floor that keeps predictions finite.
 double clamp_efficiency(double value) { return std::clamp(value, 0.005, 2.0); }
 
+constexpr int fit_rounds = 3;
+
 struct UsableRecord {
   workloads::LayerSpec spec;
   workloads::Pass pass;
@@ -47,10 +49,10 @@ double median_error(const std::vector<GpuPassCheck>& checks, double GpuPassCheck
 // The fit proper (see the header) on `usable`, per precision for the classes that run at a
 // precision's own peak. A tensor precision without micro-runs inherits the share of peak fitted
 // for a measured one (bf16 and fp16 from TF32): the peak ratio carries it over.
-GpuEfficiencies fit_efficiencies(const std::vector<const UsableRecord*>& usable, const GpuNode& node,
-                                 const GpuEfficiencies& priors) {
+GpuEfficiencies fit_round(const std::vector<const UsableRecord*>& usable, const GpuNode& node,
+                          const GpuEfficiencies& priors) {
   std::vector<double> compute_ratios[gpu_precision_count][gpu_kernel_class_count][3];
-  std::vector<double> memory_ratios[gpu_kernel_class_count];
+  std::vector<double> memory_ratios[gpu_kernel_class_count][3];
   std::vector<double> overhead_seconds;
   for (const UsableRecord* entry : usable) {
     const auto cost = workloads::layer_cost(entry->spec, entry->record->batch).pass(entry->pass);
@@ -61,7 +63,7 @@ GpuEfficiencies fit_efficiencies(const std::vector<const UsableRecord*>& usable,
     const int precision = static_cast<int>(entry->numerics.precision);
     const double ratio = entry->record->median_seconds / time.seconds;
     if (time.limit == "compute") compute_ratios[precision][kernel_class][slot_of(entry->pass)].push_back(ratio);
-    else if (time.limit == "memory") memory_ratios[kernel_class].push_back(ratio);
+    else if (time.limit == "memory") memory_ratios[kernel_class][slot_of(entry->pass)].push_back(ratio);
     else if (time.limit == "overhead") overhead_seconds.push_back(entry->record->median_seconds);
   }
   GpuEfficiencies fitted = priors;
@@ -83,10 +85,27 @@ GpuEfficiencies fit_efficiencies(const std::vector<const UsableRecord*>& usable,
         if (!ratios.empty()) compute[slot] = clamp_efficiency(compute[slot] / median(ratios));
       }
     }
-    if (!memory_ratios[kernel_class].empty())
-      efficiency.memory = clamp_efficiency(efficiency.memory / median(memory_ratios[kernel_class]));
+    // The class's memory efficiency from all its memory-bound passes, each pass's factor from its own.
+    std::vector<double> all;
+    for (const auto& slot_ratios : memory_ratios[kernel_class]) all.insert(all.end(), slot_ratios.begin(), slot_ratios.end());
+    if (all.empty()) continue;
+    const double overall = median(all);
+    efficiency.memory = clamp_efficiency(efficiency.memory / overall);
+    for (int slot = 0; slot < 3; ++slot)
+      if (!memory_ratios[kernel_class][slot].empty())
+        efficiency.memory_pass_factor[slot] =
+            std::clamp(efficiency.memory_pass_factor[slot] * overall / median(memory_ratios[kernel_class][slot]), 0.05, 20.0);
   }
   if (!overhead_seconds.empty()) fitted.dispatch_seconds_per_op = median(overhead_seconds);
+  return fitted;
+}
+
+// A few rounds: a pass that the first round moves across its roofline's knee (compute to memory)
+// is classed by its new limit in the next.
+GpuEfficiencies fit_efficiencies(const std::vector<const UsableRecord*>& usable, const GpuNode& node,
+                                 const GpuEfficiencies& priors) {
+  GpuEfficiencies fitted = priors;
+  for (int round = 0; round < fit_rounds; ++round) fitted = fit_round(usable, node, fitted);
   return fitted;
 }
 
@@ -187,6 +206,7 @@ std::string to_json_text(const GpuCalibration& calibration) {
     const GpuClassEfficiency& efficiency = e.classes[kernel_class];
     json row = {{"compute", efficiency.compute},
                 {"memory", efficiency.memory},
+                {"memory_pass_factor", efficiency.memory_pass_factor},
                 {"kernels_per_pass", efficiency.kernels_per_pass}};
     const auto class_id = static_cast<GpuKernelClass>(kernel_class);
     for (GpuPrecision precision : {GpuPrecision::tf32, GpuPrecision::bf16, GpuPrecision::fp16})
@@ -240,6 +260,11 @@ Expected<GpuCalibration> gpu_calibration_from_document(const json& document, con
       efficiency.compute = row.at("compute").get<std::array<double, 3>>();
       efficiency.memory = row.at("memory").get<double>();
       efficiency.kernels_per_pass = row.value("kernels_per_pass", efficiency.kernels_per_pass);
+      if (row.contains("memory_pass_factor"))
+        efficiency.memory_pass_factor = row.at("memory_pass_factor").get<std::array<double, 3>>();
+      for (double value : efficiency.memory_pass_factor)
+        if (!std::isfinite(value) || value <= 0 || value > 20)
+          return bad_input(origin + ": (/efficiencies/classes/" + name + "/memory_pass_factor) must be numbers in (0, 20]");
       for (GpuPrecision precision : {GpuPrecision::tf32, GpuPrecision::bf16, GpuPrecision::fp16}) {
         const std::string key = gpu_precision_name(precision);
         if (!row.contains("compute_by_precision") || !row.at("compute_by_precision").contains(key)) continue;
@@ -318,6 +343,15 @@ std::string gpu_calibration_text(const GpuCalibration& calibration) {
     const GpuClassEfficiency& c = e.classes[kernel_class];
     out << "  " << name << "  " << format_fixed(c.compute[0], 2) << "     " << format_fixed(c.compute[1], 2)
         << "      " << format_fixed(c.compute[2], 2) << "         " << format_fixed(c.memory, 2) << "\n";
+    // The shares of a tensor precision's own peak, for the classes that run on it.
+    for (GpuPrecision precision : {GpuPrecision::tf32, GpuPrecision::bf16}) {
+      if (!uses_precision_peak(static_cast<GpuKernelClass>(kernel_class), precision)) continue;
+      const auto& r = c.reduced_compute[static_cast<int>(precision)];
+      std::string label = "    " + gpu_precision_name(precision) + " (of its peak)";
+      label.resize(std::max<std::size_t>(label.size(), 22), ' ');
+      out << label << format_fixed(r[0], 2) << "     " << format_fixed(r[1], 2) << "      " << format_fixed(r[2], 2)
+          << "\n";
+    }
   }
   out << "  host dispatch per op " << format_fixed(e.dispatch_seconds_per_op * 1e6, 1) << " us\n";
   out << "  per-pass median |error|: priors " << format_fixed(100 * calibration.prior_median_error, 1)

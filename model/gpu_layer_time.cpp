@@ -37,6 +37,7 @@ const ClassRow class_rows[] = {
     {GpuKernelClass::data_movement, "data_movement", {{0.30, 0.30, 0.30}, 0.70, 1}},
     {GpuKernelClass::loss, "loss", {{0.10, 0.10, 0.10}, 0.30, 2}},
     {GpuKernelClass::view, "view", {{1, 1, 1}, 1, 0}},
+    {GpuKernelClass::convolution_pointwise, "convolution_pointwise", {{0.70, 0.65, 0.55}, 0.70, 1}},
 };
 static_assert(sizeof class_rows / sizeof class_rows[0] == gpu_kernel_class_count, "one row per class");
 
@@ -54,6 +55,7 @@ const TensorPrior tensor_priors[] = {
     {GpuKernelClass::convolution, {0.35, 0.30, 0.28}},
     {GpuKernelClass::convolution_thin, {0.10, 0.10, 0.08}},
     {GpuKernelClass::convolution_grouped, {0.01, 0.01, 0.01}},
+    {GpuKernelClass::convolution_pointwise, {0.35, 0.30, 0.28}},
     {GpuKernelClass::matmul, {0.45, 0.45, 0.40}},
 };
 
@@ -84,7 +86,9 @@ GpuKernelClass gpu_kernel_class(const workloads::LayerSpec& spec) {
     case LayerKind::convolution: {
       const std::int64_t groups = std::max<std::int64_t>(1, spec.groups);
       if (groups > 1) return GpuKernelClass::convolution_grouped;
-      return spec.input.channels < 16 ? GpuKernelClass::convolution_thin : GpuKernelClass::convolution;
+      if (spec.input.channels < 16) return GpuKernelClass::convolution_thin;
+      return spec.kernel_h == 1 && spec.kernel_w == 1 ? GpuKernelClass::convolution_pointwise
+                                                      : GpuKernelClass::convolution;
     }
     case LayerKind::inner_product: return GpuKernelClass::matmul;
     case LayerKind::batch_norm: return GpuKernelClass::normalization;
@@ -107,7 +111,8 @@ bool uses_precision_peak(GpuKernelClass kernel_class, GpuPrecision precision) {
   switch (kernel_class) {
     case GpuKernelClass::convolution:
     case GpuKernelClass::convolution_thin:
-    case GpuKernelClass::convolution_grouped: return precision != GpuPrecision::fp32;
+    case GpuKernelClass::convolution_grouped:
+    case GpuKernelClass::convolution_pointwise: return precision != GpuPrecision::fp32;
     case GpuKernelClass::matmul: return is_mixed_precision(precision);
     default: return false;
   }
@@ -182,12 +187,11 @@ GpuPassTime gpu_pass_time(const workloads::LayerSpec& spec, workloads::Pass pass
   // Autocast halves the activations' bytes; tensor-core convolutions on contiguous (NCHW)
   // tensors add cuDNN's transposes to and from NHWC, about one more pass over the data.
   double bytes = static_cast<double>(cost.bytes) * activation_bytes_ratio(precision);
-  const bool convolution = kernel_class == GpuKernelClass::convolution ||
-                           kernel_class == GpuKernelClass::convolution_thin ||
-                           kernel_class == GpuKernelClass::convolution_grouped;
+  const bool convolution = uses_precision_peak(kernel_class, GpuPrecision::tf32);
   if (convolution && is_mixed_precision(precision) && numerics.memory_format == GpuMemoryFormat::contiguous)
     bytes *= 2;
-  time.memory_seconds = bytes / (node.memory_bandwidth * efficiency.memory * time.utilisation);
+  time.memory_seconds = bytes / (node.memory_bandwidth * efficiency.memory *
+                                 efficiency.memory_pass_factor[pass_slot(pass)] * time.utilisation);
   const double kernels = efficiency.kernels_per_pass;
   const double on_gpu = std::max(time.compute_seconds, time.memory_seconds) + kernels * efficiencies.kernel_gap_seconds;
   const double on_host = kernels * efficiencies.dispatch_seconds_per_op;

@@ -34,6 +34,7 @@ enum class GpuKernelClass {
   data_movement,        // concat: copies
   loss,                 // softmax + cross-entropy: a few small reductions
   view,                 // flatten: no kernel at all
+  convolution_pointwise,  // dense 1x1: a GEMM over the pixels, less reuse than a 3x3 (no Winograd)
   count_
 };
 constexpr int gpu_kernel_class_count = static_cast<int>(GpuKernelClass::count_);
@@ -45,6 +46,10 @@ struct GpuClassEfficiency {
   std::array<double, 3> compute{};  // of the fp32 peak, per pass (forward, backward-data, backward-weights)
   double memory = 0;                // of the HBM bandwidth
   int kernels_per_pass = 1;         // launches of one pass (0: a view)
+  // Each pass's memory efficiency relative to `memory` (forward, backward-data, backward-weights):
+  // a pass reads and writes more or less than workloads/costs.hpp counts (batch norm's backward
+  // reads its input, the output's gradient and the statistics; max pooling's backward scatters).
+  std::array<double, 3> memory_pass_factor{1, 1, 1};
   // Of the precision's own peak where the class runs on it (uses_precision_peak), per pass;
   // indexed by GpuPrecision (the fp32 slot unused: `compute` is strict fp32's).
   std::array<std::array<double, 3>, gpu_precision_count> reduced_compute{};
