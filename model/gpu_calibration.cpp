@@ -348,7 +348,7 @@ std::string gpu_calibration_text(const GpuCalibration& calibration) {
       if (!uses_precision_peak(static_cast<GpuKernelClass>(kernel_class), precision)) continue;
       const auto& r = c.reduced_compute[static_cast<int>(precision)];
       std::string label = "    " + gpu_precision_name(precision) + " (of its peak)";
-      label.resize(std::max<std::size_t>(label.size(), 22), ' ');
+      label.resize(std::max<std::size_t>(label.size(), 24), ' ');
       out << label << format_fixed(r[0], 2) << "     " << format_fixed(r[1], 2) << "      " << format_fixed(r[2], 2)
           << "\n";
     }
