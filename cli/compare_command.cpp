@@ -24,11 +24,13 @@ struct CompareOptions {
   std::string batches = "32,64";
   int gpus = 1;
   std::string backend = "torch";
+  std::string precision;      // GPUs: "" for each GPU's PyTorch default
+  std::string memory_format;  // GPUs: "" for contiguous
   OutputOptions output;
 };
 
 tuner::ComparedMachine best_on_gpu(const workloads::Network& network, const GpuSource& gpu,
-                                   const std::vector<std::int64_t>& batches, int gpus) {
+                                   const std::vector<std::int64_t>& batches, int gpus, const CompareOptions& options) {
   const model::GpuNode& node = gpu.node;
   if (gpus > node.gpus_per_node)
     fail(bad_input("--gpus " + std::to_string(gpus) + ": a " + node.name + " node holds " +
@@ -36,6 +38,12 @@ tuner::ComparedMachine best_on_gpu(const workloads::Network& network, const GpuS
   tuner::GpuSearchOptions search;
   search.gpus_per_node = {gpus};
   search.batches_per_gpu = batches;
+  model::GpuConfiguration numerics;
+  apply_gpu_numerics(numerics, options.precision, options.memory_format);
+  const model::GpuPrecision precision = model::resolved_precision(numerics, node);
+  ok_or_fail(model::check_gpu_precision(node, precision));
+  search.precisions = {precision};
+  search.memory_formats = {numerics.memory_format};
   const auto best = value_or_fail(tuner::recommend_gpu(network, node, gpu.efficiencies, search)).best;
   return {node.name, "gpu", model::describe(best.configuration), best.images_per_second, best.images_per_second_low,
           best.images_per_second_high, best.efficiencies_source};
@@ -67,7 +75,7 @@ void run_compare(const CompareOptions& options) {
   for (std::size_t index = 0; index < profiles.size(); ++index) {
     if (profiles[index].kind == records::MachineKind::gpu)
       comparison.machines.push_back(
-          best_on_gpu(network, {value_or_fail(model::gpu_node(profiles[index])), gpu_efficiencies()}, batches, options.gpus));
+          best_on_gpu(network, {value_or_fail(model::gpu_node(profiles[index])), gpu_efficiencies()}, batches, options.gpus, options));
     else
       comparison.machines.push_back(best_on_cpu(network, options.machines[index], batches, options.backend));
   }
@@ -94,6 +102,8 @@ void add_compare_command(CLI::App& root) {
   command->add_option("--backend", options.backend, "CPU machines: the framework (torch or onednn)")
       ->check(CLI::IsMember({"torch", "onednn"}))
       ->capture_default_str();
+  add_value(*command, option_rows::precision, options.precision);
+  add_value(*command, option_rows::memory_format, options.memory_format);
   add_output_options(*command, options.output);
   command->callback([] {
     if (options.machines.size() < 2) fail(bad_input("compare needs at least two --machine"));

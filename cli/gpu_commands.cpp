@@ -56,8 +56,31 @@ model::GpuConfiguration gpu_configuration_from(const ConfigurationOptions& optio
   configuration.nodes = c.nodes;
   configuration.fusion_bytes = options.fusion_megabytes * 1024 * 1024;
   configuration.fabric = value_or_fail(fabric_from(options.fabric));
+  apply_gpu_numerics(configuration, options.precision, options.memory_format);
   return configuration;
 }
+
+void apply_gpu_numerics(model::GpuConfiguration& configuration, const std::string& precision,
+                        const std::string& memory_format) {
+  if (!precision.empty()) configuration.precision = value_or_fail(model::parse_gpu_precision(precision));
+  if (!memory_format.empty()) configuration.memory_format = value_or_fail(model::parse_gpu_memory_format(memory_format));
+}
+
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    items.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return items;
+}
+
+}  // namespace
 
 void run_gpu_predict(const workloads::Network& network, const GpuSource& gpu,
                      const ConfigurationOptions& configuration, const OutputOptions& output) {
@@ -99,6 +122,15 @@ void run_gpu_recommend(const workloads::Network& network, const GpuSource& gpu,
   search.fusion_megabytes.assign(fusion.begin(), fusion.end());
   search.node_counts = value_or_fail(model::parse_node_counts(request.nodes));
   search.fabric = request.fabric;
+  if (!request.precisions.empty())
+    for (const std::string& item : split_list(request.precisions)) {
+      const auto precision = value_or_fail(model::parse_gpu_precision(item));
+      ok_or_fail(model::check_gpu_precision(gpu.node, precision));
+      search.precisions.push_back(precision);
+    }
+  if (!request.memory_formats.empty())
+    for (const std::string& item : split_list(request.memory_formats))
+      search.memory_formats.push_back(value_or_fail(model::parse_gpu_memory_format(item)));
   search.objective = request.objective == "images-per-node"
                          ? tuner::GpuObjective::images_per_node
                          : tuner::GpuObjective::throughput;

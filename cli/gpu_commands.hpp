@@ -36,7 +36,12 @@ void run_gpu_fit(const std::vector<records::Measurement>& records, const std::st
 
 // --gpus/--batch/--nodes/--fusion-mb/fabric as a GPU configuration; the CPU-only options
 // (--threads, --smt, --ps, --async, --ppn) are refused with a one-line reason.
+// --precision and --memory-format as well (unset: the GPU's PyTorch default, contiguous).
 model::GpuConfiguration gpu_configuration_from(const ConfigurationOptions& options);
+
+// --precision / --memory-format of a GPU command: "" leaves the default; bad input otherwise.
+void apply_gpu_numerics(model::GpuConfiguration& configuration, const std::string& precision,
+                        const std::string& memory_format);
 
 void run_gpu_predict(const workloads::Network& network, const GpuSource& gpu,
                      const ConfigurationOptions& configuration, const OutputOptions& output);
@@ -45,6 +50,8 @@ void run_gpu_scale(const workloads::Network& network, const GpuSource& gpu,
 
 struct GpuRecommendRequest {
   std::string gpus;       // --gpus LIST ("" : 1, 2, 4 ... the node's)
+  std::string precisions;      // --precision LIST ("": every precision the GPU has)
+  std::string memory_formats;  // --memory-format LIST ("": contiguous and channels_last)
   std::string batches;    // --batch LIST ("" : 32, 64, 128)
   std::string fusion_megabytes;
   std::string nodes;

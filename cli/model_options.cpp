@@ -56,11 +56,16 @@ void add_configuration_options(CLI::App& command, ConfigurationOptions& options,
   add_flag(command, option_rows::asynchronous, c.asynchronous);
   add_value(command, option_rows::fusion_megabytes, options.fusion_megabytes)->capture_default_str();
   add_value(command, option_rows::gpus, options.gpus_per_node);
+  add_value(command, option_rows::precision, options.precision);
+  add_value(command, option_rows::memory_format, options.memory_format);
 }
 
 Expected<model::TrainingConfiguration> configuration_from(const ConfigurationOptions& options) {
   if (options.gpus_per_node > 0)
     return bad_input("--gpus applies to a GPU --machine (" + data::builtin_gpu_machine_names() + ")");
+  if (!options.precision.empty() || !options.memory_format.empty())
+    return bad_input("--precision and --memory-format apply to a GPU --machine (" + data::builtin_gpu_machine_names() +
+                     ")");
   model::TrainingConfiguration configuration = options.configuration;
   if (configuration.asynchronous && options.parameter_servers == 0)
     return bad_input("--async applies to a parameter server: add --ps SERVERS");

@@ -51,6 +51,8 @@ struct ConfigurationOptions {
   int parameter_servers = 0;
   double fusion_megabytes = model::default_fusion_megabytes;
   int gpus_per_node = 0;  // --gpus: GPU machines only (0: one GPU)
+  std::string precision;      // --precision: GPU machines only ("": the GPU's PyTorch default)
+  std::string memory_format;  // --memory-format: GPU machines only ("": contiguous)
 };
 void add_configuration_options(CLI::App& command, ConfigurationOptions& options, bool with_nodes);
 

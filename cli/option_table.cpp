@@ -28,6 +28,12 @@ const OptionRow fusion_megabytes{"--fusion-mb", "All-reduce fusion threshold in 
                                  &lists::fusion_megabytes, "; the thresholds to consider (a list: 16,25,64; at most 16)"};
 const OptionRow gpus{"--gpus", "GPUs per node (a GPU --machine only; default 1)", "", &rules::ranks_or_threads,
                      &lists::gpus_per_node, "; the counts to consider (a list: 1,8; default 1, 2, 4 .. all)"};
+const OptionRow precision{"--precision",
+                          "A GPU --machine only: fp32 (strict), tf32 (PyTorch's default where the GPU has it), bf16 or "
+                          "fp16 (autocast)",
+                          "NAME", nullptr, nullptr, "; the ones to consider (a list: fp32,bf16; default every one the GPU has)"};
+const OptionRow memory_format{"--memory-format", "A GPU --machine only: contiguous (default) or channels_last", "NAME",
+                              nullptr, nullptr, "; the ones to consider (a list; default both)"};
 const OptionRow global_batch{"--global-batch",
                              "Keep this global batch fixed, split evenly over all processes (instead of --batch)", "",
                              &rules::global_batch};

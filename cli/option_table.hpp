@@ -33,7 +33,7 @@ struct OptionRow {
 namespace option_rows {
 extern const OptionRow model;
 extern const OptionRow batch, nodes, processes_per_node, threads, smt, parameter_servers, asynchronous;
-extern const OptionRow fusion_megabytes, gpus, global_batch, epochs, dataset_images, verify;
+extern const OptionRow fusion_megabytes, gpus, precision, memory_format, global_batch, epochs, dataset_images, verify;
 extern const OptionRow fabric, link_gbits, link_latency_us;
 extern const OptionRow calibration, machine, backend, calibration_budget, topology;
 extern const OptionRow json, output;

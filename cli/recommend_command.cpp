@@ -46,6 +46,8 @@ struct RecommendCommandOptions {
   LaunchOptions launch;
   std::vector<std::string> train_command;
   std::string gpus;          // --gpus: GPU machines only
+  std::string precisions;    // --precision LIST: GPU machines only ("": every one the GPU has)
+  std::string memory_formats;  // --memory-format LIST: GPU machines only ("": both)
   bool batch_given = false;  // a GPU search defaults to several batches
 };
 
@@ -58,6 +60,8 @@ void recommend_for_gpu(const workloads::Network& network, const GpuSource& gpu,
                    "nodes; on a GPU machine give --gpus, --batch, --nodes and --fusion-mb"));
   GpuRecommendRequest request;
   request.gpus = options.gpus;
+  request.precisions = options.precisions;
+  request.memory_formats = options.memory_formats;
   request.batches = options.batch_given ? options.batches : "";
   request.fusion_megabytes = options.fusion_megabytes;
   request.nodes = options.nodes;
@@ -199,6 +203,8 @@ void run_recommend(const RecommendCommandOptions& options) {
   if (const auto gpu = gpu_machine(options.source)) return recommend_for_gpu(network, *gpu, options);
   if (!options.gpus.empty())
     fail(bad_input("--gpus applies to a GPU --machine (" + data::builtin_gpu_machine_names() + ")"));
+  if (!options.precisions.empty() || !options.memory_formats.empty())
+    fail(bad_input("--precision and --memory-format apply to a GPU --machine (" + data::builtin_gpu_machine_names() + ")"));
   tuner::SearchSpaceOptions space;
   space.batches_per_process = parse_list<std::int64_t>(option_rows::batch, options.batches);
 
@@ -292,6 +298,8 @@ void add_recommend_command(CLI::App& root) {
   command->add_flag("--explain", options.explain, "Print the whole ranking and every excluded configuration");
   add_value(*command, option_rows::verify, options.verify);
   add_list(*command, option_rows::gpus, options.gpus);
+  add_list(*command, option_rows::precision, options.precisions);
+  add_list(*command, option_rows::memory_format, options.memory_formats);
   add_launch_options(*command, options.launch);
   add_value(*command, option_rows::output, options.output_path)->check(output_file());
   command->add_option("command", options.train_command, "Your training command (after --)");

@@ -26,6 +26,10 @@ Expected<records::MachineProfile> builtin_machine(const std::string& name) {
   return bad_input("unknown machine \"" + name + "\" (known: " + known + ")");
 }
 
+bool is_gpu_reference_calibration(const BuiltinText& text) {
+  return std::string(text.json).find("\"dnntune.gpu-calibration\"") != std::string::npos;
+}
+
 const char* builtin_reference_calibration(const std::string& backend) {
   for (const BuiltinText& text : builtin_reference_calibration_texts())
     if (backend == text.name) return text.json;

@@ -25,6 +25,9 @@ std::string builtin_gpu_machine_names();
 // The reference calibrations, by backend ("torch", "onednn"): fitted on a measured machine,
 // their efficiencies are what a spec machine's predictions carry over (see README).
 const std::vector<BuiltinText>& builtin_reference_calibration_texts();
+// Whether a reference calibration is the GPU model's (torch-cuda: dnntune.gpu-calibration), which
+// the CPU cost model's reference choice leaves out.
+bool is_gpu_reference_calibration(const BuiltinText& text);
 // The text of `backend`'s reference calibration, or nullptr when none is built in.
 const char* builtin_reference_calibration(const std::string& backend);
 

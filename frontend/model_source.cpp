@@ -70,6 +70,7 @@ std::string reference_directory() {
 Expected<std::vector<model::ReferenceCandidate>> reference_candidates(const std::string& backend) {
   std::vector<model::ReferenceCandidate> candidates;
   for (const auto& text : data::builtin_reference_calibration_texts()) {
+    if (data::is_gpu_reference_calibration(text)) continue;  // the GPU model's (cli/gpu_commands.cpp)
     auto calibration = model::calibration_from_json_text(text.json, std::string("<built-in reference ") + text.name + ">");
     if (!calibration) return calibration.error();
     if (calibration->backend == backend)

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -24,15 +25,19 @@ int slot_of(workloads::Pass pass) {
 // convolutions pass 100% of them) and above a floor that keeps predictions finite.
 double clamp_efficiency(double value) { return std::clamp(value, 0.005, 2.0); }
 
+constexpr int fit_rounds = 3;
+
 struct UsableRecord {
   workloads::LayerSpec spec;
   workloads::Pass pass;
+  GpuNumerics numerics;
   const records::Measurement* record;
 };
 
 double predict(const UsableRecord& usable, const GpuNode& node, const GpuEfficiencies& efficiencies) {
   const auto cost = workloads::layer_cost(usable.spec, usable.record->batch).pass(usable.pass);
-  return gpu_pass_time(usable.spec, usable.pass, cost, usable.record->batch, node, efficiencies).seconds;
+  return gpu_pass_time(usable.spec, usable.pass, cost, usable.record->batch, node, efficiencies, usable.numerics)
+      .seconds;
 }
 
 double median_error(const std::vector<GpuPassCheck>& checks, double GpuPassCheck::*predicted) {
@@ -41,12 +46,91 @@ double median_error(const std::vector<GpuPassCheck>& checks, double GpuPassCheck
   return errors.empty() ? 0 : median(errors);
 }
 
+// The fit proper (see the header) on `usable`, per precision for the classes that run at a
+// precision's own peak. A tensor precision without micro-runs inherits the share of peak fitted
+// for a measured one (bf16 and fp16 from TF32): the peak ratio carries it over.
+GpuEfficiencies fit_round(const std::vector<const UsableRecord*>& usable, const GpuNode& node,
+                          const GpuEfficiencies& priors) {
+  std::vector<double> compute_ratios[gpu_precision_count][gpu_kernel_class_count][3];
+  std::vector<double> memory_ratios[gpu_kernel_class_count][3];
+  std::vector<double> overhead_seconds;
+  for (const UsableRecord* entry : usable) {
+    const auto cost = workloads::layer_cost(entry->spec, entry->record->batch).pass(entry->pass);
+    const GpuPassTime time =
+        gpu_pass_time(entry->spec, entry->pass, cost, entry->record->batch, node, priors, entry->numerics);
+    if (time.seconds <= 0) continue;
+    const int kernel_class = static_cast<int>(gpu_kernel_class(entry->spec));
+    const int precision = static_cast<int>(entry->numerics.precision);
+    const double ratio = entry->record->median_seconds / time.seconds;
+    if (time.limit == "compute") compute_ratios[precision][kernel_class][slot_of(entry->pass)].push_back(ratio);
+    else if (time.limit == "memory") memory_ratios[kernel_class][slot_of(entry->pass)].push_back(ratio);
+    else if (time.limit == "overhead") overhead_seconds.push_back(entry->record->median_seconds);
+  }
+  GpuEfficiencies fitted = priors;
+  for (int kernel_class = 0; kernel_class < gpu_kernel_class_count; ++kernel_class) {
+    GpuClassEfficiency& efficiency = fitted.classes[kernel_class];
+    const auto class_id = static_cast<GpuKernelClass>(kernel_class);
+    for (int precision = 0; precision < gpu_precision_count; ++precision) {
+      const auto numerics = static_cast<GpuPrecision>(precision);
+      if (precision > 0 && !uses_precision_peak(class_id, numerics)) continue;  // fp32's row, fitted once
+      std::array<double, 3>& compute = class_compute(efficiency, class_id, numerics);
+      for (int slot = 0; slot < 3; ++slot) {
+        std::vector<double> ratios = compute_ratios[precision][kernel_class][slot];
+        // A class off the precision's peak (streaming kernels) computes at fp32's: pool them.
+        if (precision == 0)
+          for (int other = 1; other < gpu_precision_count; ++other)
+            if (!uses_precision_peak(class_id, static_cast<GpuPrecision>(other)))
+              ratios.insert(ratios.end(), compute_ratios[other][kernel_class][slot].begin(),
+                            compute_ratios[other][kernel_class][slot].end());
+        if (!ratios.empty()) compute[slot] = clamp_efficiency(compute[slot] / median(ratios));
+      }
+    }
+    // The class's memory efficiency from all its memory-bound passes, each pass's factor from its own.
+    std::vector<double> all;
+    for (const auto& slot_ratios : memory_ratios[kernel_class]) all.insert(all.end(), slot_ratios.begin(), slot_ratios.end());
+    if (all.empty()) continue;
+    const double overall = median(all);
+    efficiency.memory = clamp_efficiency(efficiency.memory / overall);
+    for (int slot = 0; slot < 3; ++slot)
+      if (!memory_ratios[kernel_class][slot].empty())
+        efficiency.memory_pass_factor[slot] =
+            std::clamp(efficiency.memory_pass_factor[slot] * overall / median(memory_ratios[kernel_class][slot]), 0.05, 20.0);
+  }
+  if (!overhead_seconds.empty()) fitted.dispatch_seconds_per_op = median(overhead_seconds);
+  return fitted;
+}
+
+// A few rounds: a pass that the first round moves across its roofline's knee (compute to memory)
+// is classed by its new limit in the next.
+GpuEfficiencies fit_efficiencies(const std::vector<const UsableRecord*>& usable, const GpuNode& node,
+                                 const GpuEfficiencies& priors) {
+  GpuEfficiencies fitted = priors;
+  for (int round = 0; round < fit_rounds; ++round) fitted = fit_round(usable, node, fitted);
+  return fitted;
+}
+
+// Carries a measured tensor precision's fitted shares of peak to the unmeasured ones.
+void carry_over_precisions(GpuEfficiencies& fitted, const std::vector<std::string>& measured) {
+  const auto has = [&](GpuPrecision precision) {
+    return std::find(measured.begin(), measured.end(), gpu_precision_name(precision)) != measured.end();
+  };
+  std::optional<GpuPrecision> source;
+  for (GpuPrecision candidate : {GpuPrecision::bf16, GpuPrecision::fp16, GpuPrecision::tf32})
+    if (!source && has(candidate)) source = candidate;
+  if (!source) return;
+  for (GpuClassEfficiency& efficiency : fitted.classes)
+    for (GpuPrecision target : {GpuPrecision::tf32, GpuPrecision::bf16, GpuPrecision::fp16})
+      if (!has(target))
+        efficiency.reduced_compute[static_cast<int>(target)] = efficiency.reduced_compute[static_cast<int>(*source)];
+}
+
 }  // namespace
 
 Expected<GpuCalibration> fit_gpu_calibration(const std::vector<records::Measurement>& records, const GpuNode& node,
                                              const GpuEfficiencies& priors) {
   std::vector<UsableRecord> usable;
   std::string backend_version;
+  std::vector<std::string> measured_precisions;
   for (const records::Measurement& record : records) {
     if (record.kind != records::MeasurementKind::layer || record.backend != "torch-cuda" ||
         record.status != records::MeasurementStatus::ok || record.processes != 1 || !(record.median_seconds > 0))
@@ -58,52 +142,56 @@ Expected<GpuCalibration> fit_gpu_calibration(const std::vector<records::Measurem
     for (workloads::Pass candidate : workloads::all_passes)
       if (workloads::pass_name(candidate) == record.pass) pass = candidate, known = true;
     if (!known) continue;
-    usable.push_back({*spec, pass, &record});
+    auto precision = parse_gpu_precision(record.precision);
+    auto memory_format = parse_gpu_memory_format(record.memory_format);
+    if (!precision || !memory_format) continue;
+    if (!check_gpu_precision(node, *precision))
+      return bad_input("a " + record.precision + " record (" + record.descriptor + ") cannot come from a " + node.name +
+                       ": it has no " + record.precision + " math");
+    usable.push_back({*spec, pass, {*precision, *memory_format}, &record});
     backend_version = record.backend_version;
+    if (std::find(measured_precisions.begin(), measured_precisions.end(), record.precision) ==
+        measured_precisions.end())
+      measured_precisions.push_back(record.precision);
   }
   if (usable.empty())
     return bad_input("no torch-cuda layer measurements to fit (calibrate on the GPU with --backend torch-cuda)");
 
-  // Ratios measured / predicted with the priors, by class, pass slot and limit.
-  std::vector<double> compute_ratios[gpu_kernel_class_count][3], memory_ratios[gpu_kernel_class_count];
-  std::vector<double> overhead_seconds;
-  for (const UsableRecord& entry : usable) {
-    const auto cost = workloads::layer_cost(entry.spec, entry.record->batch).pass(entry.pass);
-    const GpuPassTime time = gpu_pass_time(entry.spec, entry.pass, cost, entry.record->batch, node, priors);
-    if (time.seconds <= 0) continue;
-    const int kernel_class = static_cast<int>(gpu_kernel_class(entry.spec));
-    const double measured = entry.record->median_seconds;
-    if (time.limit == "compute") compute_ratios[kernel_class][slot_of(entry.pass)].push_back(measured / time.seconds);
-    else if (time.limit == "memory") memory_ratios[kernel_class].push_back(measured / time.seconds);
-    else if (time.limit == "overhead") overhead_seconds.push_back(measured);
+  std::vector<const UsableRecord*> all, folds[2];
+  for (std::size_t index = 0; index < usable.size(); ++index) {
+    all.push_back(&usable[index]);
+    folds[index % 2].push_back(&usable[index]);
   }
   GpuCalibration calibration;
   calibration.machine = node.name;
   calibration.backend_version = backend_version;
-  GpuEfficiencies& fitted = calibration.efficiencies = priors;
-  for (int kernel_class = 0; kernel_class < gpu_kernel_class_count; ++kernel_class) {
-    GpuClassEfficiency& efficiency = fitted.classes[kernel_class];
-    for (int slot = 0; slot < 3; ++slot)
-      if (!compute_ratios[kernel_class][slot].empty())
-        efficiency.compute[slot] = clamp_efficiency(efficiency.compute[slot] / median(compute_ratios[kernel_class][slot]));
-    if (!memory_ratios[kernel_class].empty())
-      efficiency.memory = clamp_efficiency(efficiency.memory / median(memory_ratios[kernel_class]));
-  }
-  if (!overhead_seconds.empty()) fitted.dispatch_seconds_per_op = median(overhead_seconds);
+  GpuEfficiencies& fitted = calibration.efficiencies = fit_efficiencies(all, node, priors);
+  carry_over_precisions(fitted, measured_precisions);
 
-  std::vector<double> log_errors;
   for (const UsableRecord& entry : usable) {
     GpuPassCheck check{entry.record->descriptor, entry.record->pass, entry.record->batch,
                        entry.record->median_seconds, predict(entry, node, priors), predict(entry, node, fitted)};
     if (check.fitted_seconds <= 0) continue;
-    log_errors.push_back(std::abs(std::log(check.fitted_seconds / check.measured_seconds)));
     calibration.checks.push_back(std::move(check));
   }
   calibration.prior_median_error = median_error(calibration.checks, &GpuPassCheck::prior_seconds);
   calibration.fitted_median_error = median_error(calibration.checks, &GpuPassCheck::fitted_seconds);
-  // The band: the layer passes' typical error (a median absolute deviation as a standard
-  // deviation), no narrower than 10%: a whole step adds what single passes do not show.
-  fitted.log_sd = std::max(0.10, 1.4826 * (log_errors.empty() ? 0.0 : median(log_errors)));
+  // The band from held-out residuals: fit on every other record, check the rest, both ways (a
+  // median absolute deviation as a standard deviation), no narrower than 10%: a whole step adds
+  // what single passes do not show.
+  std::vector<double> held_out;
+  for (int fold = 0; fold < 2; ++fold) {
+    if (folds[fold].empty() || folds[1 - fold].empty()) continue;
+    const GpuEfficiencies half = fit_efficiencies(folds[fold], node, priors);
+    for (const UsableRecord* entry : folds[1 - fold]) {
+      const double predicted = predict(*entry, node, half);
+      if (predicted > 0) held_out.push_back(std::abs(std::log(predicted / entry->record->median_seconds)));
+    }
+  }
+  calibration.held_out_median_error = held_out.empty() ? 0 : std::exp(median(held_out)) - 1;
+  fitted.log_sd = std::max(0.10, 1.4826 * (held_out.empty() ? 0.0 : median(held_out)));
+  fitted.measured_on = node.name;
+  fitted.measured_precisions = measured_precisions;
   fitted.source = "GPU reference calibration fitted on " + node.name + " (" + backend_version + ", " +
                   std::to_string(calibration.checks.size()) + " layer passes)";
   return calibration;
@@ -116,8 +204,16 @@ std::string to_json_text(const GpuCalibration& calibration) {
   json classes = json::object();
   for (int kernel_class = 0; kernel_class < gpu_kernel_class_count; ++kernel_class) {
     const GpuClassEfficiency& efficiency = e.classes[kernel_class];
-    classes[gpu_kernel_class_name(static_cast<GpuKernelClass>(kernel_class))] = {
-        {"compute", efficiency.compute}, {"memory", efficiency.memory}, {"kernels_per_pass", efficiency.kernels_per_pass}};
+    json row = {{"compute", efficiency.compute},
+                {"memory", efficiency.memory},
+                {"memory_pass_factor", efficiency.memory_pass_factor},
+                {"kernels_per_pass", efficiency.kernels_per_pass}};
+    const auto class_id = static_cast<GpuKernelClass>(kernel_class);
+    for (GpuPrecision precision : {GpuPrecision::tf32, GpuPrecision::bf16, GpuPrecision::fp16})
+      if (uses_precision_peak(class_id, precision))
+        row["compute_by_precision"][gpu_precision_name(precision)] =
+            efficiency.reduced_compute[static_cast<int>(precision)];
+    classes[gpu_kernel_class_name(class_id)] = row;
   }
   json checks = json::array();
   for (const GpuPassCheck& check : calibration.checks)
@@ -135,7 +231,10 @@ std::string to_json_text(const GpuCalibration& calibration) {
                       {"half_fill_threads_per_sm", e.half_fill_threads_per_sm},
                       {"framework_memory_bytes", e.framework_memory_bytes},
                       {"log_sd", e.log_sd},
-                      {"source", e.source}}},
+                      {"source", e.source},
+                      {"measured_on", e.measured_on},
+                      {"measured_precisions", e.measured_precisions}}},
+                    {"held_out_median_error", calibration.held_out_median_error},
                     {"prior_median_error", calibration.prior_median_error},
                     {"fitted_median_error", calibration.fitted_median_error},
                     {"checks", checks}};
@@ -161,6 +260,21 @@ Expected<GpuCalibration> gpu_calibration_from_document(const json& document, con
       efficiency.compute = row.at("compute").get<std::array<double, 3>>();
       efficiency.memory = row.at("memory").get<double>();
       if (row.contains("kernels_per_pass")) efficiency.kernels_per_pass = json_integer<int>(row.at("kernels_per_pass"));
+      if (row.contains("memory_pass_factor"))
+        efficiency.memory_pass_factor = row.at("memory_pass_factor").get<std::array<double, 3>>();
+      for (double value : efficiency.memory_pass_factor)
+        if (!std::isfinite(value) || value <= 0 || value > 20)
+          return bad_input(origin + ": (/efficiencies/classes/" + name + "/memory_pass_factor) must be numbers in (0, 20]");
+      for (GpuPrecision precision : {GpuPrecision::tf32, GpuPrecision::bf16, GpuPrecision::fp16}) {
+        const std::string key = gpu_precision_name(precision);
+        if (!row.contains("compute_by_precision") || !row.at("compute_by_precision").contains(key)) continue;
+        auto& reduced = efficiency.reduced_compute[static_cast<int>(precision)];
+        reduced = row.at("compute_by_precision").at(key).get<std::array<double, 3>>();
+        for (double value : reduced)
+          if (!std::isfinite(value) || value <= 0 || value > 2)
+            return bad_input(origin + ": (/efficiencies/classes/" + name + "/compute_by_precision/" + key +
+                             ") must be numbers in (0, 2]");
+      }
       for (double value : efficiency.compute)
         if (!std::isfinite(value) || value <= 0 || value > 2)
           return bad_input(origin + ": (/efficiencies/classes/" + name + "/compute) must be numbers in (0, 2]");
@@ -180,6 +294,13 @@ Expected<GpuCalibration> gpu_calibration_from_document(const json& document, con
         return bad_input(origin + ": (/efficiencies/" + key + ") must be a finite number >= 0");
     }
     e.source = in.at("source").get<std::string>();
+    // A calibration before precisions: measured on its machine, PyTorch's default numerics.
+    e.measured_on = in.value("measured_on", calibration.machine);
+    e.measured_precisions = in.value("measured_precisions", std::vector<std::string>{"tf32"});
+    for (const std::string& precision : e.measured_precisions)
+      if (!parse_gpu_precision(precision))
+        return bad_input(origin + ": (/efficiencies/measured_precisions) must name fp32, tf32, bf16 or fp16");
+    calibration.held_out_median_error = document.value("held_out_median_error", 0.0);
     calibration.prior_median_error = document.value("prior_median_error", 0.0);
     calibration.fitted_median_error = document.value("fitted_median_error", 0.0);
     for (const double error : {calibration.prior_median_error, calibration.fitted_median_error})
@@ -225,11 +346,25 @@ std::string gpu_calibration_text(const GpuCalibration& calibration) {
     const GpuClassEfficiency& c = e.classes[kernel_class];
     out << "  " << name << "  " << format_fixed(c.compute[0], 2) << "     " << format_fixed(c.compute[1], 2)
         << "      " << format_fixed(c.compute[2], 2) << "         " << format_fixed(c.memory, 2) << "\n";
+    // The shares of a tensor precision's own peak, for the classes that run on it.
+    for (GpuPrecision precision : {GpuPrecision::tf32, GpuPrecision::bf16}) {
+      if (!uses_precision_peak(static_cast<GpuKernelClass>(kernel_class), precision)) continue;
+      const auto& r = c.reduced_compute[static_cast<int>(precision)];
+      std::string label = "    " + gpu_precision_name(precision) + " (of its peak)";
+      label.resize(std::max<std::size_t>(label.size(), 24), ' ');
+      out << label << format_fixed(r[0], 2) << "     " << format_fixed(r[1], 2) << "      " << format_fixed(r[2], 2)
+          << "\n";
+    }
   }
   out << "  host dispatch per op " << format_fixed(e.dispatch_seconds_per_op * 1e6, 1) << " us\n";
   out << "  per-pass median |error|: priors " << format_fixed(100 * calibration.prior_median_error, 1)
       << "%, fitted " << format_fixed(100 * calibration.fitted_median_error, 1) << "%\n";
-  out << "  band log-sd " << format_fixed(e.log_sd, 3) << "\n";
+  out << "  per-pass median |error| held out (fit on half, checked on the other half): "
+      << format_fixed(100 * calibration.held_out_median_error, 1) << "%\n";
+  out << "  band log-sd " << format_fixed(e.log_sd, 3) << " (from the held-out residuals)\n";
+  std::string precisions;
+  for (const std::string& precision : e.measured_precisions) precisions += (precisions.empty() ? "" : ", ") + precision;
+  out << "  measured in " << precisions << "; other tensor precisions carried over by their peaks\n";
   return out.str();
 }
 

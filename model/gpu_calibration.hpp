@@ -39,6 +39,7 @@ struct GpuCalibration {
   std::vector<GpuPassCheck> checks;
   double prior_median_error = 0;   // median |predicted / measured - 1| over the checks
   double fitted_median_error = 0;
+  double held_out_median_error = 0;  // fitted on half the records, checked on the other half
 };
 
 // Fits to the ok "torch-cuda" layer records of one process; fails when there are none.

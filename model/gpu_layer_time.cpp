@@ -37,8 +37,27 @@ const ClassRow class_rows[] = {
     {GpuKernelClass::data_movement, "data_movement", {{0.30, 0.30, 0.30}, 0.70, 1}},
     {GpuKernelClass::loss, "loss", {{0.10, 0.10, 0.10}, 0.30, 2}},
     {GpuKernelClass::view, "view", {{1, 1, 1}, 1, 0}},
+    {GpuKernelClass::convolution_pointwise, "convolution_pointwise", {{0.70, 0.65, 0.55}, 0.70, 1}},
 };
 static_assert(sizeof class_rows / sizeof class_rows[0] == gpu_kernel_class_count, "one row per class");
+
+// Priors against a precision's own (tensor-core) peak, the same for TF32, bf16 and fp16: a
+// tensor-core kernel reaches a smaller share of its much higher peak than an fp32 kernel of its
+// own, since the loads that feed it stay the same (DeepBench's fp16 training convolutions on V100
+// reach 30-50% of the 125 TF; NVIDIA's A100 TF32/AMP ResNet-50 figures imply about a third).
+// A fitted calibration replaces them; a precision it did not measure inherits the share of peak
+// fitted for a measured tensor precision (gpu_calibration.cpp).
+struct TensorPrior {
+  GpuKernelClass kernel_class;
+  std::array<double, 3> compute;
+};
+const TensorPrior tensor_priors[] = {
+    {GpuKernelClass::convolution, {0.35, 0.30, 0.28}},
+    {GpuKernelClass::convolution_thin, {0.10, 0.10, 0.08}},
+    {GpuKernelClass::convolution_grouped, {0.01, 0.01, 0.01}},
+    {GpuKernelClass::convolution_pointwise, {0.35, 0.30, 0.28}},
+    {GpuKernelClass::matmul, {0.45, 0.45, 0.40}},
+};
 
 const ClassRow& row(GpuKernelClass kernel_class) { return class_rows[static_cast<int>(kernel_class)]; }
 
@@ -67,7 +86,9 @@ GpuKernelClass gpu_kernel_class(const workloads::LayerSpec& spec) {
     case LayerKind::convolution: {
       const std::int64_t groups = std::max<std::int64_t>(1, spec.groups);
       if (groups > 1) return GpuKernelClass::convolution_grouped;
-      return spec.input.channels < 16 ? GpuKernelClass::convolution_thin : GpuKernelClass::convolution;
+      if (spec.input.channels < 16) return GpuKernelClass::convolution_thin;
+      return spec.kernel_h == 1 && spec.kernel_w == 1 ? GpuKernelClass::convolution_pointwise
+                                                      : GpuKernelClass::convolution;
     }
     case LayerKind::inner_product: return GpuKernelClass::matmul;
     case LayerKind::batch_norm: return GpuKernelClass::normalization;
@@ -86,10 +107,44 @@ GpuKernelClass gpu_kernel_class(const workloads::LayerSpec& spec) {
 
 std::string gpu_kernel_class_name(GpuKernelClass kernel_class) { return row(kernel_class).name; }
 
+bool uses_precision_peak(GpuKernelClass kernel_class, GpuPrecision precision) {
+  switch (kernel_class) {
+    case GpuKernelClass::convolution:
+    case GpuKernelClass::convolution_thin:
+    case GpuKernelClass::convolution_grouped:
+    case GpuKernelClass::convolution_pointwise: return precision != GpuPrecision::fp32;
+    case GpuKernelClass::matmul: return is_mixed_precision(precision);
+    default: return false;
+  }
+}
+
+const std::array<double, 3>& class_compute(const GpuClassEfficiency& efficiency, GpuKernelClass kernel_class,
+                                           GpuPrecision precision) {
+  return uses_precision_peak(kernel_class, precision) ? efficiency.reduced_compute[static_cast<int>(precision)]
+                                                      : efficiency.compute;
+}
+
+std::array<double, 3>& class_compute(GpuClassEfficiency& efficiency, GpuKernelClass kernel_class,
+                                     GpuPrecision precision) {
+  return uses_precision_peak(kernel_class, precision) ? efficiency.reduced_compute[static_cast<int>(precision)]
+                                                      : efficiency.compute;
+}
+
+double gpu_class_peak(const GpuNode& node, GpuKernelClass kernel_class, GpuPrecision precision) {
+  if (!uses_precision_peak(kernel_class, precision)) return node.fp32_flops;
+  return gpu_peak_flops(node, precision).value_or(node.fp32_flops);
+}
+
 GpuEfficiencies gpu_efficiency_priors() {
   GpuEfficiencies efficiencies;
-  for (const ClassRow& class_row : class_rows)
-    efficiencies.classes[static_cast<int>(class_row.kernel_class)] = class_row.prior;
+  for (const ClassRow& class_row : class_rows) {
+    GpuClassEfficiency& efficiency = efficiencies.classes[static_cast<int>(class_row.kernel_class)];
+    efficiency = class_row.prior;
+    for (auto& reduced : efficiency.reduced_compute) reduced = efficiency.compute;
+  }
+  for (const TensorPrior& prior : tensor_priors)
+    for (int precision = 1; precision < gpu_precision_count; ++precision)
+      efficiencies.classes[static_cast<int>(prior.kernel_class)].reduced_compute[precision] = prior.compute;
   // Back-to-back kernel launches leave the GPU idle ~2-4 us (CUDA launch latency on Volta to
   // Hopper, as Nsight timelines of eager PyTorch show).
   efficiencies.kernel_gap_seconds = 3e-6;
@@ -109,7 +164,8 @@ GpuEfficiencies gpu_efficiency_priors() {
 }
 
 GpuPassTime gpu_pass_time(const workloads::LayerSpec& spec, workloads::Pass pass, const workloads::PassCost& cost,
-                          std::int64_t batch, const GpuNode& node, const GpuEfficiencies& efficiencies) {
+                          std::int64_t batch, const GpuNode& node, const GpuEfficiencies& efficiencies,
+                          const GpuNumerics& numerics) {
   GpuPassTime time;
   const GpuKernelClass kernel_class = gpu_kernel_class(spec);
   const GpuClassEfficiency& efficiency = efficiencies.classes[static_cast<int>(kernel_class)];
@@ -120,10 +176,22 @@ GpuPassTime gpu_pass_time(const workloads::LayerSpec& spec, workloads::Pass pass
   const double work = parallel_elements(spec, batch);
   const double half_fill = efficiencies.half_fill_threads_per_sm * node.multiprocessors;
   time.utilisation = work / (work + half_fill);
-  time.compute_seconds = static_cast<double>(cost.flops) /
-                         (node.fp32_flops * efficiency.compute[pass_slot(pass)] * time.utilisation);
-  time.memory_seconds =
-      static_cast<double>(cost.bytes) / (node.memory_bandwidth * efficiency.memory * time.utilisation);
+  // A GPU without tensor cores (P100's fp16) runs the precision on its CUDA cores at the fp32
+  // kernels' share of that peak.
+  const GpuPrecision precision = numerics.precision;
+  const bool tensor_cores = uses_precision_peak(kernel_class, precision) && node.tensor_flops.has_value();
+  const double peak = gpu_class_peak(node, kernel_class, precision);
+  const double compute_efficiency =
+      (tensor_cores ? class_compute(efficiency, kernel_class, precision) : efficiency.compute)[pass_slot(pass)];
+  time.compute_seconds = static_cast<double>(cost.flops) / (peak * compute_efficiency * time.utilisation);
+  // Autocast halves the activations' bytes; tensor-core convolutions on contiguous (NCHW)
+  // tensors add cuDNN's transposes to and from NHWC, about one more pass over the data.
+  double bytes = static_cast<double>(cost.bytes) * activation_bytes_ratio(precision);
+  const bool convolution = uses_precision_peak(kernel_class, GpuPrecision::tf32);
+  if (convolution && is_mixed_precision(precision) && numerics.memory_format == GpuMemoryFormat::contiguous)
+    bytes *= 2;
+  time.memory_seconds = bytes / (node.memory_bandwidth * efficiency.memory *
+                                 efficiency.memory_pass_factor[pass_slot(pass)] * time.utilisation);
   const double kernels = efficiency.kernels_per_pass;
   const double on_gpu = std::max(time.compute_seconds, time.memory_seconds) + kernels * efficiencies.kernel_gap_seconds;
   const double on_host = kernels * efficiencies.dispatch_seconds_per_op;
@@ -142,8 +210,13 @@ double gpu_streaming_seconds(const workloads::PassCost& cost, int kernels, const
   return std::max(on_gpu, kernels * efficiencies.dispatch_seconds_per_op);
 }
 
-double gpu_training_memory_bytes(const workloads::NetworkCost& cost, const GpuEfficiencies& efficiencies) {
-  return cost.training_memory_bytes() + efficiencies.framework_memory_bytes;
+double gpu_training_memory_bytes(const workloads::NetworkCost& cost, const GpuEfficiencies& efficiencies,
+                                 GpuPrecision precision) {
+  // NetworkCost::training_memory_bytes: 1.1 x (activations + 16 bytes per parameter).
+  const double ratio = activation_bytes_ratio(precision);
+  const double activations_saved = 1.1 * (1 - ratio) * static_cast<double>(cost.activation_bytes_kept);
+  const double half_weights = is_mixed_precision(precision) ? 1.1 * 2.0 * static_cast<double>(cost.parameters) : 0.0;
+  return cost.training_memory_bytes() - activations_saved + half_weights + efficiencies.framework_memory_bytes;
 }
 
 }  // namespace dnntune::model

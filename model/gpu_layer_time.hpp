@@ -13,8 +13,10 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "model/gpu_node.hpp"
+#include "model/gpu_precision.hpp"
 #include "workloads/costs.hpp"
 #include "workloads/layer.hpp"
 
@@ -32,6 +34,7 @@ enum class GpuKernelClass {
   data_movement,        // concat: copies
   loss,                 // softmax + cross-entropy: a few small reductions
   view,                 // flatten: no kernel at all
+  convolution_pointwise,  // dense 1x1: a GEMM over the pixels, less reuse than a 3x3 (no Winograd)
   count_
 };
 constexpr int gpu_kernel_class_count = static_cast<int>(GpuKernelClass::count_);
@@ -43,6 +46,32 @@ struct GpuClassEfficiency {
   std::array<double, 3> compute{};  // of the fp32 peak, per pass (forward, backward-data, backward-weights)
   double memory = 0;                // of the HBM bandwidth
   int kernels_per_pass = 1;         // launches of one pass (0: a view)
+  // Each pass's memory efficiency relative to `memory` (forward, backward-data, backward-weights):
+  // a pass reads and writes more or less than workloads/costs.hpp counts (batch norm's backward
+  // reads its input, the output's gradient and the statistics; max pooling's backward scatters).
+  std::array<double, 3> memory_pass_factor{1, 1, 1};
+  // Of the precision's own peak where the class runs on it (uses_precision_peak), per pass;
+  // indexed by GpuPrecision (the fp32 slot unused: `compute` is strict fp32's).
+  std::array<std::array<double, 3>, gpu_precision_count> reduced_compute{};
+};
+
+// Whether a class's math runs at `precision`'s own peak: convolutions under TF32 (cuDNN's
+// allow_tf32, PyTorch's default) and autocast; GEMMs only under autocast (PyTorch keeps fp32
+// matmuls in full fp32 since 1.12: cuda.matmul.allow_tf32 False). Streaming kernels stay on the
+// CUDA cores whatever the precision (only their bytes shrink under autocast).
+bool uses_precision_peak(GpuKernelClass kernel_class, GpuPrecision precision);
+// The efficiencies of one pass slot of a class at a precision (against gpu_class_peak's peak).
+const std::array<double, 3>& class_compute(const GpuClassEfficiency& efficiency, GpuKernelClass kernel_class,
+                                           GpuPrecision precision);
+std::array<double, 3>& class_compute(GpuClassEfficiency& efficiency, GpuKernelClass kernel_class,
+                                     GpuPrecision precision);
+// The peak a class computes at under a precision (the node must have the precision).
+double gpu_class_peak(const GpuNode& node, GpuKernelClass kernel_class, GpuPrecision precision);
+
+// How a pass runs: its precision and the activations' memory format.
+struct GpuNumerics {
+  GpuPrecision precision = GpuPrecision::fp32;
+  GpuMemoryFormat memory_format = GpuMemoryFormat::contiguous;
 };
 
 struct GpuEfficiencies {
@@ -53,6 +82,8 @@ struct GpuEfficiencies {
   double framework_memory_bytes = 0;   // CUDA context, cuDNN/cuBLAS handles and workspaces, allocator slack
   double log_sd = 0;                   // the band's log-standard deviation for predictions resting on these
   std::string source;                  // "priors (...)" or the calibration they were fitted in
+  std::string measured_on;             // the GPU profile a calibration was measured on ("" for the priors)
+  std::vector<std::string> measured_precisions;  // the precisions its micro-runs ran in
 };
 
 // The documented priors (sources in gpu_layer_time.cpp).
@@ -70,7 +101,8 @@ struct GpuPassTime {
 // One pass of `spec` at `batch` images per GPU, costing `cost` (layer_cost(layer, batch).pass(pass):
 // zero for a backward pass the network does not run, which then costs nothing).
 GpuPassTime gpu_pass_time(const workloads::LayerSpec& spec, workloads::Pass pass, const workloads::PassCost& cost,
-                          std::int64_t batch, const GpuNode& node, const GpuEfficiencies& efficiencies);
+                          std::int64_t batch, const GpuNode& node, const GpuEfficiencies& efficiencies,
+                          const GpuNumerics& numerics = {});
 
 // A streaming step outside the layers (gradient sums, the optimizer update): memory-bound.
 double gpu_streaming_seconds(const workloads::PassCost& cost, int kernels, const GpuNode& node,
@@ -78,6 +110,9 @@ double gpu_streaming_seconds(const workloads::PassCost& cost, int kernels, const
 
 // Bytes one training process holds on its GPU at `batch`: activations kept for backward,
 // weights, gradients, momentum (NetworkCost::training_memory_bytes) and the framework's own.
-double gpu_training_memory_bytes(const workloads::NetworkCost& cost, const GpuEfficiencies& efficiencies);
+// Under autocast (bf16, fp16) the kept activations are 2 bytes and a 2-byte copy of the weights
+// joins the fp32 weights, gradients and momentum.
+double gpu_training_memory_bytes(const workloads::NetworkCost& cost, const GpuEfficiencies& efficiencies,
+                                 GpuPrecision precision = GpuPrecision::fp32);
 
 }  // namespace dnntune::model

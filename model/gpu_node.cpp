@@ -3,6 +3,31 @@
 
 namespace dnntune::model {
 
+std::optional<double> gpu_peak_flops(const GpuNode& node, GpuPrecision precision) {
+  switch (precision) {
+    case GpuPrecision::tf32: return node.tf32_flops;
+    case GpuPrecision::bf16: return node.bf16_flops;
+    case GpuPrecision::fp16: return node.fp16_flops;
+    default: return node.fp32_flops;
+  }
+}
+
+GpuPrecision default_gpu_precision(const GpuNode& node) {
+  return node.tf32_flops ? GpuPrecision::tf32 : GpuPrecision::fp32;
+}
+
+Expected<void> check_gpu_precision(const GpuNode& node, GpuPrecision precision) {
+  if (gpu_peak_flops(node, precision)) return {};
+  const char* what = precision == GpuPrecision::tf32   ? "TF32 tensor cores (Ampere and later)"
+                     : precision == GpuPrecision::bf16 ? "bf16 math (Ampere and later)"
+                                                       : "fp16 math";
+  std::string available = "fp32";
+  for (GpuPrecision other : {GpuPrecision::tf32, GpuPrecision::bf16, GpuPrecision::fp16})
+    if (gpu_peak_flops(node, other)) available += ", " + gpu_precision_name(other);
+  return bad_input("a " + node.name + " (" + node.model + ") has no " + what + ": --precision " +
+                   gpu_precision_name(precision) + " does not run there (it has " + available + ")");
+}
+
 Expected<GpuNode> gpu_node(const records::MachineProfile& profile) {
   if (profile.kind != records::MachineKind::gpu || !profile.gpu)
     return bad_input(profile.name + ": the GPU cost model needs a GPU profile (kind \"gpu\")");
@@ -12,6 +37,11 @@ Expected<GpuNode> gpu_node(const records::MachineProfile& profile) {
   node.model = gpu.model;
   node.fp32_flops = gpu.fp32_tflops.value * 1e12;
   if (gpu.tensor_tflops) node.tensor_flops = gpu.tensor_tflops->value * 1e12;
+  if (gpu.tf32_tflops) node.tf32_flops = gpu.tf32_tflops->value * 1e12;
+  if (gpu.bf16_tflops) node.bf16_flops = gpu.bf16_tflops->value * 1e12;
+  if (gpu.fp16_tflops) node.fp16_flops = gpu.fp16_tflops->value * 1e12;
+  for (const auto* peak : {&node.tf32_flops, &node.bf16_flops, &node.fp16_flops})
+    if (*peak && !(**peak > 0)) return bad_input(profile.name + ": a peak per precision must be > 0 TFLOP/s");
   node.memory_bandwidth = gpu.memory_bandwidth_gbs.value * 1e9;
   node.memory_bytes = static_cast<double>(gpu.memory_bytes);
   if (node.memory_bytes <= 0) return bad_input(profile.name + ": (/gpu/memory_bytes) must be > 0");

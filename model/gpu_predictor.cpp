@@ -11,11 +11,17 @@
 
 namespace dnntune::model {
 
+GpuPrecision resolved_precision(const GpuConfiguration& configuration, const GpuNode& node) {
+  return configuration.precision.value_or(default_gpu_precision(node));
+}
+
 std::string describe(const GpuConfiguration& configuration) {
   std::string text = std::to_string(configuration.gpus_per_node) +
                      (configuration.gpus_per_node == 1 ? " GPU" : " GPUs") + " x batch " +
                      std::to_string(configuration.batch_per_gpu);
   if (configuration.nodes > 1) text += ", " + std::to_string(configuration.nodes) + " nodes";
+  if (configuration.precision) text += ", " + gpu_precision_name(*configuration.precision);
+  if (configuration.memory_format == GpuMemoryFormat::channels_last) text += " channels_last";
   return text;
 }
 
@@ -31,13 +37,42 @@ Expected<void> check(const GpuConfiguration& configuration, const GpuNode& node)
   if (configuration.nodes < 1) return bad_input("nodes must be >= 1");
   if (!std::isfinite(configuration.fusion_bytes) || configuration.fusion_bytes <= 0)
     return bad_input("the fusion size must be a number of bytes > 0");
-  return {};
+  return check_gpu_precision(node, resolved_precision(configuration, node));
 }
 
 std::string gigabytes(double bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f GB", bytes / 1e9);
   return text;
+}
+
+// What the efficiencies rest on for this GPU and precision, and the band's log-sd that goes with it.
+void set_confidence(GpuPrediction& prediction, const GpuEfficiencies& efficiencies, const GpuNode& node,
+                    GpuPrecision precision, double& log_sd) {
+  log_sd = efficiencies.log_sd;
+  if (efficiencies.measured_on.empty()) {
+    prediction.confidence = "spec";
+    prediction.confidence_reason = "spec sheet and prior efficiencies (no GPU calibration)";
+    return;
+  }
+  const std::string name = gpu_precision_name(precision);
+  const bool precision_measured =
+      std::find(efficiencies.measured_precisions.begin(), efficiencies.measured_precisions.end(), name) !=
+      efficiencies.measured_precisions.end();
+  if (efficiencies.measured_on == node.name) {
+    prediction.confidence = precision_measured ? "measured" : "calibrated";
+    prediction.confidence_reason =
+        precision_measured ? "layer passes measured on this GPU in " + name + " (band: the fit's held-out residuals)"
+                           : "measured on this GPU in another precision; " + name +
+                                 " carried over by its peak (band widened)";
+    // A precision without micro-runs rests on the peak ratio: a wider band.
+    if (!precision_measured) log_sd = std::hypot(log_sd, carried_over_log_sd);
+    return;
+  }
+  prediction.confidence = "carried over";
+  prediction.confidence_reason = "efficiencies measured on " + efficiencies.measured_on +
+                                 ", carried over to this GPU by its peaks per precision and bandwidth (band widened)";
+  log_sd = std::hypot(log_sd, carried_over_log_sd);
 }
 
 }  // namespace
@@ -58,10 +93,15 @@ Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const Gpu
   prediction.configuration = configuration;
   prediction.efficiencies_source = efficiencies.source;
   prediction.assumptions = node.assumptions;
-  prediction.memory_bytes_needed = gpu_training_memory_bytes(*cost, efficiencies);
+  const GpuNumerics numerics{resolved_precision(configuration, node), configuration.memory_format};
+  prediction.configuration.precision = numerics.precision;
+  double log_sd = efficiencies.log_sd;
+  set_confidence(prediction, efficiencies, node, numerics.precision, log_sd);
+  prediction.memory_bytes_needed = gpu_training_memory_bytes(*cost, efficiencies, numerics.precision);
   prediction.memory_bytes_available = node.memory_bytes;
   if (prediction.memory_bytes_needed > node.memory_bytes)
-    return bad_input(network.name + " at batch " + std::to_string(batch) + " needs " +
+    return bad_input(network.name + " at batch " + std::to_string(batch) + " in " +
+                     gpu_precision_name(numerics.precision) + " needs " +
                      gigabytes(prediction.memory_bytes_needed) + " per GPU (activations, weights, gradients, "
                      "momentum, framework); a " + node.name + " has " + gigabytes(node.memory_bytes));
 
@@ -76,11 +116,11 @@ Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const Gpu
   for (const workloads::Layer& layer : network.layers) {
     const workloads::LayerCost layer_cost = workloads::layer_cost(layer, batch);
     const GpuPassTime forward =
-        gpu_pass_time(layer.spec, workloads::Pass::forward, layer_cost.forward, batch, node, efficiencies);
+        gpu_pass_time(layer.spec, workloads::Pass::forward, layer_cost.forward, batch, node, efficiencies, numerics);
     const GpuPassTime backward_data =
-        gpu_pass_time(layer.spec, workloads::Pass::backward_data, layer_cost.backward_data, batch, node, efficiencies);
+        gpu_pass_time(layer.spec, workloads::Pass::backward_data, layer_cost.backward_data, batch, node, efficiencies, numerics);
     const GpuPassTime backward_weights = gpu_pass_time(layer.spec, workloads::Pass::backward_weights,
-                                                       layer_cost.backward_weights, batch, node, efficiencies);
+                                                       layer_cost.backward_weights, batch, node, efficiencies, numerics);
     terms.forward += forward.seconds;
     terms.backward += backward_data.seconds + backward_weights.seconds;
     for (const GpuPassTime* time : {&forward, &backward_data, &backward_weights}) add_by_limit(*time);
@@ -111,7 +151,7 @@ Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const Gpu
                                  terms.exposed_communication;
   const double images = static_cast<double>(batch) * gpus * nodes;
   prediction.images_per_second = images / prediction.iteration_seconds;
-  const double half_width = z_90_percent * efficiencies.log_sd;
+  const double half_width = z_90_percent * log_sd;
   prediction.images_per_second_low = prediction.images_per_second * std::exp(-half_width);
   prediction.images_per_second_high = prediction.images_per_second * std::exp(half_width);
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,19 @@ struct GpuConfiguration {
   int nodes = 1;
   double fusion_bytes = default_fusion_bytes;  // PyTorch DDP's bucket
   std::string fabric = default_fabric;         // between nodes (communication.hpp presets)
+  // The numerics: unset, PyTorch's default on this GPU (default_gpu_precision); a prediction's
+  // configuration always names the one it used.
+  std::optional<GpuPrecision> precision;
+  GpuMemoryFormat memory_format = GpuMemoryFormat::contiguous;
 };
+
+// What carrying efficiencies over adds to a band (log-sd, in quadrature): from one GPU to another
+// by peak ratios, or from a measured precision to an unmeasured one. NVIDIA's published ResNet-50
+// figures sit within ~15-20% of such a carry-over from the measured H200 (benchmarks/gpu_accuracy_figures.sh).
+constexpr double carried_over_log_sd = 0.15;
+
+// The precision a configuration runs in on `node`.
+GpuPrecision resolved_precision(const GpuConfiguration& configuration, const GpuNode& node);
 
 // "8 GPUs x batch 64, 2 nodes" for reports.
 std::string describe(const GpuConfiguration& configuration);
@@ -56,14 +69,18 @@ struct GpuPrediction {
   std::string allreduce_algorithm;
   int buckets = 0;
   std::string bottleneck;
-  std::string confidence = "spec";   // spec sheet + efficiencies (priors or a reference calibration)
+  // "spec" (spec sheet + priors), "measured" (a calibration of this very GPU, band from its
+  // held-out residuals), "calibrated" (measured on this GPU in another precision), or "carried
+  // over" (measured on another GPU, scaled by the peaks per precision; a wider band).
+  std::string confidence = "spec";
+  std::string confidence_reason;
   std::string efficiencies_source;
   std::vector<std::string> assumptions;
 };
 
 // The configuration fits the node (1 <= gpus <= the node's GPUs, batch 1..max_batch, nodes >= 1,
-// fusion > 0, a known fabric) and the batch fits one GPU's memory; otherwise bad_input with the
-// reason (for memory: how much it needs and has). with_efficiency = false skips the single-GPU
+// fusion > 0, a known fabric, a precision the GPU has) and the batch fits one GPU's memory;
+// otherwise bad_input with the reason (for memory: how much it needs and has). with_efficiency = false skips the single-GPU
 // prediction the scaling efficiency needs (for ranking).
 Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const GpuNode& node,
                                     const GpuEfficiencies& efficiencies, const GpuConfiguration& configuration,

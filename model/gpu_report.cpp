@@ -11,12 +11,24 @@ namespace {
 
 std::string percent(double part, double whole) { return whole > 0 ? format_fixed(100 * part / whole, 0) + "%" : "-"; }
 
+GpuPrecision precision_of(const GpuConfiguration& c) { return c.precision.value_or(GpuPrecision::fp32); }
+
+// "tf32", "bf16 channels_last": the numerics a prediction used, for headers.
+std::string numerics_text(const GpuConfiguration& c) {
+  std::string text = gpu_precision_name(precision_of(c));
+  if (c.memory_format == GpuMemoryFormat::channels_last) text += " channels_last";
+  return text;
+}
+
 }  // namespace
 
 std::string gpu_prediction_text(const GpuPrediction& p) {
   std::ostringstream out;
   const GpuIterationTerms& t = p.terms;
-  out << p.network << " on " << p.machine << " (GPU, fp32): " << describe(p.configuration) << "\n";
+  GpuConfiguration shown = p.configuration;
+  shown.precision.reset();  // the header names the numerics
+  out << p.network << " on " << p.machine << " (GPU, " << numerics_text(p.configuration) << "): " << describe(shown)
+      << "\n";
   out << "  images/s      " << format_fixed(p.images_per_second, 1) << "  (90% band "
       << format_fixed(p.images_per_second_low, 1) << " - " << format_fixed(p.images_per_second_high, 1) << ", "
       << p.confidence << ")\n";
@@ -43,13 +55,17 @@ std::string gpu_prediction_text(const GpuPrediction& p) {
         << p.configuration.gpus_per_node * p.configuration.nodes << " single GPUs\n";
   out << "  bottleneck    " << p.bottleneck << "\n";
   out << "  efficiencies  " << p.efficiencies_source << "\n";
+  if (!p.confidence_reason.empty()) out << "  rests on      " << p.confidence_reason << "\n";
+  for (const std::string& setting : gpu_script_settings(precision_of(p.configuration), p.configuration.memory_format))
+    out << "  script sets   " << setting << "\n";
   for (const std::string& assumption : p.assumptions) out << "  assumed       " << assumption << "\n";
   return out.str();
 }
 
 nlohmann::json gpu_configuration_json(const GpuConfiguration& c) {
   return {{"gpus_per_node", c.gpus_per_node}, {"batch_per_gpu", c.batch_per_gpu}, {"nodes", c.nodes},
-          {"fusion_bytes", c.fusion_bytes}, {"fabric", c.fabric}};
+          {"fusion_bytes", c.fusion_bytes}, {"fabric", c.fabric}, {"precision", gpu_precision_name(precision_of(c))},
+          {"memory_format", gpu_memory_format_name(c.memory_format)}};
 }
 
 nlohmann::json gpu_prediction_json(const GpuPrediction& p) {
@@ -73,6 +89,8 @@ nlohmann::json gpu_prediction_json(const GpuPrediction& p) {
           {"allreduce", {{"algorithm", p.allreduce_algorithm}, {"buckets", p.buckets}}},
           {"memory_bytes", {{"needed", p.memory_bytes_needed}, {"available", p.memory_bytes_available}}},
           {"confidence", p.confidence},
+          {"confidence_reason", p.confidence_reason},
+          {"script_settings", gpu_script_settings(precision_of(p.configuration), p.configuration.memory_format)},
           {"efficiencies", p.efficiencies_source},
           {"assumptions", p.assumptions},
           {"bottleneck", p.bottleneck}};
@@ -104,7 +122,9 @@ std::string gpu_scaling_text(const std::vector<GpuScalingRow>& rows) {
   const GpuPrediction& first = rows.front().prediction;
   GpuConfiguration per_node = first.configuration;
   per_node.nodes = 1;
-  out << first.network << " on " << first.machine << " nodes (GPU, fp32): " << describe(per_node) << " per node, "
+  per_node.precision.reset();
+  out << first.network << " on " << first.machine << " nodes (GPU, " << numerics_text(first.configuration)
+      << "): " << describe(per_node) << " per node, "
       << first.configuration.fabric << "\n";
   out << "  nodes   images/s (90% band)            speed-up  efficiency  exposed comm\n";
   for (const GpuScalingRow& row : rows) {

@@ -192,17 +192,18 @@ class GpuModel {
                                 data::builtin_reference_calibration("torch-cuda")))) {}
 
   std::string predict(const std::string& network, int gpus, std::int64_t batch, int nodes, double fusion_megabytes,
-                      const std::string& fabric) const {
-    const auto prediction = value_or_raise(model::predict_gpu(value_or_raise(workloads::load_network(network)), node_,
-                                                              efficiencies_,
-                                                              configuration_of(gpus, batch, nodes, fusion_megabytes, fabric)));
+                      const std::string& fabric, const std::string& precision, const std::string& memory_format) const {
+    const auto prediction = value_or_raise(model::predict_gpu(
+        value_or_raise(workloads::load_network(network)), node_, efficiencies_,
+        configuration_of(gpus, batch, nodes, fusion_megabytes, fabric, precision, memory_format)));
     auto document = schema_head("dnntune.gpu-prediction", 1);
     document.update(model::gpu_prediction_json(prediction));
     return document.dump();
   }
 
   std::string scale(const std::string& network, int gpus, std::int64_t batch, const std::string& nodes,
-                    double fusion_megabytes, const std::string& fabric) const {
+                    double fusion_megabytes, const std::string& fabric, const std::string& precision,
+                    const std::string& memory_format) const {
     const auto rows = value_or_raise(model::predict_gpu_scaling(
         value_or_raise(workloads::load_network(network)), node_, efficiencies_,
         configuration_of(gpus, batch, 1, fusion_megabytes, fabric), value_or_raise(model::parse_node_counts(nodes, "nodes"))));
@@ -213,7 +214,8 @@ class GpuModel {
 
   std::string recommend(const std::string& network, const std::vector<int>& gpus,
                         const std::vector<std::int64_t>& batches, const std::vector<double>& fusion_megabytes,
-                        const std::string& nodes, const std::string& fabric) const {
+                        const std::string& nodes, const std::string& fabric,
+                        const std::vector<std::string>& precisions, const std::vector<std::string>& memory_formats) const {
     tuner::GpuSearchOptions search;
     if (!gpus.empty()) search.gpus_per_node = checked(gpus, lists::gpus_per_node, "gpus");
     if (!batches.empty()) search.batches_per_gpu = checked(batches, lists::batches, "batches");
@@ -232,7 +234,8 @@ class GpuModel {
 
  private:
   static model::GpuConfiguration configuration_of(int gpus, std::int64_t batch, int nodes, double fusion_megabytes,
-                                                  const std::string& fabric) {
+                                                  const std::string& fabric, const std::string& precision,
+                                                  const std::string& memory_format) {
     model::GpuConfiguration configuration;
     configuration.gpus_per_node = checked(gpus, rules::ranks_or_threads, "gpus");
     configuration.batch_per_gpu = checked(batch, rules::batch_per_process, "batch");
@@ -273,11 +276,13 @@ PYBIND11_MODULE(_dnntune, module) {
       .def(py::init<const std::string&, const std::optional<std::string>&>(), py::arg("machine"),
            py::arg("calibration") = py::none())
       .def("predict_json", &GpuModel::predict, py::arg("network"), py::arg("gpus"), py::arg("batch"), py::arg("nodes"),
-           py::arg("fusion_megabytes"), py::arg("fabric"))
+           py::arg("fusion_megabytes"), py::arg("fabric"), py::arg("precision") = "",
+           py::arg("memory_format") = "")
       .def("scale_json", &GpuModel::scale, py::arg("network"), py::arg("gpus"), py::arg("batch"), py::arg("nodes"),
-           py::arg("fusion_megabytes"), py::arg("fabric"))
+           py::arg("fusion_megabytes"), py::arg("fabric"), py::arg("precision") = "", py::arg("memory_format") = "")
       .def("recommend_json", &GpuModel::recommend, py::arg("network"), py::arg("gpus"), py::arg("batches"),
-           py::arg("fusion_megabytes"), py::arg("nodes"), py::arg("fabric"))
+           py::arg("fusion_megabytes"), py::arg("nodes"), py::arg("fabric"),
+           py::arg("precisions") = std::vector<std::string>{}, py::arg("memory_formats") = std::vector<std::string>{})
       .def_property_readonly("gpus_per_node", &GpuModel::gpus_per_node)
       .def_property_readonly("machine", &GpuModel::machine);
   module.def("machine_kind", &machine_kind, py::arg("machine"));

@@ -215,6 +215,9 @@ void to_json(json& out, const Gpu& gpu) {
   if (gpu.multiprocessors > 0) out["multiprocessors"] = gpu.multiprocessors;
   if (gpu.l2_bytes > 0) out["l2_bytes"] = gpu.l2_bytes;
   put_optional(out, "tensor_tflops", gpu.tensor_tflops);
+  put_optional(out, "tf32_tflops", gpu.tf32_tflops);
+  put_optional(out, "bf16_tflops", gpu.bf16_tflops);
+  put_optional(out, "fp16_tflops", gpu.fp16_tflops);
   put_optional(out, "interconnect", gpu.interconnect);
   if (!gpu.host_cpu.empty()) out["host_cpu"] = gpu.host_cpu;
 }
@@ -227,6 +230,9 @@ void from_json(const json& in, Gpu& gpu) {
   get_or_keep(in, "multiprocessors", gpu.multiprocessors);
   get_or_keep(in, "l2_bytes", gpu.l2_bytes);
   get_optional(in, "tensor_tflops", gpu.tensor_tflops);
+  get_optional(in, "tf32_tflops", gpu.tf32_tflops);
+  get_optional(in, "bf16_tflops", gpu.bf16_tflops);
+  get_optional(in, "fp16_tflops", gpu.fp16_tflops);
   get_optional(in, "interconnect", gpu.interconnect);
   get_or_keep(in, "host_cpu", gpu.host_cpu);
 }

@@ -131,6 +131,12 @@ struct Gpu {
   // Tensor-core peak, flagged: the study (and dnntune by default) trains in fp32, which does not
   // use it (TF32 on A100/H100 is opt-in in PyTorch for convolutions' matmuls).
   std::optional<Figure> tensor_tflops;
+  // Dense peaks per precision (absent: the GPU has no such math; model/gpu_precision.hpp):
+  // TF32 and bf16 tensor cores from Ampere on, fp16 tensor cores from Volta on (P100: fp16 at
+  // twice its fp32 rate on its CUDA cores, no tensor cores).
+  std::optional<Figure> tf32_tflops;
+  std::optional<Figure> bf16_tflops;
+  std::optional<Figure> fp16_tflops;
   std::optional<GpuInterconnect> interconnect;
   std::string host_cpu;                // the node's CPUs, as its spec sheet names them
 };

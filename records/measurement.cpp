@@ -187,6 +187,10 @@ Expected<Measurement> measurement_from_json_line(const std::string& line, const 
   } catch (const json::exception& error) {
     return json_conversion_error(error, origin);
   }
+  if (m.precision != "fp32" && m.precision != "tf32" && m.precision != "bf16" && m.precision != "fp16")
+    return bad_input(origin + ": (/precision) must be fp32, tf32, bf16 or fp16");
+  if (m.memory_format != "contiguous" && m.memory_format != "channels_last")
+    return bad_input(origin + ": (/memory_format) must be contiguous or channels_last");
   if (m.status == MeasurementStatus::ok && !(m.median_seconds > 0))
     return bad_input(origin + ": an ok record needs median_seconds > 0");
   if (m.allocator.empty() || m.allocator.size() > 32 ||

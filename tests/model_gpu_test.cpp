@@ -239,10 +239,11 @@ TEST_CASE("the GPU tuner searches GPUs, batch and fusion and keeps what it exclu
 TEST_CASE("a GPU calibration recovers the efficiencies its micro-runs were made with") {
   const GpuNode h200 = must(gpu_node(must(data::builtin_machine("h200"))));
   const GpuEfficiencies priors = gpu_efficiency_priors();
-  // The "measured" GPU: dense convolutions at half the priors' compute efficiency, streaming
+  // The "measured" GPU (strict fp32 records): dense convolutions, 3x3 and 1x1, at half the priors' compute efficiency, streaming
   // kernels at 0.9 of HBM, 20 us of host time per op.
   GpuEfficiencies truth = priors;
-  for (double& efficiency : truth.classes[static_cast<int>(GpuKernelClass::convolution)].compute) efficiency /= 2;
+  for (GpuKernelClass dense : {GpuKernelClass::convolution, GpuKernelClass::convolution_pointwise})
+    for (double& efficiency : truth.classes[static_cast<int>(dense)].compute) efficiency /= 2;
   truth.classes[static_cast<int>(GpuKernelClass::elementwise)].memory = 0.9;
   truth.dispatch_seconds_per_op = 20e-6;
   const auto network = must(workloads::load_network("resnet50"));

@@ -20,6 +20,16 @@ std::string objective_name(GpuObjective objective) {
   return objective == GpuObjective::images_per_node ? "images-per-node" : "throughput";
 }
 
+std::string one_line(const model::GpuPrediction& p) {
+  return model::describe(p.configuration) + ": " + format_significant(p.images_per_second, 3) + " images/s (90% band " +
+         format_significant(p.images_per_second_low, 3) + " - " + format_significant(p.images_per_second_high, 3) + ")";
+}
+
+std::vector<std::string> settings_of(const model::GpuPrediction& p) {
+  return model::gpu_script_settings(p.configuration.precision.value_or(model::GpuPrecision::fp32),
+                                    p.configuration.memory_format);
+}
+
 }  // namespace
 
 std::vector<int> default_gpu_counts(int gpus_per_node) {
@@ -36,6 +46,21 @@ Expected<GpuRecommendation> recommend_gpu(const workloads::Network& network, con
   recommendation.objective = options.objective;
   const std::vector<int> gpu_counts =
       options.gpus_per_node.empty() ? default_gpu_counts(node.gpus_per_node) : options.gpus_per_node;
+  std::vector<model::GpuPrecision> precisions = options.precisions;
+  if (precisions.empty())
+    for (int index = 0; index < model::gpu_precision_count; ++index)
+      if (model::check_gpu_precision(node, static_cast<model::GpuPrecision>(index)))
+        precisions.push_back(static_cast<model::GpuPrecision>(index));
+  // By default channels_last only under autocast: there cuDNN's tensor-core kernels want NHWC;
+  // in fp32 and TF32 the model sees no difference, and the answer stays contiguous.
+  const auto formats_for = [&](model::GpuPrecision precision) {
+    if (!options.memory_formats.empty()) return options.memory_formats;
+    std::vector<model::GpuMemoryFormat> formats{model::GpuMemoryFormat::contiguous};
+    if (model::is_mixed_precision(precision)) formats.push_back(model::GpuMemoryFormat::channels_last);
+    return formats;
+  };
+  for (model::GpuPrecision precision : precisions)
+  for (model::GpuMemoryFormat memory_format : formats_for(precision))
   for (int gpus : gpu_counts)
     for (std::int64_t batch : options.batches_per_gpu)
       for (double megabytes : options.fusion_megabytes)
@@ -46,6 +71,8 @@ Expected<GpuRecommendation> recommend_gpu(const workloads::Network& network, con
           configuration.nodes = nodes;
           configuration.fusion_bytes = megabytes * 1024 * 1024;
           configuration.fabric = options.fabric;
+          configuration.precision = precision;
+          configuration.memory_format = memory_format;
           ++recommendation.space_size;
           auto prediction = model::predict_gpu(network, node, efficiencies, configuration, false);
           if (!prediction) {
@@ -67,13 +94,21 @@ Expected<GpuRecommendation> recommend_gpu(const workloads::Network& network, con
   if (!best) return best.error();
   recommendation.best = std::move(*best);
   recommendation.ranking.front() = recommendation.best;
+  for (const model::GpuPrediction& prediction : recommendation.ranking) {
+    auto& slot = model::is_mixed_precision(*prediction.configuration.precision) ? recommendation.best_mixed
+                                                                                 : recommendation.best_strict;
+    if (slot) continue;
+    auto full = model::predict_gpu(network, node, efficiencies, prediction.configuration, true);
+    if (!full) return full.error();
+    slot = std::move(*full);
+  }
   return recommendation;
 }
 
 std::string gpu_recommendation_text(const GpuRecommendation& r, bool explain) {
   std::ostringstream out;
   const model::GpuPrediction& best = r.best;
-  out << "Recommended for " << best.network << " on " << best.machine << " (GPU, fp32, objective "
+  out << "Recommended for " << best.network << " on " << best.machine << " (GPU, objective "
       << objective_name(r.objective) << "):\n";
   out << "  " << model::describe(best.configuration) << ", fusion "
       << format_fixed(best.configuration.fusion_bytes / (1024 * 1024), 0) << " MiB\n";
@@ -83,7 +118,12 @@ std::string gpu_recommendation_text(const GpuRecommendation& r, bool explain) {
       << " per GPU";
   if (best.configuration.gpus_per_node * best.configuration.nodes > 1)
     out << ", scaling efficiency " << format_fixed(100 * best.scaling_efficiency, 1) << "%";
-  out << "\n  bottleneck: " << best.bottleneck << "\n";
+  out << "\n  confidence: " << best.confidence << " (" << best.confidence_reason << ")\n";
+  out << "  bottleneck: " << best.bottleneck << "\n";
+  out << "  the training script sets:\n";
+  for (const std::string& setting : settings_of(best)) out << "    " << setting << "\n";
+  if (r.best_strict) out << "  best strict precision: " << one_line(*r.best_strict) << "\n";
+  if (r.best_mixed) out << "  best mixed precision:  " << one_line(*r.best_mixed) << "\n";
   out << "  memory: " << format_fixed(best.memory_bytes_needed / 1e9, 1) << " of "
       << format_fixed(best.memory_bytes_available / 1e9, 1) << " GB per GPU\n";
   const std::size_t shown = explain ? r.ranking.size() : std::min<std::size_t>(r.ranking.size(), 5);
@@ -110,6 +150,7 @@ nlohmann::json gpu_recommendation_json(const GpuRecommendation& r, bool explain)
                         {"schema_version", 1},
                         {"objective", objective_name(r.objective)},
                         {"best", model::gpu_prediction_json(r.best)},
+                        {"script_settings", settings_of(r.best)},
                         {"space_size", r.space_size},
                         {"valid", r.ranking.size()}};
   nlohmann::json ranking = nlohmann::json::array();
@@ -120,6 +161,8 @@ nlohmann::json gpu_recommendation_json(const GpuRecommendation& r, bool explain)
   for (const GpuExcludedPoint& point : r.excluded)
     excluded.push_back({{"configuration", model::gpu_configuration_json(point.configuration)}, {"reason", point.reason}});
   out["excluded"] = excluded;
+  if (r.best_strict) out["best_strict_precision"] = model::gpu_prediction_json(*r.best_strict);
+  if (r.best_mixed) out["best_mixed_precision"] = model::gpu_prediction_json(*r.best_mixed);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ struct GpuSearchOptions {
   std::vector<int> node_counts = {1};
   std::string fabric = model::default_fabric;
   GpuObjective objective = GpuObjective::throughput;
+  std::vector<model::GpuPrecision> precisions;          // empty: every precision the GPU has
+  std::vector<model::GpuMemoryFormat> memory_formats;   // empty: contiguous and channels_last
 };
 
 struct GpuExcludedPoint {
@@ -33,6 +36,10 @@ struct GpuExcludedPoint {
 struct GpuRecommendation {
   GpuObjective objective = GpuObjective::throughput;
   model::GpuPrediction best;             // with its band and scaling efficiency
+  // The best in strict precision (fp32, or TF32 where PyTorch uses it by default) and the best
+  // in mixed precision (bf16/fp16 autocast), side by side: what autocast is worth, if searched.
+  std::optional<model::GpuPrediction> best_strict;
+  std::optional<model::GpuPrediction> best_mixed;
   std::vector<model::GpuPrediction> ranking;  // every valid point, best first
   std::vector<GpuExcludedPoint> excluded;
   std::size_t space_size = 0;

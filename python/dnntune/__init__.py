@@ -33,12 +33,19 @@ from ._dnntune import machine_kind as _machine_kind
 
 __all__ = ["Model"]
 
-_GPU_ONLY = ("gpus", "fusion_mb")
+_GPU_ONLY = ("gpus", "fusion_mb", "precision", "memory_format")
 _CPU_ONLY = ("processes_per_node", "threads_per_process", "smt", "consider_smt")
 
 
 def _or_default(value, default):
     return default if value is None else value
+
+
+def _as_list(value):
+    """None, one word or a list of words, as a list."""
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
 
 
 def _refuse(given, names, why):
@@ -87,35 +94,40 @@ class Model:
             _refuse(given, _GPU_ONLY, "these describe GPU nodes; " + self.machine + " is a CPU machine")
 
     def predict(self, network, processes_per_node=None, threads_per_process=None, batch=32, nodes=1, smt=None,
-                fabric=_DEFAULT_FABRIC, gpus=None, fusion_mb=None):
-        """One configuration: images/s with its band, iteration terms, scaling efficiency."""
+                fabric=_DEFAULT_FABRIC, gpus=None, fusion_mb=None, precision=None, memory_format=None):
+        """One configuration: images/s with its band, iteration terms, scaling efficiency. On a GPU,
+        precision= "fp32", "tf32", "bf16" or "fp16" (default: the GPU's PyTorch default, TF32 where it
+        has it) and memory_format= "contiguous" or "channels_last"."""
         self._check(locals())
         if self.kind == "gpu":
             return json.loads(self._native.predict_json(network, _or_default(gpus, 1), batch, nodes,
-                                                        _or_default(fusion_mb, _DEFAULT_FUSION_MB), fabric))
+                                                        _or_default(fusion_mb, _DEFAULT_FUSION_MB), fabric,
+                                                        precision or "", memory_format or ""))
         # None: not given, the recommended layout's (frontend/request_defaults.hpp); 0 is refused
         return json.loads(self._native.predict_json(network, processes_per_node, threads_per_process, batch, nodes,
                                                     bool(smt), fabric))
 
     def scale(self, network, processes_per_node=None, threads_per_process=None, batch=32, nodes="1..1024", smt=None,
-              fabric=_DEFAULT_FABRIC, gpus=None, fusion_mb=None):
+              fabric=_DEFAULT_FABRIC, gpus=None, fusion_mb=None, precision=None, memory_format=None):
         """Predictions over node counts ("1..1024", "1,2,4" or "16"), with speed-up and efficiency."""
         self._check(locals())
         if self.kind == "gpu":
             return json.loads(self._native.scale_json(network, _or_default(gpus, 1), batch, str(nodes),
-                                                      _or_default(fusion_mb, _DEFAULT_FUSION_MB), fabric))
+                                                      _or_default(fusion_mb, _DEFAULT_FUSION_MB), fabric,
+                                                      precision or "", memory_format or ""))
         return json.loads(self._native.scale_json(network, processes_per_node, threads_per_process, batch, str(nodes),
                                                   bool(smt), fabric))
 
     def recommend(self, network, batches=None, nodes="1", consider_smt=None, fabric=_DEFAULT_FABRIC, gpus=None,
-                  fusion_mb=None):
+                  fusion_mb=None, precision=None, memory_format=None):
         """The fastest configuration with baselines and ranking: processes per node, threads, SMT and
         batch on a CPU machine (batches default to 32); GPUs per node, batch per GPU and DDP bucket
-        size on a GPU machine (defaults as `dnntune recommend`: 1, 2, 4 ... GPUs, batches 32, 64, 128)."""
+        size on a GPU machine (defaults as `dnntune recommend`: 1, 2, 4 ... GPUs, batches 32, 64, 128), and
+        precision and memory_format (lists; default every precision the GPU has, both formats)."""
         self._check(locals())
         if self.kind == "gpu":
             return json.loads(self._native.recommend_json(network, list(gpus or []), list(batches or []),
                                                           [float(size) for size in (fusion_mb or [])], str(nodes),
-                                                          fabric))
+                                                          fabric, _as_list(precision), _as_list(memory_format)))
         return json.loads(self._native.recommend_json(network, list(batches or (32,)), str(nodes),
                                                       consider_smt is not False, fabric))

@@ -65,6 +65,9 @@ gpu = ["--machine", "v100"]
 validate(["predict", "--model", "resnet50", "--gpus", "8", "--batch", "64", "--nodes", "2", "--json"] + gpu)
 validate(["scale", "--model", "resnet152", "--gpus", "8", "--nodes", "1..16", "--json"] + gpu)
 validate(["recommend", "--model", "resnet152", "--nodes", "1,4", "--json", "--explain", "--machine", "k80"])
+validate(["predict", "--model", "resnet50", "--machine", "h200", "--batch", "256", "--precision", "bf16",
+          "--memory-format", "channels_last", "--json"])
+validate(["recommend", "--model", "resnet50", "--machine", "h200", "--gpus", "1,8", "--json"])
 validate(["compare", "--model", "resnet152", "--machine", "skylake-8180", "--machine", "k80", "--machine", "v100",
           "--json"])
 # A GPU calibration, fitted to the recorded CPU micro-runs relabelled as torch-cuda ones (the

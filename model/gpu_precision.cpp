@@ -1,0 +1,65 @@
+// model/gpu_precision.cpp — see gpu_precision.hpp.
+#include "model/gpu_precision.hpp"
+
+namespace dnntune::model {
+
+std::string gpu_precision_name(GpuPrecision precision) {
+  switch (precision) {
+    case GpuPrecision::fp32: return "fp32";
+    case GpuPrecision::tf32: return "tf32";
+    case GpuPrecision::bf16: return "bf16";
+    case GpuPrecision::fp16: return "fp16";
+    case GpuPrecision::count_: break;
+  }
+  return "fp32";
+}
+
+std::string gpu_memory_format_name(GpuMemoryFormat memory_format) {
+  return memory_format == GpuMemoryFormat::channels_last ? "channels_last" : "contiguous";
+}
+
+Expected<GpuPrecision> parse_gpu_precision(const std::string& text) {
+  for (int index = 0; index < gpu_precision_count; ++index)
+    if (gpu_precision_name(static_cast<GpuPrecision>(index)) == text) return static_cast<GpuPrecision>(index);
+  return bad_input("--precision must be fp32, tf32, bf16 or fp16, not '" + text + "'");
+}
+
+Expected<GpuMemoryFormat> parse_gpu_memory_format(const std::string& text) {
+  if (text == "contiguous") return GpuMemoryFormat::contiguous;
+  if (text == "channels_last") return GpuMemoryFormat::channels_last;
+  return bad_input("--memory-format must be contiguous or channels_last, not '" + text + "'");
+}
+
+bool is_mixed_precision(GpuPrecision precision) {
+  return precision == GpuPrecision::bf16 || precision == GpuPrecision::fp16;
+}
+
+double activation_bytes_ratio(GpuPrecision precision) { return is_mixed_precision(precision) ? 0.5 : 1.0; }
+
+std::vector<std::string> gpu_script_settings(GpuPrecision precision, GpuMemoryFormat memory_format) {
+  std::vector<std::string> lines;
+  switch (precision) {
+    case GpuPrecision::fp32:
+      lines.push_back("torch.backends.cudnn.allow_tf32 = False  (strict fp32 convolutions)");
+      break;
+    case GpuPrecision::tf32:
+      lines.push_back("torch.backends.cudnn.allow_tf32 = True  (PyTorch's default: convolutions on TF32 tensor cores)");
+      break;
+    case GpuPrecision::bf16:
+      lines.push_back("with torch.autocast('cuda', dtype=torch.bfloat16): forward and loss (no GradScaler needed)");
+      break;
+    case GpuPrecision::fp16:
+      lines.push_back("with torch.autocast('cuda', dtype=torch.float16): forward and loss");
+      lines.push_back("scaler = torch.cuda.amp.GradScaler(): scaler.scale(loss).backward(); scaler.step(optimizer); "
+                      "scaler.update()  (fp16 needs a GradScaler: small gradients underflow)");
+      break;
+    case GpuPrecision::count_: break;
+  }
+  lines.push_back("torch.backends.cudnn.benchmark = True  (cuDNN picks its fastest algorithm per shape)");
+  if (memory_format == GpuMemoryFormat::channels_last)
+    lines.push_back("model = model.to(memory_format=torch.channels_last); "
+                    "images = images.to(memory_format=torch.channels_last)");
+  return lines;
+}
+
+}  // namespace dnntune::model
