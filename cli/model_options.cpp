@@ -8,6 +8,7 @@
 
 #include "cli/number_rules.hpp"
 #include "cli/option_table.hpp"
+#include "data/builtin_machines.hpp"
 #include "model/communication.hpp"
 #include "workloads/backends.hpp"
 

@@ -206,7 +206,8 @@ class GpuModel {
                     const std::string& memory_format) const {
     const auto rows = value_or_raise(model::predict_gpu_scaling(
         value_or_raise(workloads::load_network(network)), node_, efficiencies_,
-        configuration_of(gpus, batch, 1, fusion_megabytes, fabric), value_or_raise(model::parse_node_counts(nodes, "nodes"))));
+        configuration_of(gpus, batch, 1, fusion_megabytes, fabric, precision, memory_format),
+        value_or_raise(model::parse_node_counts(nodes, "nodes"))));
     auto document = schema_head("dnntune.gpu-scaling", 1);
     document["rows"] = model::gpu_scaling_json(rows);
     return document.dump();
@@ -217,6 +218,13 @@ class GpuModel {
                         const std::string& nodes, const std::string& fabric,
                         const std::vector<std::string>& precisions, const std::vector<std::string>& memory_formats) const {
     tuner::GpuSearchOptions search;
+    for (const std::string& precision : precisions) {
+      search.precisions.push_back(value_or_raise(model::parse_gpu_precision(precision)));
+      if (auto has = model::check_gpu_precision(node_, search.precisions.back()); !has)
+        throw py::value_error(has.error().message);
+    }
+    for (const std::string& memory_format : memory_formats)
+      search.memory_formats.push_back(value_or_raise(model::parse_gpu_memory_format(memory_format)));
     if (!gpus.empty()) search.gpus_per_node = checked(gpus, lists::gpus_per_node, "gpus");
     if (!batches.empty()) search.batches_per_gpu = checked(batches, lists::batches, "batches");
     if (!fusion_megabytes.empty()) search.fusion_megabytes = checked(fusion_megabytes, lists::fusion_megabytes, "fusion_mb");
@@ -237,6 +245,10 @@ class GpuModel {
                                                   const std::string& fabric, const std::string& precision,
                                                   const std::string& memory_format) {
     model::GpuConfiguration configuration;
+    // "" : the GPU's PyTorch default precision, contiguous.
+    if (!precision.empty()) configuration.precision = value_or_raise(model::parse_gpu_precision(precision));
+    if (!memory_format.empty())
+      configuration.memory_format = value_or_raise(model::parse_gpu_memory_format(memory_format));
     configuration.gpus_per_node = checked(gpus, rules::ranks_or_threads, "gpus");
     configuration.batch_per_gpu = checked(batch, rules::batch_per_process, "batch");
     configuration.nodes = checked(nodes, rules::nodes, "nodes");
