@@ -236,7 +236,7 @@ TEST_CASE("more processes than cores says how many fit, never that 0 threads wou
   CHECK(result.err.find("processes of 1 thread fit") != std::string::npos);
 }
 
-TEST_CASE("--time takes SLURM's formats with fields in range and more than zero, and nothing else") {
+TEST_CASE("SLURM's --time takes its formats with fields in range and more than zero, and nothing else") {
   const std::vector<std::string> slurm = {"recommend", "--model", "resnet18", "--calibration", reference_calibration(),
                                           "--format", "slurm", "--time"};
   for (const char* bad : {"99:99:99", "1-24:00:00", "00:00:00", "0", "1-00:60", "10:60", "1:2:3:4", "5-"}) {

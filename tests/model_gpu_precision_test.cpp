@@ -164,7 +164,8 @@ TEST_CASE("a precision record round-trips and keys apart") {
   record.descriptor = "relu:ic64ih56iw56";
   record.pass = "forward";
   record.batch = 32;
-  record.median_seconds = 1e-4;
+  record.median_seconds = record.min_seconds = record.max_seconds = 1e-4;
+  record.repetitions = 10;
   record.precision = "bf16";
   record.memory_format = "channels_last";
   const auto back = must(records::measurement_from_json_line(records::to_json_line(record), "test"));
@@ -173,7 +174,8 @@ TEST_CASE("a precision record round-trips and keys apart") {
   records::Measurement tf32 = record;
   tf32.precision = "tf32";
   CHECK(records::measurement_key(tf32) != records::measurement_key(record));
-  // A torch-cuda record from before the field ran PyTorch's defaults: TF32 convolutions.
+  // A written strict fp32 record stays strict; a torch-cuda record from before the field ran
+  // PyTorch's defaults: TF32 convolutions.
   std::string old = records::to_json_line(tf32);
   CHECK(old.find("\"precision\"") != std::string::npos);
   records::Measurement plain = record;
@@ -181,7 +183,13 @@ TEST_CASE("a precision record round-trips and keys apart") {
   plain.memory_format = "contiguous";
   const std::string line = records::to_json_line(plain);
   CHECK(line.find("\"precision\"") == std::string::npos);
-  CHECK(must(records::measurement_from_json_line(line, "test")).precision == "tf32");
+  CHECK(must(records::measurement_from_json_line(line, "test")).precision == "fp32");
+  // Version 1 had no field: its torch-cuda records are migrated to tf32 (records/measurement_v1.hpp).
+  std::string v1 = line;
+  const std::string version = "\"schema_version\":2";
+  REQUIRE(v1.find(version) != std::string::npos);
+  v1.replace(v1.find(version), version.size(), "\"schema_version\":1");
+  CHECK(must(records::measurement_from_json_line(v1, "test")).precision == "tf32");
   auto bad = line;
   bad.insert(bad.size() - 1, ",\"precision\":\"fp8\"");
   CHECK_FALSE(records::measurement_from_json_line(bad, "test"));

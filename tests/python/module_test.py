@@ -111,8 +111,10 @@ from dnntune import _dnntune  # noqa: E402
 entry = _dnntune.cache_entry("torch")
 os.makedirs(entry + "/measurements")
 shutil.copy(recorded + "/machine.json", entry + "/measurements/machine.json")
-subprocess.run([dnntune_command, "fit", recorded, "-o", entry + "/calibration.json", "--bootstrap", "4"],
-               capture_output=True, check=True)
+# `fit -o` refuses to write into the cache (only dnntune's own runs do): fit beside it, then seed.
+fitted = tempfile.mkdtemp(prefix="dnntune-python-fit-") + "/calibration.json"
+subprocess.run([dnntune_command, "fit", recorded, "-o", fitted, "--bootstrap", "4"], capture_output=True, check=True)
+shutil.copy(fitted, entry + "/calibration.json")
 with open(entry + "/covered.json", "w") as covered:
     json.dump({"covered": ["resnet18@8"]}, covered)
 here = dnntune.Model()
