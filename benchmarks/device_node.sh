@@ -33,6 +33,7 @@ if [ "${1:-}" = "--dry-run" ]; then
   shift
 fi
 repository=$(cd "$(dirname "$0")/.." && pwd)
+source "$repository/benchmarks/gpu_bundle_env.sh"
 out=$(mkdir -p "${1:-device-node-results}" && cd "${1:-device-node-results}" && pwd)
 work=$(mktemp -d /tmp/device-node-XXXXXX)  # everything the tarball holds
 log="$out/device-node.log"
@@ -130,18 +131,7 @@ prefix_paths="$torch_prefix"
 cmake_extra=()
 if [ -d "$repository/.gpu-bundle/debs" ] && [ "$dry_run" != 1 ]; then
   deps="$work/deps"
-  mkdir -p "$deps"
-  for deb in "$repository"/.gpu-bundle/debs/*.deb; do dpkg -x "$deb" "$deps"; done
-  # Debian's alternatives are not unpacked: name Open MPI's wrapper, and let it find its data
-  # files under the prefix. pkg-config reads hwloc.pc with the prefix as its root.
-  multiarch="$deps/usr/lib/x86_64-linux-gnu"
-  export OPAL_PREFIX="$deps/usr" PATH="$deps/usr/bin:$PATH"
-  export LD_LIBRARY_PATH="$multiarch:$multiarch/openmpi/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  export PKG_CONFIG_PATH="$multiarch/pkgconfig:$deps/usr/share/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$deps"
-  command -v pkg-config > /dev/null || cmake_extra+=("-DPKG_CONFIG_EXECUTABLE=$deps/usr/bin/pkgconf")
-  prefix_paths="$prefix_paths;$deps/usr"
-  # Debian's multiarch headers (hwloc's autogen/config.h) are where the compiler looks under /usr only.
-  cmake_extra+=("-DMPI_CXX_COMPILER=$deps/usr/bin/mpicxx.openmpi" "-DCMAKE_CXX_FLAGS=-isystem $deps/usr/include/x86_64-linux-gnu")
+  use_gpu_bundle "$repository/.gpu-bundle/debs" "$deps"
   say "dependencies unpacked from $(find "$repository/.gpu-bundle/debs" -name '*.deb' | wc -l) bundled packages"
 fi
 generator=()

@@ -15,6 +15,7 @@
 # built-in GPU reference calibration; say which GPU it was measured on.
 set -euo pipefail
 repository=$(cd "$(dirname "$0")/.." && pwd)
+source "$repository/benchmarks/gpu_bundle_env.sh"
 out=$(mkdir -p "${1:-gpu-node-results}" && cd "${1:-gpu-node-results}" && pwd)
 python=${PYTHON:-python3}
 jobs=$(nproc)
@@ -42,18 +43,8 @@ prefix_paths="$torch_prefix"
 cmake_extra=()
 if [ -d "$repository/.gpu-bundle/debs" ]; then
   deps="$out/deps"
-  rm -rf "$deps" && mkdir -p "$deps"
-  for deb in "$repository"/.gpu-bundle/debs/*.deb; do dpkg -x "$deb" "$deps"; done
-  # Debian's alternatives are not unpacked: name Open MPI's wrapper, and let it find its data
-  # files under the prefix. pkg-config reads hwloc.pc with the prefix as its root.
-  multiarch="$deps/usr/lib/x86_64-linux-gnu"
-  export OPAL_PREFIX="$deps/usr" PATH="$deps/usr/bin:$PATH"
-  export LD_LIBRARY_PATH="$multiarch:$multiarch/openmpi/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  export PKG_CONFIG_PATH="$multiarch/pkgconfig:$deps/usr/share/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$deps"
-  command -v pkg-config > /dev/null || cmake_extra+=("-DPKG_CONFIG_EXECUTABLE=$deps/usr/bin/pkgconf")
-  prefix_paths="$prefix_paths;$deps/usr"
-  # Debian's multiarch headers (hwloc's autogen/config.h) are where the compiler looks under /usr only.
-  cmake_extra+=("-DMPI_CXX_COMPILER=$deps/usr/bin/mpicxx.openmpi" "-DCMAKE_CXX_FLAGS=-isystem $deps/usr/include/x86_64-linux-gnu")
+  rm -rf "$deps"
+  use_gpu_bundle "$repository/.gpu-bundle/debs" "$deps"
   stamp "dependencies unpacked from $(ls "$repository"/.gpu-bundle/debs/*.deb | wc -l) bundled packages"
 fi
 generator=()
