@@ -185,6 +185,7 @@ TEST_CASE("records of a plan round-trip and name their reproducing command", "[l
     records::Measurement record = planned_record(measurement, "0123456789abcdef", "default");
     record.status = records::MeasurementStatus::ok;
     record.median_seconds = 0.004;
+    record.repetitions = 5;  // a reader refuses an ok record of no repetition
     record.cpu_sets = {{0}, {1}};
     record.timestamp = records::utc_timestamp_now();
     const auto parsed = records::measurement_from_json_line(records::to_json_line(record), "test");

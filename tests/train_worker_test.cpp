@@ -46,6 +46,8 @@ TEST_CASE("a run's records carry its trainer, steps, warm-up, bucket and network
   report.iterations = 2;           // a time limit ended them early
   report.requested_iterations = 5;
   report.iteration.median_seconds = report.forward.median_seconds = report.backward.median_seconds = 0.1;
+  // Timed passes as the trainer reports them: a reader refuses an ok record of no repetition.
+  report.iteration.repetitions = report.forward.repetitions = report.backward.repetitions = 2;
   train::TrainWorkerRequest request;
   request.train.model = "tests/fixtures/tiny_network.json";
   request.train.bucket_megabytes = 0.5;
@@ -66,6 +68,9 @@ TEST_CASE("a run's records carry its trainer, steps, warm-up, bucket and network
     REQUIRE(back);
     CHECK(records::to_json_line(*back) == records::to_json_line(record));
   }
-  report.backend = "torch-cuda";  // fp32 convolutions run on TF32 tensor cores by default
+  // The records carry the precision the trainer ran: on a GPU it resolves `auto` to tf32 from
+  // compute capability 8.0 on (fp32 convolutions on TF32 tensor cores, PyTorch's default).
+  report.backend = "torch-cuda";
+  report.precision = "tf32";
   CHECK(train::training_measurements(report, request.train, command).front().precision == "tf32");
 }
