@@ -24,11 +24,7 @@ namespace {
 // A `dnntune calibrate -o` directory of synthetic records: machine.json and layers.jsonl.
 std::string measurement_directory() {
   const std::string directory = dnntune::test::make_temporary_directory();
-  const auto machine = dnntune::test::test_machine();
-  std::ofstream(directory + "/machine.json") << dnntune::records::to_json_text(machine);
-  std::ofstream records(directory + "/layers.jsonl");
-  for (const auto& record : dnntune::test::synthetic_records(machine, 0.02, 11))
-    records << dnntune::records::to_json_line(record) << "\n";
+  dnntune::test::write_measurement_directory(directory);
   return directory;
 }
 

@@ -19,11 +19,7 @@ namespace {
 // A directory like `dnntune calibrate -o` makes: machine.json and layers.jsonl.
 std::string write_calibration_directory() {
   const std::string directory = dnntune::test::make_temporary_directory();
-  const auto machine = dnntune::test::test_machine();
-  std::ofstream(directory + "/machine.json") << dnntune::records::to_json_text(machine);
-  std::ofstream records(directory + "/layers.jsonl");
-  for (const auto& record : dnntune::test::synthetic_records(machine, 0.02, 11))
-    records << dnntune::records::to_json_line(record) << "\n";
+  dnntune::test::write_measurement_directory(directory);
   return directory;
 }
 

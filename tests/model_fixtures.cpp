@@ -2,6 +2,7 @@
 #include "tests/model_fixtures.hpp"
 
 #include <cmath>
+#include <fstream>
 #include <random>
 #include <stdexcept>
 
@@ -135,6 +136,13 @@ Anchor anchor_at(const Calibration& calibration, const workloads::Network& netwo
                              anchor.layers_backward_seconds + anchor.forward_seconds + anchor.backward_seconds;
   anchor.iteration_coefficient_of_variation = 0.02;
   return anchor;
+}
+
+void write_measurement_directory(const std::string& directory) {
+  const auto machine = test_machine();
+  std::ofstream(directory + "/machine.json") << records::to_json_text(machine);
+  std::ofstream records_file(directory + "/layers.jsonl");
+  for (const auto& record : synthetic_records(machine, 0.02, 11)) records_file << records::to_json_line(record) << "\n";
 }
 
 }  // namespace dnntune::test

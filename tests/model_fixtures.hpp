@@ -25,6 +25,10 @@ model::ModelParameters true_parameters();
 // exp(N(0, noise)).
 std::vector<records::Measurement> synthetic_records(const records::MachineProfile& machine, double noise, unsigned seed);
 
+// Writes into `directory` what `dnntune calibrate -o` makes: test_machine() as machine.json and
+// its synthetic_records (noise 0.02, seed 11) as layers.jsonl.
+void write_measurement_directory(const std::string& directory);
+
 // The time every_layer_measured gives each layer pass of its network.
 constexpr double measured_pass_seconds = 2e-3;
 
