@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# benchmarks/first_answer_figures.sh [--cases LIST] [--configs LIST] [--repeats N] [--dnntune PATH]
+#                                    [--directory DIR] — issue 41's figures: is the first answer the
+# best setup? For each case MODEL:BATCH (default resnet18:8,resnet50:16,inception_v3:32,resnet152:32):
+#   1. `recommend --model MODEL --batch BATCH --json` from an EMPTY cache: the first run's wall time,
+#      what it announced at its start, what it measured and skipped (its progress lines), and the
+#      answer: layout (processes x threads) and allocator, with the allocator's basis;
+#   2. images/s measured by PyTorch from Python (`train --runner python`: torchvision's network,
+#      DistributedDataParallel over gloo for several ranks) under each allocator variant installed
+#      here (`dnntune probe` lists them) at each layout of --configs (default 1x2,2x1): the same
+#      allocator environment the answer's launch line sets (probe's one list of variants);
+#   3. the recommended setup's measured images/s against the best measured: target within 5%.
+# Each run is a warm-up step and three timed ones (their median); --repeats N takes the median of N
+# runs. About half an hour on 2 cores with the defaults. Other work skews every timing: run it on
+# an idle node, right after the build.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+dnntune=$here/../build/cli/dnntune
+cases=resnet18:8,resnet50:16,inception_v3:32,resnet152:32
+configs=1x2,2x1
+repeats=1
+directory=""
+while (($#)); do
+  case $1 in
+    --cases) cases=$2; shift 2 ;;
+    --configs) configs=$2; shift 2 ;;
+    --repeats) repeats=$2; shift 2 ;;
+    --dnntune) dnntune=$2; shift 2 ;;
+    --directory) directory=$2; shift 2 ;;
+    *) echo "first_answer_figures.sh: unknown argument '$1' (--cases, --configs, --repeats, --dnntune, --directory)" >&2
+       exit 2 ;;
+  esac
+done
+[[ $repeats =~ ^[1-9][0-9]?$ ]] || { echo "first_answer_figures.sh: --repeats must be 1..99" >&2; exit 2; }
+for item in ${cases//,/ }; do
+  [[ $item =~ ^[a-z0-9_]+:[1-9][0-9]*$ ]] || { echo "first_answer_figures.sh: a case is MODEL:BATCH, e.g. resnet50:16" >&2; exit 2; }
+done
+for config in ${configs//,/ }; do
+  [[ $config =~ ^[1-9][0-9]*x[1-9][0-9]*$ ]] || { echo "first_answer_figures.sh: a config is PROCESSESxTHREADS, e.g. 2x1" >&2; exit 2; }
+done
+[[ -x $dnntune ]] || { echo "first_answer_figures.sh: no dnntune at $dnntune (build first, or --dnntune PATH)" >&2; exit 2; }
+[[ -x /usr/bin/time ]] || { echo "first_answer_figures.sh: needs /usr/bin/time (Debian package: time)" >&2; exit 2; }
+/usr/bin/python3 -c "import torchvision" 2>/dev/null ||
+  { echo "first_answer_figures.sh: /usr/bin/python3 has no torchvision (Debian: python3-torchvision)" >&2; exit 2; }
+directory=${directory:-$(mktemp -d /tmp/dnntune-first-answer-XXXXXX)}
+mkdir -p "$directory"
+
+mapfile -t variants < <(DNNTUNE_CACHE_DIR="$directory/probe-cache" "$dnntune" probe --quick | awk '
+  /^Allocators/ { on = 1; next }
+  on && /^  [a-z]/ { print $1; next }
+  on { on = 0 }')
+((${#variants[@]})) || { echo "first_answer_figures.sh: dnntune probe listed no allocator" >&2; exit 1; }
+
+# median of numbers on standard input ("-" when none)
+median() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) { print "-"; exit } printf "%.2f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+python_images_per_second() {  # MODEL BATCH PROCESSES THREADS ALLOCATOR
+  local arguments=(train --runner python --model "$1" --batch "$2" --threads "$4" --iters 3 --warmup 1 --allocator "$5" --json)
+  if (($3 > 1)); then arguments+=(--launch --ppn "$3"); fi
+  for ((r = 0; r < repeats; r++)); do
+    "$dnntune" "${arguments[@]}" 2>/dev/null | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["images_per_second"])' || true
+  done | median
+}
+
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) hardware threads; allocators here: ${variants[*]}"
+echo "files: $directory"
+summary=()
+for item in ${cases//,/ }; do
+  model=${item%:*} batch=${item#*:}
+  case_directory="$directory/$model-b$batch"
+  mkdir -p "$case_directory/cache"
+  echo
+  echo "== $model batch $batch"
+  DNNTUNE_CACHE_DIR="$case_directory/cache" /usr/bin/time -f "%e" -o "$case_directory/recommend.time" \
+    "$dnntune" recommend --model "$model" --batch "$batch" --json >"$case_directory/recommend.json" \
+    2>"$case_directory/recommend.err" || { echo "   recommend failed: $(tail -1 "$case_directory/recommend.err")"; continue; }
+  wall=$(cat "$case_directory/recommend.time")
+  echo "   first run: $wall s wall"
+  # What it announced at its start, and what it measured and skipped (its own progress lines).
+  grep -E "^dnntune: (first run|calibrating [0-9]+ new|measuring [0-9]+ layer|measured in)" "$case_directory/recommend.err" |
+    sed 's/^dnntune: /   /' || true
+  grep -E "^dnntune: anchor" "$case_directory/recommend.err" | sed 's/^dnntune: /   /' || true
+  grep -E "skipped" "$case_directory/recommend.err" | sed 's/^dnntune: /   /' || true
+  read -r chosen_config chosen_allocator basis < <(/usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1])); c = r.get("best", {}).get("configuration", {})
+a = r.get("allocator", {}); chosen = a.get("chosen", "default")
+basis = next((v.get("basis", "-") for v in a.get("variants", []) if v.get("name") == chosen), "-")
+print("%sx%s" % (c.get("processes_per_node", "?"), c.get("threads_per_process", "?")), chosen, basis.replace(" ", "_"))' \
+    "$case_directory/recommend.json")
+  echo "   answer: $chosen_config under $chosen_allocator (allocator basis: ${basis//_/ })"
+  # The grid, the recommended setup measured in it (or on its own when outside --configs).
+  declare -A measured=()
+  printf '   %-8s' "PyTorch"
+  for name in "${variants[@]}"; do printf ' %12s' "$name"; done
+  echo
+  grid=(${configs//,/ })
+  [[ " ${grid[*]} " == *" $chosen_config "* ]] || grid+=("$chosen_config")
+  for config in "${grid[@]}"; do
+    processes=${config%x*} threads=${config#*x}
+    printf '   %-8s' "$config"
+    for name in "${variants[@]}"; do
+      value=$(python_images_per_second "$model" "$batch" "$processes" "$threads" "$name")
+      measured["$config $name"]=$value
+      printf ' %12s' "$value"
+    done
+    echo
+  done
+  best_key="" best=0
+  for key in "${!measured[@]}"; do
+    value=${measured[$key]}
+    [[ $value == - ]] && continue
+    config=${key% *}
+    [[ ",$configs," == *",$config,"* ]] || continue  # the best over --configs only
+    if awk -v a="$value" -v b="$best" 'BEGIN { exit !(a > b) }'; then best=$value best_key=$key; fi
+  done
+  recommended=${measured["$chosen_config $chosen_allocator"]:--}
+  if [[ $recommended == - || $best == 0 ]]; then
+    verdict="could not be measured"
+    ratio="-"
+  else
+    ratio=$(awk -v r="$recommended" -v b="$best" 'BEGIN { printf "%.3f", r / b }')
+    verdict=$(awk -v x="$ratio" 'BEGIN { print (x >= 0.95 ? "within 5% of the best" : "MISSES the 5% target") }')
+  fi
+  echo "   recommended $chosen_config $chosen_allocator: $recommended images/s; best measured: $best_key $best; ratio $ratio: $verdict"
+  summary+=("$(printf '%-13s %5s %9s %-22s %-24s %8s %-20s %6s %s' "$model" "$batch" "$wall" \
+    "$chosen_config $chosen_allocator" "${basis//_/ }" "$recommended" "$best_key" "$ratio" "$verdict")")
+  unset measured
+done
+echo
+printf '%-13s %5s %9s %-22s %-24s %8s %-20s %6s %s\n' network batch "first s" recommended "allocator basis" "img/s" \
+  "best measured" ratio verdict
+printf '%s\n' "${summary[@]}"
