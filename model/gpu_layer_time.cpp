@@ -190,10 +190,15 @@ GpuPassTime gpu_pass_time(const workloads::LayerSpec& spec, workloads::Pass pass
   const bool convolution = uses_precision_peak(kernel_class, GpuPrecision::tf32);
   if (convolution && is_mixed_precision(precision) && numerics.memory_format == GpuMemoryFormat::contiguous)
     bytes *= 2;
-  time.memory_seconds = bytes / (node.memory_bandwidth * efficiency.memory *
-                                 efficiency.memory_pass_factor[pass_slot(pass)] * time.utilisation);
+  double memory_rate = node.memory_bandwidth * efficiency.memory * efficiency.memory_pass_factor[pass_slot(pass)];
+  if (kernel_class == GpuKernelClass::normalization && !numerics.isolated) {
+    const GpuClassEfficiency& streaming = efficiencies.classes[static_cast<int>(GpuKernelClass::elementwise)];
+    memory_rate = node.memory_bandwidth * streaming.memory / in_step_normalization_bytes_ratio[pass_slot(pass)];
+  }
+  time.memory_seconds = bytes / (memory_rate * time.utilisation);
   const double kernels = efficiency.kernels_per_pass;
-  const double on_gpu = std::max(time.compute_seconds, time.memory_seconds) + kernels * efficiencies.kernel_gap_seconds;
+  const double on_gpu = std::max(time.compute_seconds, time.memory_seconds) + efficiency.fixed_seconds[pass_slot(pass)] +
+                        kernels * efficiencies.kernel_gap_seconds;
   const double on_host = kernels * efficiencies.dispatch_seconds_per_op;
   time.seconds = std::max(on_gpu, on_host);
   time.overhead_seconds = time.seconds - std::max(time.compute_seconds, time.memory_seconds);
