@@ -108,10 +108,13 @@ GpuEfficiencies fit_round(const std::vector<const UsableRecord*>& usable, const 
 }
 
 // Per class and pass, the time that does not grow with the batch: for each shape measured at two
-// batches b1 < b2 (the smallest and largest), the intercept (b2 t1 - b1 t2) / (b2 - b1) of the
-// line through them; the class's median, at least 0. A pass whose time grows by less than a third
-// of the batch's ratio is held by the host's dispatch, not by its kernel: it says nothing here.
-void fit_fixed_seconds(const std::vector<const UsableRecord*>& usable, GpuEfficiencies& fitted) {
+// batches (the smallest and largest), the intercept of the line through them, t = fixed + v, where
+// the roofline's part v grows from one batch to the other by the ratio rho the model gives it (the
+// batch ratio, less where a small batch does not fill the chip): fixed = (rho t1 - t2) / (rho - 1).
+// The class's median less its kernels' gaps (a term of their own), at least 0. A pass the model (fitted once without this term) finds held by
+// the host's dispatch at either batch, or whose time grows by less than a third of rho, says
+// nothing about its kernel here.
+void fit_fixed_seconds(const std::vector<const UsableRecord*>& usable, const GpuNode& node, GpuEfficiencies& fitted) {
   struct Ends {
     const UsableRecord* small = nullptr;
     const UsableRecord* large = nullptr;
@@ -124,27 +127,37 @@ void fit_fixed_seconds(const std::vector<const UsableRecord*>& usable, GpuEffici
     if (!ends.small || entry->record->batch < ends.small->record->batch) ends.small = entry;
     if (!ends.large || entry->record->batch > ends.large->record->batch) ends.large = entry;
   }
+  const auto roofline = [&](const UsableRecord& entry) {
+    const auto cost = workloads::layer_cost(entry.spec, entry.record->batch).pass(entry.pass);
+    const GpuPassTime time =
+        gpu_pass_time(entry.spec, entry.pass, cost, entry.record->batch, node, fitted, entry.numerics);
+    return time.limit == "overhead" ? 0.0 : std::max(time.compute_seconds, time.memory_seconds);
+  };
   std::vector<double> intercepts[gpu_kernel_class_count][3];
   for (const auto& [key, ends] : shapes) {
-    if (!ends.small || ends.small == ends.large) continue;
-    const double b1 = static_cast<double>(ends.small->record->batch), b2 = static_cast<double>(ends.large->record->batch);
+    if (!ends.small || ends.small->record->batch >= ends.large->record->batch) continue;
+    const double r1 = roofline(*ends.small), r2 = roofline(*ends.large);
+    if (!(r1 > 0) || !(r2 > r1)) continue;
+    const double rho = r2 / r1;
     const double t1 = ends.small->record->median_seconds, t2 = ends.large->record->median_seconds;
-    if (b2 <= b1 || t2 / t1 < 1 + (b2 / b1 - 1) / 3) continue;
+    if (t2 / t1 < 1 + (rho - 1) / 3) continue;
     intercepts[static_cast<int>(gpu_kernel_class(ends.small->spec))][slot_of(ends.small->pass)].push_back(
-        (b2 * t1 - b1 * t2) / (b2 - b1));
+        (rho * t1 - t2) / (rho - 1));
   }
   for (int kernel_class = 0; kernel_class < gpu_kernel_class_count; ++kernel_class)
     for (int slot = 0; slot < 3; ++slot)
       if (!intercepts[kernel_class][slot].empty())
-        fitted.classes[kernel_class].fixed_seconds[slot] = std::max(0.0, median(intercepts[kernel_class][slot]));
+        fitted.classes[kernel_class].fixed_seconds[slot] =
+            std::max(0.0, median(intercepts[kernel_class][slot]) -
+                              fitted.classes[kernel_class].kernels_per_pass * fitted.kernel_gap_seconds);
 }
 
 // A few rounds: a pass that the first round moves across its roofline's knee (compute to memory)
 // is classed by its new limit in the next.
 GpuEfficiencies fit_efficiencies(const std::vector<const UsableRecord*>& usable, const GpuNode& node,
                                  const GpuEfficiencies& priors) {
-  GpuEfficiencies fitted = priors;
-  fit_fixed_seconds(usable, fitted);
+  GpuEfficiencies fitted = fit_round(usable, node, priors);
+  fit_fixed_seconds(usable, node, fitted);
   for (int round = 0; round < fit_rounds; ++round) fitted = fit_round(usable, node, fitted);
   return fitted;
 }
