@@ -35,6 +35,8 @@ enum class GpuKernelClass {
   loss,                 // softmax + cross-entropy: a few small reductions
   view,                 // flatten: no kernel at all
   convolution_pointwise,  // dense 1x1: a GEMM over the pixels, less reuse than a 3x3 (no Winograd)
+  convolution_pointwise_strided,  // dense 1x1 with a stride (ResNet's downsampling shortcut): not a GEMM over
+                                 // the input's pixels, cuDNN gathers every other one
   count_
 };
 constexpr int gpu_kernel_class_count = static_cast<int>(GpuKernelClass::count_);
