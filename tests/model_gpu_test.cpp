@@ -136,6 +136,13 @@ TEST_CASE("kernel classes: dense, thin, grouped convolutions, GEMM, streaming") 
         GpuKernelClass::convolution_thin);
   CHECK(gpu_kernel_class(must(workloads::parse_descriptor("conv:g32ic32ih112iw112oc32kh3kw3sh1ph1"))) ==
         GpuKernelClass::convolution_grouped);
+  CHECK(gpu_kernel_class(must(workloads::parse_descriptor("conv:ic256ih56iw56oc64kh1kw1sh1ph0"))) ==
+        GpuKernelClass::convolution_pointwise);
+  // ResNet's downsampling shortcut: a 1x1 with a stride gathers every other pixel, no GEMM over the input.
+  CHECK(gpu_kernel_class(must(workloads::parse_descriptor("conv:ic256ih56iw56oc512kh1kw1sh2ph0"))) ==
+        GpuKernelClass::convolution_pointwise_strided);
+  CHECK(gpu_kernel_class_name(GpuKernelClass::convolution_pointwise_strided) == "convolution_pointwise_strided");
+  CHECK(uses_precision_peak(GpuKernelClass::convolution_pointwise_strided, GpuPrecision::tf32));
   CHECK(gpu_kernel_class(must(workloads::parse_descriptor("linear:ic2048oc1000bias1"))) == GpuKernelClass::matmul);
   CHECK(gpu_kernel_class(must(workloads::parse_descriptor("bnorm:ic64ih56iw56"))) == GpuKernelClass::normalization);
   CHECK(gpu_kernel_class_name(GpuKernelClass::pooling) == "pooling");
