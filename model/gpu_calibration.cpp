@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -61,7 +62,13 @@ GpuEfficiencies fit_round(const std::vector<const UsableRecord*>& usable, const 
     if (time.seconds <= 0) continue;
     const int kernel_class = static_cast<int>(gpu_kernel_class(entry->spec));
     const int precision = static_cast<int>(entry->numerics.precision);
-    const double ratio = entry->record->median_seconds / time.seconds;
+    // The roofline's part against what the record leaves once the fixed part is taken off.
+    const GpuClassEfficiency& current = priors.classes[static_cast<int>(gpu_kernel_class(entry->spec))];
+    const double variable = entry->record->median_seconds - current.fixed_seconds[slot_of(entry->pass)] -
+                            current.kernels_per_pass * priors.kernel_gap_seconds;
+    const double roofline = std::max(time.compute_seconds, time.memory_seconds);
+    if (time.limit != "overhead" && (variable <= 0 || roofline <= 0)) continue;
+    const double ratio = variable / roofline;
     if (time.limit == "compute") compute_ratios[precision][kernel_class][slot_of(entry->pass)].push_back(ratio);
     else if (time.limit == "memory") memory_ratios[kernel_class][slot_of(entry->pass)].push_back(ratio);
     else if (time.limit == "overhead") overhead_seconds.push_back(entry->record->median_seconds);
@@ -100,11 +107,57 @@ GpuEfficiencies fit_round(const std::vector<const UsableRecord*>& usable, const 
   return fitted;
 }
 
+// Per class and pass, the time that does not grow with the batch: for each shape measured at two
+// batches (the smallest and largest), the intercept of the line through them, t = fixed + v, where
+// the roofline's part v grows from one batch to the other by the ratio rho the model gives it (the
+// batch ratio, less where a small batch does not fill the chip): fixed = (rho t1 - t2) / (rho - 1).
+// The class's median less its kernels' gaps (a term of their own), at least 0. A pass the model (fitted once without this term) finds held by
+// the host's dispatch at either batch, or whose time grows by less than a third of rho, says
+// nothing about its kernel here.
+void fit_fixed_seconds(const std::vector<const UsableRecord*>& usable, const GpuNode& node, GpuEfficiencies& fitted) {
+  struct Ends {
+    const UsableRecord* small = nullptr;
+    const UsableRecord* large = nullptr;
+  };
+  std::map<std::string, Ends> shapes;
+  for (const UsableRecord* entry : usable) {
+    Ends& ends = shapes[entry->record->descriptor + "|" + entry->record->pass + "|" +
+                        gpu_precision_name(entry->numerics.precision) + "|" +
+                        gpu_memory_format_name(entry->numerics.memory_format)];
+    if (!ends.small || entry->record->batch < ends.small->record->batch) ends.small = entry;
+    if (!ends.large || entry->record->batch > ends.large->record->batch) ends.large = entry;
+  }
+  const auto roofline = [&](const UsableRecord& entry) {
+    const auto cost = workloads::layer_cost(entry.spec, entry.record->batch).pass(entry.pass);
+    const GpuPassTime time =
+        gpu_pass_time(entry.spec, entry.pass, cost, entry.record->batch, node, fitted, entry.numerics);
+    return time.limit == "overhead" ? 0.0 : std::max(time.compute_seconds, time.memory_seconds);
+  };
+  std::vector<double> intercepts[gpu_kernel_class_count][3];
+  for (const auto& [key, ends] : shapes) {
+    if (!ends.small || ends.small->record->batch >= ends.large->record->batch) continue;
+    const double r1 = roofline(*ends.small), r2 = roofline(*ends.large);
+    if (!(r1 > 0) || !(r2 > r1)) continue;
+    const double rho = r2 / r1;
+    const double t1 = ends.small->record->median_seconds, t2 = ends.large->record->median_seconds;
+    if (t2 / t1 < 1 + (rho - 1) / 3) continue;
+    intercepts[static_cast<int>(gpu_kernel_class(ends.small->spec))][slot_of(ends.small->pass)].push_back(
+        (rho * t1 - t2) / (rho - 1));
+  }
+  for (int kernel_class = 0; kernel_class < gpu_kernel_class_count; ++kernel_class)
+    for (int slot = 0; slot < 3; ++slot)
+      if (!intercepts[kernel_class][slot].empty())
+        fitted.classes[kernel_class].fixed_seconds[slot] =
+            std::max(0.0, median(intercepts[kernel_class][slot]) -
+                              fitted.classes[kernel_class].kernels_per_pass * fitted.kernel_gap_seconds);
+}
+
 // A few rounds: a pass that the first round moves across its roofline's knee (compute to memory)
 // is classed by its new limit in the next.
 GpuEfficiencies fit_efficiencies(const std::vector<const UsableRecord*>& usable, const GpuNode& node,
                                  const GpuEfficiencies& priors) {
-  GpuEfficiencies fitted = priors;
+  GpuEfficiencies fitted = fit_round(usable, node, priors);
+  fit_fixed_seconds(usable, node, fitted);
   for (int round = 0; round < fit_rounds; ++round) fitted = fit_round(usable, node, fitted);
   return fitted;
 }
@@ -148,7 +201,7 @@ Expected<GpuCalibration> fit_gpu_calibration(const std::vector<records::Measurem
     if (!check_gpu_precision(node, *precision))
       return bad_input("a " + record.precision + " record (" + record.descriptor + ") cannot come from a " + node.name +
                        ": it has no " + record.precision + " math");
-    usable.push_back({*spec, pass, {*precision, *memory_format}, &record});
+    usable.push_back({*spec, pass, {*precision, *memory_format, true}, &record});
     backend_version = record.backend_version;
     if (std::find(measured_precisions.begin(), measured_precisions.end(), record.precision) ==
         measured_precisions.end())
@@ -157,10 +210,14 @@ Expected<GpuCalibration> fit_gpu_calibration(const std::vector<records::Measurem
   if (usable.empty())
     return bad_input("no torch-cuda layer measurements to fit (calibrate on the GPU with --backend torch-cuda)");
 
+  // Two folds by layer shape (every other distinct descriptor): a shape is never checked by a fit
+  // that saw it, at any batch or pass.
   std::vector<const UsableRecord*> all, folds[2];
-  for (std::size_t index = 0; index < usable.size(); ++index) {
-    all.push_back(&usable[index]);
-    folds[index % 2].push_back(&usable[index]);
+  std::map<std::string, int> fold_of;
+  for (const UsableRecord& entry : usable) {
+    all.push_back(&entry);
+    const auto found = fold_of.emplace(entry.record->descriptor, static_cast<int>(fold_of.size() % 2)).first;
+    folds[found->second].push_back(&entry);
   }
   GpuCalibration calibration;
   calibration.machine = node.name;
@@ -207,7 +264,8 @@ std::string to_json_text(const GpuCalibration& calibration) {
     json row = {{"compute", efficiency.compute},
                 {"memory", efficiency.memory},
                 {"memory_pass_factor", efficiency.memory_pass_factor},
-                {"kernels_per_pass", efficiency.kernels_per_pass}};
+                {"kernels_per_pass", efficiency.kernels_per_pass},
+                {"fixed_seconds", efficiency.fixed_seconds}};
     const auto class_id = static_cast<GpuKernelClass>(kernel_class);
     for (GpuPrecision precision : {GpuPrecision::tf32, GpuPrecision::bf16, GpuPrecision::fp16})
       if (uses_precision_peak(class_id, precision))
@@ -262,6 +320,10 @@ Expected<GpuCalibration> gpu_calibration_from_document(const json& document, con
       if (row.contains("kernels_per_pass")) efficiency.kernels_per_pass = json_integer<int>(row.at("kernels_per_pass"));
       if (row.contains("memory_pass_factor"))
         efficiency.memory_pass_factor = row.at("memory_pass_factor").get<std::array<double, 3>>();
+      if (row.contains("fixed_seconds")) efficiency.fixed_seconds = row.at("fixed_seconds").get<std::array<double, 3>>();
+      for (double value : efficiency.fixed_seconds)
+        if (!std::isfinite(value) || value < 0 || value > 1)
+          return bad_input(origin + ": (/efficiencies/classes/" + name + "/fixed_seconds) must be seconds in [0, 1]");
       for (double value : efficiency.memory_pass_factor)
         if (!std::isfinite(value) || value <= 0 || value > 20)
           return bad_input(origin + ": (/efficiencies/classes/" + name + "/memory_pass_factor) must be numbers in (0, 20]");

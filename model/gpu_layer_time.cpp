@@ -38,6 +38,8 @@ const ClassRow class_rows[] = {
     {GpuKernelClass::loss, "loss", {{0.10, 0.10, 0.10}, 0.30, 2}},
     {GpuKernelClass::view, "view", {{1, 1, 1}, 1, 0}},
     {GpuKernelClass::convolution_pointwise, "convolution_pointwise", {{0.70, 0.65, 0.55}, 0.70, 1}},
+    // A strided 1x1 (no source of its own): the pointwise prior until a calibration measures it.
+    {GpuKernelClass::convolution_pointwise_strided, "convolution_pointwise_strided", {{0.70, 0.65, 0.55}, 0.70, 1}},
 };
 static_assert(sizeof class_rows / sizeof class_rows[0] == gpu_kernel_class_count, "one row per class");
 
@@ -56,6 +58,7 @@ const TensorPrior tensor_priors[] = {
     {GpuKernelClass::convolution_thin, {0.10, 0.10, 0.08}},
     {GpuKernelClass::convolution_grouped, {0.01, 0.01, 0.01}},
     {GpuKernelClass::convolution_pointwise, {0.35, 0.30, 0.28}},
+    {GpuKernelClass::convolution_pointwise_strided, {0.35, 0.30, 0.28}},
     {GpuKernelClass::matmul, {0.45, 0.45, 0.40}},
 };
 
@@ -87,8 +90,9 @@ GpuKernelClass gpu_kernel_class(const workloads::LayerSpec& spec) {
       const std::int64_t groups = std::max<std::int64_t>(1, spec.groups);
       if (groups > 1) return GpuKernelClass::convolution_grouped;
       if (spec.input.channels < 16) return GpuKernelClass::convolution_thin;
-      return spec.kernel_h == 1 && spec.kernel_w == 1 ? GpuKernelClass::convolution_pointwise
-                                                      : GpuKernelClass::convolution;
+      if (spec.kernel_h != 1 || spec.kernel_w != 1) return GpuKernelClass::convolution;
+      return spec.stride_h > 1 || spec.stride_w > 1 ? GpuKernelClass::convolution_pointwise_strided
+                                                    : GpuKernelClass::convolution_pointwise;
     }
     case LayerKind::inner_product: return GpuKernelClass::matmul;
     case LayerKind::batch_norm: return GpuKernelClass::normalization;
@@ -112,7 +116,8 @@ bool uses_precision_peak(GpuKernelClass kernel_class, GpuPrecision precision) {
     case GpuKernelClass::convolution:
     case GpuKernelClass::convolution_thin:
     case GpuKernelClass::convolution_grouped:
-    case GpuKernelClass::convolution_pointwise: return precision != GpuPrecision::fp32;
+    case GpuKernelClass::convolution_pointwise:
+    case GpuKernelClass::convolution_pointwise_strided: return precision != GpuPrecision::fp32;
     case GpuKernelClass::matmul: return is_mixed_precision(precision);
     default: return false;
   }
@@ -190,10 +195,15 @@ GpuPassTime gpu_pass_time(const workloads::LayerSpec& spec, workloads::Pass pass
   const bool convolution = uses_precision_peak(kernel_class, GpuPrecision::tf32);
   if (convolution && is_mixed_precision(precision) && numerics.memory_format == GpuMemoryFormat::contiguous)
     bytes *= 2;
-  time.memory_seconds = bytes / (node.memory_bandwidth * efficiency.memory *
-                                 efficiency.memory_pass_factor[pass_slot(pass)] * time.utilisation);
+  double memory_rate = node.memory_bandwidth * efficiency.memory * efficiency.memory_pass_factor[pass_slot(pass)];
+  if (kernel_class == GpuKernelClass::normalization && !numerics.isolated) {
+    const GpuClassEfficiency& streaming = efficiencies.classes[static_cast<int>(GpuKernelClass::elementwise)];
+    memory_rate = node.memory_bandwidth * streaming.memory / in_step_normalization_bytes_ratio[pass_slot(pass)];
+  }
+  time.memory_seconds = bytes / (memory_rate * time.utilisation);
   const double kernels = efficiency.kernels_per_pass;
-  const double on_gpu = std::max(time.compute_seconds, time.memory_seconds) + kernels * efficiencies.kernel_gap_seconds;
+  const double on_gpu = std::max(time.compute_seconds, time.memory_seconds) + efficiency.fixed_seconds[pass_slot(pass)] +
+                        kernels * efficiencies.kernel_gap_seconds;
   const double on_host = kernels * efficiencies.dispatch_seconds_per_op;
   time.seconds = std::max(on_gpu, on_host);
   time.overhead_seconds = time.seconds - std::max(time.compute_seconds, time.memory_seconds);

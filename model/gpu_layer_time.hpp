@@ -35,6 +35,8 @@ enum class GpuKernelClass {
   loss,                 // softmax + cross-entropy: a few small reductions
   view,                 // flatten: no kernel at all
   convolution_pointwise,  // dense 1x1: a GEMM over the pixels, less reuse than a 3x3 (no Winograd)
+  convolution_pointwise_strided,  // dense 1x1 with a stride (ResNet's downsampling shortcut): not a GEMM over
+                                 // the input's pixels, cuDNN gathers every other one
   count_
 };
 constexpr int gpu_kernel_class_count = static_cast<int>(GpuKernelClass::count_);
@@ -53,6 +55,10 @@ struct GpuClassEfficiency {
   // Of the precision's own peak where the class runs on it (uses_precision_peak), per pass;
   // indexed by GpuPrecision (the fp32 slot unused: `compute` is strict fp32's).
   std::array<std::array<double, 3>, gpu_precision_count> reduced_compute{};
+  // Per pass, the part of a kernel's time that does not grow with the batch (its ramp-up, the
+  // last partial wave of tiles, the launch): the intercept of the class's passes measured at two
+  // batch sizes (gpu_calibration.cpp). 0 in the priors.
+  std::array<double, 3> fixed_seconds{0, 0, 0};
 };
 
 // Whether a class's math runs at `precision`'s own peak: convolutions under TF32 (cuDNN's
@@ -72,7 +78,19 @@ double gpu_class_peak(const GpuNode& node, GpuKernelClass kernel_class, GpuPreci
 struct GpuNumerics {
   GpuPrecision precision = GpuPrecision::fp32;
   GpuMemoryFormat memory_format = GpuMemoryFormat::contiguous;
+  // A micro-run (calibrate --backend torch-cuda): the pass alone, through the ATen operator it
+  // calls. Batch norm differs there: a micro-run times ATen's native_batch_norm, a training step
+  // (at::batch_norm, torch.nn.BatchNorm2d) runs cuDNN's (see in_step_normalization_bytes_ratio).
+  bool isolated = false;
 };
+
+// Batch norm in a training step: cuDNN's kernels stream the data at the rate element-wise
+// kernels reach, reading and writing, per pass, this many times the bytes workloads/costs.hpp
+// counts: the forward reads its input twice (statistics, then normalise) against the one read
+// counted (3 passes over the data for 2 counted); the backward reads x and dy for its channel
+// sums, again for dx, and writes dx: the 5 passes costs.hpp splits into backward-data (3) and
+// backward-weights (2).
+constexpr std::array<double, 3> in_step_normalization_bytes_ratio{1.5, 1.0, 1.0};
 
 struct GpuEfficiencies {
   std::array<GpuClassEfficiency, gpu_kernel_class_count> classes{};

@@ -59,11 +59,14 @@ const StepRow step_rows[] = {
     {"resnet50", 256, GpuPrecision::bf16, GpuMemoryFormat::channels_last, 4711.7, "PyTorch"},
 };
 
-// Drift guards at what the model reaches today (per pass 17.1%, steps 23% median, 41% at worst);
-// issue 40's targets are 8%, 10% and 20%: tighten these as the model gets there.
-constexpr double per_pass_target = 0.18;
-constexpr double step_median_target = 0.25;
-constexpr double step_worst_target = 0.45;
+// Drift guards just above what the model reaches (docs/results.md: per pass 10.0%, held out by
+// layer shape 25.9%; steps 11.5% median, 18.8% at worst, 10 of 10 inside the band); issue 40's
+// targets are 8%, 10% and 20%: tighten these as the model gets there, never loosen them.
+constexpr double per_pass_target = 0.11;
+constexpr double held_out_target = 0.27;
+constexpr double step_median_target = 0.12;
+constexpr double step_worst_target = 0.20;
+constexpr int rows_inside_band = 8;
 
 }  // namespace
 
@@ -108,4 +111,6 @@ TEST_CASE("the measured H200: per-pass fit and whole steps within their targets"
   CHECK(calibration->fitted_median_error <= per_pass_target);
   CHECK(median_error <= step_median_target);
   CHECK(sorted.back() <= step_worst_target);
+  CHECK(calibration->held_out_median_error <= held_out_target);
+  CHECK(inside >= rows_inside_band);
 }

@@ -103,12 +103,46 @@ TEST_CASE("a tiny kernel waits for the host's dispatch") {
                       efficiencies).seconds == 0);
 }
 
+TEST_CASE("a kernel's fixed time adds to its roofline, batch norm in a step streams at cuDNN's bytes") {
+  GpuEfficiencies efficiencies = flat_efficiencies();
+  const auto spec = conv3x3_64_56();
+  const auto cost = workloads::layer_cost(spec, 1).forward;
+  efficiencies.classes[static_cast<int>(GpuKernelClass::convolution)].fixed_seconds = {20e-6, 0, 0};
+  const GpuPassTime time = gpu_pass_time(spec, workloads::Pass::forward, cost, 1, hand_node(), efficiencies);
+  CHECK(time.seconds == Approx(231211008.0 / 0.5e12 + 20e-6));
+  CHECK(time.limit == "compute");
+  // Batch norm: 64 x 56 x 56 = 200,704 elements. A micro-run (isolated) at the class's own memory
+  // efficiency; in a step at the element-wise class's, over 1.5 x the counted bytes forward.
+  const auto norm = must(workloads::parse_descriptor("bnorm:ic64ih56iw56"));
+  const auto norm_cost = workloads::layer_cost(norm, 1).forward;
+  REQUIRE(norm_cost.bytes == 4 * (2 * 200704LL + 4 * 64));
+  efficiencies.classes[static_cast<int>(GpuKernelClass::normalization)].memory = 0.1;
+  efficiencies.classes[static_cast<int>(GpuKernelClass::elementwise)].memory = 0.8;
+  GpuNumerics isolated;
+  isolated.isolated = true;
+  const GpuPassTime alone =
+      gpu_pass_time(norm, workloads::Pass::forward, norm_cost, 1, hand_node(), efficiencies, isolated);
+  CHECK(alone.memory_seconds == Approx(norm_cost.bytes / (0.1 * 1e11)));
+  const GpuPassTime in_step = gpu_pass_time(norm, workloads::Pass::forward, norm_cost, 1, hand_node(), efficiencies);
+  CHECK(in_step.memory_seconds == Approx(1.5 * norm_cost.bytes / (0.8 * 1e11)));
+  const auto norm_backward = workloads::layer_cost(norm, 1).backward_data;
+  CHECK(gpu_pass_time(norm, workloads::Pass::backward_data, norm_backward, 1, hand_node(), efficiencies).memory_seconds ==
+        Approx(norm_backward.bytes / (0.8 * 1e11)));
+}
+
 TEST_CASE("kernel classes: dense, thin, grouped convolutions, GEMM, streaming") {
   CHECK(gpu_kernel_class(conv3x3_64_56()) == GpuKernelClass::convolution);
   CHECK(gpu_kernel_class(must(workloads::parse_descriptor("conv:ic3ih224iw224oc64kh7kw7sh2ph3"))) ==
         GpuKernelClass::convolution_thin);
   CHECK(gpu_kernel_class(must(workloads::parse_descriptor("conv:g32ic32ih112iw112oc32kh3kw3sh1ph1"))) ==
         GpuKernelClass::convolution_grouped);
+  CHECK(gpu_kernel_class(must(workloads::parse_descriptor("conv:ic256ih56iw56oc64kh1kw1sh1ph0"))) ==
+        GpuKernelClass::convolution_pointwise);
+  // ResNet's downsampling shortcut: a 1x1 with a stride gathers every other pixel, no GEMM over the input.
+  CHECK(gpu_kernel_class(must(workloads::parse_descriptor("conv:ic256ih56iw56oc512kh1kw1sh2ph0"))) ==
+        GpuKernelClass::convolution_pointwise_strided);
+  CHECK(gpu_kernel_class_name(GpuKernelClass::convolution_pointwise_strided) == "convolution_pointwise_strided");
+  CHECK(uses_precision_peak(GpuKernelClass::convolution_pointwise_strided, GpuPrecision::tf32));
   CHECK(gpu_kernel_class(must(workloads::parse_descriptor("linear:ic2048oc1000bias1"))) == GpuKernelClass::matmul);
   CHECK(gpu_kernel_class(must(workloads::parse_descriptor("bnorm:ic64ih56iw56"))) == GpuKernelClass::normalization);
   CHECK(gpu_kernel_class_name(GpuKernelClass::pooling) == "pooling");
@@ -246,6 +280,8 @@ TEST_CASE("a GPU calibration recovers the efficiencies its micro-runs were made 
     for (double& efficiency : truth.classes[static_cast<int>(dense)].compute) efficiency /= 2;
   truth.classes[static_cast<int>(GpuKernelClass::elementwise)].memory = 0.9;
   truth.dispatch_seconds_per_op = 20e-6;
+  // A dense 3x3 convolution's forward also takes 30 us whatever the batch.
+  truth.classes[static_cast<int>(GpuKernelClass::convolution)].fixed_seconds[0] = 30e-6;
   const auto network = must(workloads::load_network("resnet50"));
   std::vector<records::Measurement> records;
   for (const workloads::DistinctLayer& layer : workloads::distinct_layers(network))
@@ -267,6 +303,8 @@ TEST_CASE("a GPU calibration recovers the efficiencies its micro-runs were made 
   const GpuEfficiencies& fitted = calibration.efficiencies;
   CHECK(fitted.classes[static_cast<int>(GpuKernelClass::convolution)].compute[0] == Approx(0.35).epsilon(0.02));
   CHECK(fitted.classes[static_cast<int>(GpuKernelClass::elementwise)].memory == Approx(0.9).epsilon(0.02));
+  CHECK(fitted.classes[static_cast<int>(GpuKernelClass::convolution)].fixed_seconds[0] == Approx(30e-6).epsilon(0.02));
+  CHECK(fitted.classes[static_cast<int>(GpuKernelClass::convolution)].fixed_seconds[1] == Approx(0).margin(1e-7));
   CHECK(calibration.prior_median_error > 0.2);
   CHECK(calibration.fitted_median_error < 0.02);
   CHECK(fitted.source.find("fitted on h200") != std::string::npos);
@@ -274,6 +312,7 @@ TEST_CASE("a GPU calibration recovers the efficiencies its micro-runs were made 
   const GpuCalibration back = must(gpu_calibration_from_json_text(to_json_text(calibration), "test"));
   CHECK(back.efficiencies.classes[0].compute == fitted.classes[0].compute);
   CHECK(back.efficiencies.dispatch_seconds_per_op == Approx(fitted.dispatch_seconds_per_op));
+  CHECK(back.efficiencies.classes[0].fixed_seconds == fitted.classes[0].fixed_seconds);
   // Nothing to fit, and a file with an impossible efficiency, are errors.
   CHECK_FALSE(fit_gpu_calibration({}, h200, priors));
   std::string broken = to_json_text(calibration);
