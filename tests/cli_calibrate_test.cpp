@@ -107,7 +107,9 @@ TEST_CASE("calibrate prints its plan, survives a kill and resumes where it stopp
   REQUIRE(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) == 0);
   posix_spawn_file_actions_destroy(&actions);
   const std::string records = directory + "/layers.jsonl";
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  // The wait ends as soon as three records are on disk; its limit only bounds a loaded machine
+  // (the suite's other tests, builds), where the worker's start alone can take a minute.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
   while (line_count(records) < 3 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   kill(pid, SIGKILL);
