@@ -8,6 +8,7 @@
 #include "model/gpu_report.hpp"
 #include "model/scaling.hpp"
 #include "tuner/gpu_recommendation.hpp"
+#include "tuner/job_script.hpp"
 
 namespace dnntune::cli {
 
@@ -105,8 +106,12 @@ void run_gpu_scale(const workloads::Network& network, const GpuSource& gpu,
 
 void run_gpu_recommend(const workloads::Network& network, const GpuSource& gpu,
                        const GpuRecommendRequest& request) {
-  if (request.format != "text" && request.format != "json")
-    fail(bad_input("--format " + request.format + " writes CPU launch lines; for a GPU machine use text or json"));
+  if (request.format == "mpirun")
+    fail(bad_input("--format mpirun writes CPU launch lines; for a GPU machine use --format slurm (srun, one task per "
+                   "GPU) or --format torchrun (one worker per GPU)"));
+  if (!request.launch.allocator.empty())
+    fail(bad_input("--allocator is chosen for CPU nodes; a GPU machine's job script leaves the allocator as it is"));
+  ok_or_fail(check_launch_options(request.launch));
   if (request.objective == "time-to-train")
     fail(bad_input("--objective time-to-train is not modelled for GPU machines: use throughput or images-per-node"));
   tuner::GpuSearchOptions search;
@@ -135,6 +140,15 @@ void run_gpu_recommend(const workloads::Network& network, const GpuSource& gpu,
                          ? tuner::GpuObjective::images_per_node
                          : tuner::GpuObjective::throughput;
   const auto recommendation = value_or_fail(tuner::recommend_gpu(network, gpu.node, gpu.efficiencies, search));
+  if (request.format == "slurm" || request.format == "torchrun") {
+    const model::GpuPrediction& best = recommendation.best;
+    auto job = value_or_fail(job_script_options(
+        request.launch, network.name,
+        request.epochs * static_cast<double>(request.dataset_images) / best.images_per_second, "default"));
+    job.train_command = request.train_command;
+    return write_output(request.format == "slurm" ? tuner::gpu_slurm_script(best, job) : tuner::gpu_torchrun_text(best, job),
+                        request.output_path);
+  }
   write_output(request.format == "json" ? tuner::gpu_recommendation_json(recommendation, request.explain).dump(2) + "\n"
                                         : tuner::gpu_recommendation_text(recommendation, request.explain),
                request.output_path);

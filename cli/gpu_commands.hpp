@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/command_support.hpp"
+#include "cli/launch_options.hpp"
 #include "cli/model_options.hpp"
 #include "model/gpu_predictor.hpp"
 #include "records/measurement.hpp"
@@ -57,9 +58,15 @@ struct GpuRecommendRequest {
   std::string nodes;
   std::string fabric;
   std::string objective;  // throughput | images-per-node
-  std::string format;     // text | json
+  std::string format;     // text | json | slurm | torchrun (mpirun: refused, one process per GPU wants srun or torchrun)
   bool explain = false;
   std::string output_path;
+  // The job script's and launch line's: --time (default: --epochs of --dataset-images at the
+  // pick's images/s, as on CPU nodes), --partition, --account; the training command after `--`.
+  LaunchOptions launch;
+  double epochs = 90;
+  std::int64_t dataset_images = 1281167;
+  std::vector<std::string> train_command;
 };
 void run_gpu_recommend(const workloads::Network& network, const GpuSource& gpu,
                        const GpuRecommendRequest& request);

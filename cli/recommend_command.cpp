@@ -55,9 +55,9 @@ struct RecommendCommandOptions {
 void recommend_for_gpu(const workloads::Network& network, const GpuSource& gpu,
                        const RecommendCommandOptions& options) {
   if (options.verify > 0 || options.global_batch > 0 || options.no_smt || options.consider_parameter_server ||
-      !options.processes_per_node.empty() || !options.train_command.empty())
-    fail(bad_input("--verify, --global-batch, --no-smt, --consider-ps, --ppn and a training command describe CPU "
-                   "nodes; on a GPU machine give --gpus, --batch, --nodes and --fusion-mb"));
+      !options.processes_per_node.empty())
+    fail(bad_input("--verify, --global-batch, --no-smt, --consider-ps and --ppn describe CPU nodes; on a GPU machine "
+                   "give --gpus, --batch, --nodes and --fusion-mb"));
   GpuRecommendRequest request;
   request.gpus = options.gpus;
   request.precisions = options.precisions;
@@ -70,6 +70,10 @@ void recommend_for_gpu(const workloads::Network& network, const GpuSource& gpu,
   request.format = options.format;
   request.explain = options.explain;
   request.output_path = options.output_path;
+  request.launch = options.launch;
+  request.epochs = options.epochs;
+  request.dataset_images = options.dataset_images;
+  request.train_command = options.train_command;
   run_gpu_recommend(network, gpu, request);
 }
 

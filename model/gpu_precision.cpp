@@ -36,14 +36,22 @@ bool is_mixed_precision(GpuPrecision precision) {
 
 double activation_bytes_ratio(GpuPrecision precision) { return is_mixed_precision(precision) ? 0.5 : 1.0; }
 
-std::vector<std::string> gpu_script_settings(GpuPrecision precision, GpuMemoryFormat memory_format) {
+std::vector<std::string> gpu_script_settings(GpuPrecision precision, GpuMemoryFormat memory_format,
+                                             bool gpu_has_tf32) {
   std::vector<std::string> lines;
   switch (precision) {
     case GpuPrecision::fp32:
-      lines.push_back("torch.backends.cudnn.allow_tf32 = False  (strict fp32 convolutions)");
+      if (gpu_has_tf32)
+        lines.push_back("torch.backends.cudnn.allow_tf32 = False; torch.backends.cuda.matmul.allow_tf32 = False  "
+                        "(strict fp32: no TF32 tensor cores anywhere)");
+      else
+        lines.push_back("nothing for the math: fp32 is PyTorch's default here (no autocast)");
       break;
     case GpuPrecision::tf32:
-      lines.push_back("torch.backends.cudnn.allow_tf32 = True  (PyTorch's default: convolutions on TF32 tensor cores)");
+      // The model (and dnntune's trainers) run matmul in fp32 under tf32: PyTorch's default since 1.12.
+      lines.push_back("torch.backends.cudnn.allow_tf32 = True; torch.backends.cuda.matmul.allow_tf32 = False  "
+                      "(PyTorch's defaults: convolutions on TF32 tensor cores, the classifier's matmul in fp32, "
+                      "as predicted)");
       break;
     case GpuPrecision::bf16:
       lines.push_back("with torch.autocast('cuda', dtype=torch.bfloat16): forward and loss (no GradScaler needed)");

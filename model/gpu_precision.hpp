@@ -28,7 +28,9 @@ Expected<GpuMemoryFormat> parse_gpu_memory_format(const std::string& text);
 bool is_mixed_precision(GpuPrecision precision);
 double activation_bytes_ratio(GpuPrecision precision);  // of the fp32 bytes workloads/costs.hpp counts
 
-// What the training script sets for this pick (PyTorch), one line each.
-std::vector<std::string> gpu_script_settings(GpuPrecision precision, GpuMemoryFormat memory_format);
+// What the training script must set for this pick (PyTorch), one line each. On a GPU without
+// TF32 tensor cores (before Ampere) strict fp32 is all PyTorch runs, so nothing about TF32 is said.
+std::vector<std::string> gpu_script_settings(GpuPrecision precision, GpuMemoryFormat memory_format,
+                                             bool gpu_has_tf32 = true);
 
 }  // namespace dnntune::model

@@ -91,6 +91,7 @@ Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const Gpu
   prediction.network = network.name;
   prediction.machine = node.name;
   prediction.configuration = configuration;
+  prediction.gpu_has_tf32 = gpu_peak_flops(node, GpuPrecision::tf32).has_value();
   prediction.efficiencies_source = efficiencies.source;
   prediction.assumptions = node.assumptions;
   const GpuNumerics numerics{resolved_precision(configuration, node), configuration.memory_format};

@@ -58,6 +58,7 @@ struct GpuPrediction {
   std::string network;
   std::string machine;
   GpuConfiguration configuration;
+  bool gpu_has_tf32 = true;  // the GPU has TF32 tensor cores: what a strict-fp32 script must switch off
   double iteration_seconds = 0;
   double images_per_second = 0;      // all GPUs of all nodes
   double images_per_second_low = 0;  // 90% band

@@ -56,7 +56,8 @@ std::string gpu_prediction_text(const GpuPrediction& p) {
   out << "  bottleneck    " << p.bottleneck << "\n";
   out << "  efficiencies  " << p.efficiencies_source << "\n";
   if (!p.confidence_reason.empty()) out << "  rests on      " << p.confidence_reason << "\n";
-  for (const std::string& setting : gpu_script_settings(precision_of(p.configuration), p.configuration.memory_format))
+  for (const std::string& setting :
+       gpu_script_settings(precision_of(p.configuration), p.configuration.memory_format, p.gpu_has_tf32))
     out << "  script sets   " << setting << "\n";
   for (const std::string& assumption : p.assumptions) out << "  assumed       " << assumption << "\n";
   return out.str();
@@ -90,7 +91,8 @@ nlohmann::json gpu_prediction_json(const GpuPrediction& p) {
           {"memory_bytes", {{"needed", p.memory_bytes_needed}, {"available", p.memory_bytes_available}}},
           {"confidence", p.confidence},
           {"confidence_reason", p.confidence_reason},
-          {"script_settings", gpu_script_settings(precision_of(p.configuration), p.configuration.memory_format)},
+          {"script_settings",
+           gpu_script_settings(precision_of(p.configuration), p.configuration.memory_format, p.gpu_has_tf32)},
           {"efficiencies", p.efficiencies_source},
           {"assumptions", p.assumptions},
           {"bottleneck", p.bottleneck}};

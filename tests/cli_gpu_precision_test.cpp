@@ -41,7 +41,7 @@ TEST_CASE("dnntune GPU commands: precision rules") {
     REQUIRE(result.exit_code == 0);
     CHECK(result.out.find("best strict precision") != std::string::npos);
     CHECK(result.out.find("best mixed precision") != std::string::npos);
-    CHECK(result.out.find("the training script sets") != std::string::npos);
+    CHECK(result.out.find("your training script must set:") != std::string::npos);
     CHECK(run_dnntune({"recommend", "--model", "resnet50", "--machine", "v100", "--precision", "bf16"}).exit_code == 2);
   }
 }

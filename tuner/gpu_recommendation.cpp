@@ -6,6 +6,7 @@
 
 #include "common/text_format.hpp"
 #include "model/gpu_report.hpp"
+#include "tuner/job_script.hpp"
 
 namespace dnntune::tuner {
 namespace {
@@ -27,7 +28,20 @@ std::string one_line(const model::GpuPrediction& p) {
 
 std::vector<std::string> settings_of(const model::GpuPrediction& p) {
   return model::gpu_script_settings(p.configuration.precision.value_or(model::GpuPrecision::fp32),
-                                    p.configuration.memory_format);
+                                    p.configuration.memory_format, p.gpu_has_tf32);
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string text;
+  for (const std::string& line : lines) text += (text.empty() ? "" : "; ") + line;
+  return text;
+}
+
+// The variables the job script and launch lines export for the pick (job_script.hpp).
+nlohmann::json script_environment(const model::GpuPrediction& p) {
+  nlohmann::json environment = nlohmann::json::object();
+  for (const auto& [name, value] : gpu_training_environment(p.configuration)) environment[name] = value;
+  return environment;
 }
 
 }  // namespace
@@ -120,10 +134,16 @@ std::string gpu_recommendation_text(const GpuRecommendation& r, bool explain) {
     out << ", scaling efficiency " << format_fixed(100 * best.scaling_efficiency, 1) << "%";
   out << "\n  confidence: " << best.confidence << " (" << best.confidence_reason << ")\n";
   out << "  bottleneck: " << best.bottleneck << "\n";
-  out << "  the training script sets:\n";
+  out << "  your training script must set:\n";
   for (const std::string& setting : settings_of(best)) out << "    " << setting << "\n";
-  if (r.best_strict) out << "  best strict precision: " << one_line(*r.best_strict) << "\n";
-  if (r.best_mixed) out << "  best mixed precision:  " << one_line(*r.best_mixed) << "\n";
+  // Each side of the strict / mixed choice with what it asks of the script: taking the other one
+  // means changing the script, not only the launch.
+  if (r.best_strict)
+    out << "  best strict precision: " << one_line(*r.best_strict) << "\n    your training script must set: "
+        << joined(settings_of(*r.best_strict)) << "\n";
+  if (r.best_mixed)
+    out << "  best mixed precision:  " << one_line(*r.best_mixed) << "\n    your training script must set: "
+        << joined(settings_of(*r.best_mixed)) << "\n";
   out << "  memory: " << format_fixed(best.memory_bytes_needed / 1e9, 1) << " of "
       << format_fixed(best.memory_bytes_available / 1e9, 1) << " GB per GPU\n";
   const std::size_t shown = explain ? r.ranking.size() : std::min<std::size_t>(r.ranking.size(), 5);
@@ -151,6 +171,7 @@ nlohmann::json gpu_recommendation_json(const GpuRecommendation& r, bool explain)
                         {"objective", objective_name(r.objective)},
                         {"best", model::gpu_prediction_json(r.best)},
                         {"script_settings", settings_of(r.best)},
+                        {"script_environment", script_environment(r.best)},
                         {"space_size", r.space_size},
                         {"valid", r.ranking.size()}};
   nlohmann::json ranking = nlohmann::json::array();

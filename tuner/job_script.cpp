@@ -188,6 +188,104 @@ std::string slurm_script(const model::Prediction& prediction, const model::Machi
   return out.str();
 }
 
+namespace {
+
+std::string gpu_summary_comment(const model::GpuPrediction& prediction) {
+  char line[512];
+  std::snprintf(line, sizeof line, "# dnntune: %s on %s, %s: predicted %.1f images/s (90%% band %.1f-%.1f, %s)",
+                comment_text(prediction.network).c_str(), comment_text(prediction.machine).c_str(),
+                model::describe(prediction.configuration).c_str(), prediction.images_per_second,
+                prediction.images_per_second_low, prediction.images_per_second_high, prediction.confidence.c_str());
+  return std::string(line) + "\n";  // a long name is cut, the line still ends
+}
+
+std::string megabytes_text(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", bytes / (1024.0 * 1024.0));
+  return text;
+}
+
+model::GpuPrecision precision_of(const model::GpuConfiguration& c) {
+  return c.precision.value_or(model::GpuPrecision::fp32);  // a prediction's configuration always names it
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> gpu_training_environment(const model::GpuConfiguration& c) {
+  return {
+      {"DNNTUNE_PRECISION", model::gpu_precision_name(precision_of(c))},
+      {"DNNTUNE_MEMORY_FORMAT", model::gpu_memory_format_name(c.memory_format)},
+      {"DNNTUNE_BATCH_PER_PROCESS", std::to_string(c.batch_per_gpu)},
+      // DistributedDataParallel's bucket_cap_mb: the fusion threshold the prediction used.
+      {"DNNTUNE_DDP_BUCKET_MB", megabytes_text(c.fusion_bytes)},
+  };
+}
+
+std::string gpu_script_settings_comment(const model::GpuPrediction& prediction) {
+  const model::GpuConfiguration& c = prediction.configuration;
+  std::string text = "# Your training script must set (for DNNTUNE_PRECISION=" + model::gpu_precision_name(precision_of(c)) +
+                     ", DNNTUNE_MEMORY_FORMAT=" + model::gpu_memory_format_name(c.memory_format) + "):\n";
+  for (const std::string& setting : model::gpu_script_settings(precision_of(c), c.memory_format, prediction.gpu_has_tf32))
+    text += "#   " + setting + "\n";
+  text += "#   torch.cuda.set_device(int(os.environ['LOCAL_RANK'])); "
+          "torch.distributed.init_process_group('nccl')  (one process per GPU)\n"
+          "#   DistributedDataParallel(model, device_ids=[LOCAL_RANK], "
+          "bucket_cap_mb=float(os.environ['DNNTUNE_DDP_BUCKET_MB'])), batch DNNTUNE_BATCH_PER_PROCESS per GPU\n";
+  return text;
+}
+
+std::string gpu_slurm_script(const model::GpuPrediction& prediction, const JobScriptOptions& options) {
+  const model::GpuConfiguration& c = prediction.configuration;
+  SbatchHeader header;
+  header.job_name = options.job_name;
+  header.nodes = c.nodes;
+  header.tasks_per_node = c.gpus_per_node;
+  header.gpus_per_node = c.gpus_per_node;
+  // The whole node: the prediction gives the pick the node's GPU links and network ports alone.
+  header.exclusive = true;
+  header.time_limit = options.time_limit;
+  header.requeue = options.requeue;
+  header.partition = options.partition;
+  header.account = options.account;
+  const std::string gpus = std::to_string(c.gpus_per_node);
+  std::ostringstream out;
+  out << sbatch_header(header) << options.time_comment << gpu_summary_comment(prediction)
+      << "# One task per GPU: task LOCAL_RANK drives GPU LOCAL_RANK of its node.\n"
+      << gpu_script_settings_comment(prediction) << "set -euo pipefail\n\n";
+  for (const auto& [name, value] : gpu_training_environment(c)) out << "export " << name << "=" << shell_quote(value) << "\n";
+  // A GPU profile names its host CPUs but not their count: the node's CPUs (all of them, the job
+  // is exclusive) are shared evenly by its GPUs' tasks when the job runs. DataLoader workers fit in them.
+  out << "# The node's CPUs shared evenly by its " << gpus << " task(s): each task's cores, its threads and DataLoader workers.\n"
+      << "export DNNTUNE_CPUS_PER_GPU=$(( SLURM_CPUS_ON_NODE / " << gpus << " > 0 ? SLURM_CPUS_ON_NODE / " << gpus
+      << " : 1 ))\n"
+      << "export OMP_NUM_THREADS=$DNNTUNE_CPUS_PER_GPU\n"
+      << "# torch.distributed over NCCL: rank 0 on the first node; RANK and LOCAL_RANK per task below.\n"
+      << "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n"
+      << "export MASTER_PORT=$((20000 + SLURM_JOB_ID % 20000)) WORLD_SIZE=$SLURM_NTASKS\n\n"
+      // Every step gets the job's GPUs (the job asked for them with --gres); each task picks its own.
+      << "srun --cpus-per-task=\"$DNNTUNE_CPUS_PER_GPU\" --cpu-bind=cores --distribution=block:block \\\n    ";
+  if (options.train_command.empty())
+    out << "true  # put your training command here (it reads the DNNTUNE_* variables above), e.g.: python train.py "
+           "--batch-size "
+        << c.batch_per_gpu << "\n";
+  else
+    out << rank_wrapped("export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID", options) << "\n";
+  return out.str();
+}
+
+std::string gpu_torchrun_text(const model::GpuPrediction& prediction, const JobScriptOptions& options) {
+  const model::GpuConfiguration& c = prediction.configuration;
+  std::ostringstream out;
+  out << gpu_summary_comment(prediction) << "# On each of the " << c.nodes << " node(s): NODE_RANK 0.." << c.nodes - 1
+      << ", MASTER_ADDR the address of node 0; torchrun starts one worker per GPU and sets RANK, LOCAL_RANK, WORLD_SIZE.\n"
+      << gpu_script_settings_comment(prediction);
+  for (const auto& [name, value] : gpu_training_environment(c)) out << "export " << name << "=" << shell_quote(value) << "\n";
+  out << "torchrun --nnodes=" << c.nodes << " --nproc_per_node=" << c.gpus_per_node
+      << " --node_rank=\"${NODE_RANK:-0}\" --master_addr=\"${MASTER_ADDR:-127.0.0.1}\""
+      << " --master_port=\"${MASTER_PORT:-29500}\" --no_python " << command_text(options) << "\n";
+  return out.str();
+}
+
 Expected<void> check_slurm_name(const std::string& option, const std::string& value) {
   static const std::regex slurm_name(R"([A-Za-z0-9._+-]+)");
   if (!std::regex_match(value, slurm_name) || value == "." || value == "..")

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/gpu_predictor.hpp"
 #include "model/machine_rates.hpp"
 #include "model/predictor.hpp"
 
@@ -59,6 +60,23 @@ std::string torchrun_text(const model::Prediction& prediction, const model::Mach
 // `--format slurm`: a complete sbatch script launching with srun --cpu-bind=cores.
 std::string slurm_script(const model::Prediction& prediction, const model::MachineRates& rates,
                          const JobScriptOptions& options);
+
+// GPU machines: one process per GPU. What the pick asks of the training script, as variables it
+// reads (DNNTUNE_PRECISION fp32|tf32|bf16|fp16, DNNTUNE_MEMORY_FORMAT contiguous|channels_last,
+// DNNTUNE_BATCH_PER_PROCESS, DNNTUNE_DDP_BUCKET_MB), in a fixed order.
+std::vector<std::pair<std::string, std::string>> gpu_training_environment(const model::GpuConfiguration& configuration);
+
+// What the training script must set for this GPU pick (model::gpu_script_settings, for its GPU),
+// and how each rank finds its GPU and joins DDP over NCCL: "# " comment lines.
+std::string gpu_script_settings_comment(const model::GpuPrediction& prediction);
+
+// `--format slurm` on a GPU machine: a complete sbatch script, one task per GPU (--ntasks-per-node
+// and --gres=gpu:N the pick's GPUs per node), the node's CPUs shared evenly by its tasks at run
+// time (a GPU profile does not name its host's cores), the settings above, srun.
+std::string gpu_slurm_script(const model::GpuPrediction& prediction, const JobScriptOptions& options);
+
+// `--format torchrun` on a GPU machine: the variables, then torchrun with one worker per GPU on each node.
+std::string gpu_torchrun_text(const model::GpuPrediction& prediction, const JobScriptOptions& options);
 
 // The one rule for words that reach #SBATCH lines and paths (--partition, --account): SLURM's
 // own characters, letters, digits and ._+- ("." and ".." refused); `option` names the flag in

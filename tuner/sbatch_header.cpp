@@ -38,6 +38,7 @@ std::string sbatch_header(const SbatchHeader& header) {
   if (header.nodes > 0) out << "#SBATCH --nodes=" << header.nodes << "\n";
   if (header.tasks_per_node > 0) out << "#SBATCH --ntasks-per-node=" << header.tasks_per_node << "\n";
   if (header.cpus_per_task > 0) out << "#SBATCH --cpus-per-task=" << header.cpus_per_task << "\n";
+  if (header.gpus_per_node > 0) out << "#SBATCH --gres=gpu:" << header.gpus_per_node << "\n";
   if (!header.hint.empty()) out << "#SBATCH --hint=" << header.hint << "\n";
   if (header.exclusive) out << "#SBATCH --exclusive\n";
   if (!header.time_limit.empty()) out << "#SBATCH --time=" << header.time_limit << "\n";

@@ -18,6 +18,7 @@ struct SbatchHeader {
   int nodes = 0;               // 0: not written
   int tasks_per_node = 0;      // 0: not written
   int cpus_per_task = 0;       // 0: not written
+  int gpus_per_node = 0;       // --gres=gpu:N (GRES, which every GPU cluster's SLURM has); 0: not written
   std::string hint;            // "multithread" or "nomultithread"; "": not written
   bool exclusive = true;
   std::string time_limit;      // D-HH:MM:SS; "": not written

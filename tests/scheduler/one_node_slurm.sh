@@ -3,11 +3,20 @@
 # slurm-wlm, generated config, as root) with its files in WORK, slurmctld on PORT and slurmd on
 # PORT+1, partition `test` holding this host; exports SLURM_CONF and waits until the node is
 # idle. stop_one_node_slurm WORK stops what it started. Needs a `fail` function.
+# An optional fourth argument GPUS gives the node that many GPUs as GRES, their "devices" copies
+# of /dev/null in WORK (slurmd drops a GPU without a character device File; task/affinity
+# constrains no devices): SLURM allocates them and sets CUDA_VISIBLE_DEVICES, no real GPU needed.
 start_one_node_slurm() {
-    local work=$1 port=$2 cluster=$3
-    local node node_line
+    local work=$1 port=$2 cluster=$3 gpus=${4:-0}
+    local node node_line gres_types=""
     node=$(hostname)
     node_line=$(slurmd -C | head -1 | sed 's/ UpTime.*//')
+    if ((gpus > 0)); then
+        node_line="$node_line Gres=gpu:$gpus"
+        gres_types="GresTypes=gpu"
+        for ((gpu = 0; gpu < gpus; gpu++)); do mknod "$work/gpu$gpu" c 1 3 || fail "mknod"; done
+        echo "NodeName=$node Name=gpu File=$work/gpu[0-$((gpus - 1))]" >"$work/gres.conf"
+    fi
     mkdir -p "$work/state" "$work/spool"
     dd if=/dev/urandom of="$work/munge.key" bs=1024 count=1 2>/dev/null
     chmod 600 "$work/munge.key"
@@ -35,6 +44,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 ReturnToService=2
 MpiDefault=none
+$gres_types
 $node_line NodeAddr=127.0.0.1 State=UNKNOWN
 PartitionName=test Nodes=$node Default=YES MaxTime=UNLIMITED State=UP
 CONF
