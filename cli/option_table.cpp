@@ -180,7 +180,7 @@ const OptionRow comm{"--comm",
 const OptionRow comm_max_megabytes{"--comm-max-mb", "With --comm: the largest message, in MiB", "MIB", &rules::megabytes};
 const OptionRow comm_budget{"--comm-budget",
                             "With --comm: seconds for all sweeps together; larger sizes that would not fit are skipped",
-                            "", &rules::seconds};
+                            "SECONDS", &rules::seconds};
 const OptionRow anchor{"--anchor",
                        "Also train each --model at each --batch for real for a few steps in the base setting (records in "
                        "DIR/network.jsonl): the fit checks the sum of the layers against it"};

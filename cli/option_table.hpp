@@ -1,6 +1,7 @@
-// cli/option_table.hpp — every option the model commands share (predict, scale, recommend,
-// compare, the GPU paths, the launch lines), defined once: its names, help, value text and check
-// (common/number_grammar.hpp's grammar and ranges). A command adds an option from here:
+// cli/option_table.hpp — every option of every command, defined once: its names, help, value
+// text and check (common/number_grammar.hpp's grammar and ranges). A command adds an option from
+// here, never with CLI11's add_option or add_flag and a literal "--name" (the ctest test
+// tests/cli/option_definitions_test.py holds that; --counts prints the definitions per name):
 //
 //   add_value(*command, option_rows::batch, options.batch);        // one value: --batch 32
 //   add_list(*command, option_rows::batch, options.batches);       // a list: --batch 8,16 or 8..64
@@ -9,7 +10,10 @@
 //
 // A row with a list rule takes the one list syntax in every command that takes a list (comma
 // lists and ranges, at most `list->max_items` values), and one value where the command takes
-// one. A new option is a new row (option_table.cpp), not a new add_option in a command.
+// one. A new option is a new row (option_table.cpp, in its command's section), not a new
+// add_option in a command. A command may narrow a row (->check(IsMember(...)), ->needs(...),
+// ->required()), never rename or re-describe it. Two rows with one name are two meanings, said in
+// a comment above the second ("another meaning: ...").
 #pragma once
 
 #include <cstdint>
