@@ -164,7 +164,7 @@ void add_calibrate_command(CLI::App& root) {
   add_list(*command, option_rows::backend, request.backends);
   options.batch = add_list(*command, option_rows::batch, request.batches);
   options.budget = add_value(*command, option_rows::budget, request.budget_seconds)->capture_default_str();
-  options.output = add_value(*command, option_rows::calibration_directory, request.directory)->capture_default_str();
+  options.output = add_value(*command, option_rows::output, request.directory)->option_text("DIR")->capture_default_str();
   add_flag(*command, option_rows::resume, request.resume);
   add_list(*command, option_rows::pass, request.passes);
   add_list(*command, option_rows::threads, request.threads);

@@ -89,7 +89,8 @@ const OptionRow topology{"--topology",
 const OptionRow json{"--json", "Print JSON instead of the text report (calibrate: with --report)"};
 const OptionRow output{"-o,--output",
                        "Write to FILE instead of standard output (fit: the calibration, for predict, scale and "
-                       "recommend; its report goes to standard output)",
+                       "recommend, its report still printed; calibrate: the directory for machine.json and "
+                       "layers.jsonl, with --report the file for the summary)",
                        "FILE"};
 const OptionRow time_limit{"--time",
                            "SLURM --time: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS (default: the predicted time "
@@ -160,11 +161,6 @@ const OptionRow launch{"--launch",
 const OptionRow hostfile{"--hostfile", "With --launch: mpirun's host file", "FILE"};
 
 // calibrate
-// another meaning: calibrate writes a directory of records, not one output file.
-const OptionRow calibration_directory{"-o,--output",
-                                      "Directory for machine.json and layers.jsonl (with --report: the file for the "
-                                      "summary)",
-                                      "DIR"};
 const OptionRow layer{"--layer", "Also (or only) calibrate this layer descriptor", "DESCRIPTOR", nullptr, nullptr,
                       "; several: a list"};
 const OptionRow pass{"--pass", "Only this pass: forward, backward_data, backward_weights, forward_backward (whole networks)",

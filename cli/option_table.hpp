@@ -50,7 +50,7 @@ extern const OptionRow iterations, warmup, record, resume, quick, dry_run;
 extern const OptionRow trainer_batch, time_limit_seconds, learning_rate, momentum, bucket_megabytes, ps_servers;
 extern const OptionRow device, seed, module_times, runner, launch, hostfile;
 // calibrate
-extern const OptionRow calibration_directory, layer, pass, processes, budget, comm, comm_max_megabytes, comm_budget;
+extern const OptionRow layer, pass, processes, budget, comm, comm_max_megabytes, comm_budget;
 extern const OptionRow anchor, anchor_settings, allocator_budget, report, modules, slurm, no_wait;
 extern const OptionRow slurm_node_job, slurm_refit_fabric, worker, keep_loading;
 // fit, models show, recommend, scale
