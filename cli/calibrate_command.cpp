@@ -159,99 +159,39 @@ void add_calibrate_command(CLI::App& root) {
       "Time every distinct layer of the chosen networks (forward, backward-data, backward-weights) on oneDNN and "
       "libtorch, over threads per process, SMT and co-running processes, within a time budget; records go to "
       "DIR/layers.jsonl. Prints its plan first, progress with an ETA on stderr. --report DIR summarises a calibration.");
-  command->add_option("--model", request.models, "A network to calibrate (built-in name or network JSON file); repeat for several")
-      ->option_text("NAME|FILE");
-  command->add_option("--layer", request.layers, "Also (or only) calibrate this layer descriptor; repeatable")
-      ->option_text("DESCRIPTOR");
-  command->add_option("--backend", request.backends, "onednn, torch, torch-cuda (with a CUDA libtorch) or all; repeatable")
-      ->option_text("NAME")
-      ->capture_default_str();
+  add_list(*command, option_rows::model, request.models);
+  add_list(*command, option_rows::layer, request.layers);
+  add_list(*command, option_rows::backend, request.backends);
   options.batch = add_list(*command, option_rows::batch, request.batches);
-  options.budget = command->add_option("--budget", request.budget_seconds,
-                      "Seconds the whole calibration may take; a grid that does not fit is sampled (see README)")
-      ->option_text("SECONDS")
-      ->transform(checked(rules::calibration_budget))
-      ->capture_default_str();
-  options.output = command->add_option("-o,--output", request.directory,
-                                       "Directory for machine.json and layers.jsonl (with --report: the file for the summary)")
-      ->option_text("DIR")
-      ->capture_default_str();
-  command->add_flag("--resume", request.resume,
-                    "Continue the calibration in DIR: measure what it planned and has not recorded yet");
-  command->add_option("--pass", request.passes,
-                      "Only these passes: forward, backward_data, backward_weights, forward_backward (whole networks)")
-      ->option_text("PASS");
-  command->add_option("--threads", request.threads, "Only these threads per process (default: the grid)")
-      ->option_text("N")
-      ->transform(checked(rules::ranks_or_threads));
-  command->add_option("--processes", request.processes, "Only these numbers of co-running processes")
-      ->option_text("N")
-      ->transform(checked(rules::ranks_or_threads));
-  command->add_option("--precision", options.precisions,
-                      "torch-cuda: time each pass in each of these, comma-separated: fp32 (strict), tf32, bf16, fp16, "
-                      "each optionally :contiguous or :channels_last (default: bf16 and fp16 channels_last, the others "
-                      "contiguous); default: PyTorch's on this GPU (tf32 from compute capability 8.0 on). The CPU "
-                      "backends run fp32 only")
-      ->option_text("LIST")
-      ->delimiter(',');
-  auto* smt = command->add_flag("--smt", options.smt, "Only settings with threads on SMT siblings");
-  command->add_flag("--no-smt", options.no_smt, "Only settings with one thread per core")->excludes(smt);
-  command->add_flag("--dry-run", options.dry_run,
-                    "Print the plan and stop: creates, probes and measures nothing (estimates from DIR/machine.json "
-                    "when it exists, else default speeds)");
-  command->add_flag("--comm", options.comm,
-                    "Calibrate communication instead, under a launcher (mpirun -np 2 dnntune calibrate --comm -o DIR): "
-                    "all-reduce and point-to-point over message sizes, fitted to latency + size / bandwidth; records go "
-                    "to DIR/comm.jsonl");
-  command->add_flag("--anchor", options.anchor,
-                    "Also train each --model at each --batch for real for a few steps in the base setting (records "
-                    "in DIR/network.jsonl): the fit checks the sum of the layers against it");
-  options.anchor_settings_option = command->add_option("--anchor-settings", options.anchor_settings,
-                      "Also anchor at these settings, PROCESSESxTHREADS comma-separated (1x1,2x1; SMT off), under "
-                      "the default allocator; implies --anchor")
-      ->option_text("LIST");
-  command->add_option("--allocator", request.allocator,
-                      "Time the micro-runs under this memory allocator (default, glibc-tuned, jemalloc, tcmalloc; "
-                      "`dnntune probe` lists what is installed); records carry it, fits use the default's only. "
-                      "default: glibc's, settled as after a training step. Not with --anchor (anchors train under "
-                      "each allocator themselves)")
-      ->option_text("NAME")
-      ->capture_default_str();
-  command->add_option("--allocator-budget", request.allocator_anchor_budget_seconds,
-                      "With --anchor: seconds for the anchors under the other allocator variants (glibc-tuned, "
-                      "jemalloc, tcmalloc); those that do not fit are skipped, and said")
-      ->option_text("SECONDS")
-      ->transform(checked(rules::seconds))
-      ->capture_default_str();
+  options.budget = add_value(*command, option_rows::budget, request.budget_seconds)->capture_default_str();
+  options.output = add_value(*command, option_rows::output, request.directory)->option_text("DIR")->capture_default_str();
+  add_flag(*command, option_rows::resume, request.resume);
+  add_list(*command, option_rows::pass, request.passes);
+  add_list(*command, option_rows::threads, request.threads);
+  add_list(*command, option_rows::processes, request.processes);
+  add_list(*command, option_rows::precision, options.precisions);
+  auto* smt = add_flag(*command, option_rows::smt, options.smt);
+  add_flag(*command, option_rows::no_smt, options.no_smt)->excludes(smt);
+  add_flag(*command, option_rows::dry_run, options.dry_run);
+  add_flag(*command, option_rows::comm, options.comm);
+  add_flag(*command, option_rows::anchor, options.anchor);
+  options.anchor_settings_option = add_value(*command, option_rows::anchor_settings, options.anchor_settings);
+  add_value(*command, option_rows::allocator, request.allocator)->capture_default_str();
+  add_value(*command, option_rows::allocator_budget, request.allocator_anchor_budget_seconds)->capture_default_str();
   add_comm_calibration_options(*command, options.comm_options);
-  auto* report = command->add_option("--report", options.report_directory,
-                                     "Summarise the calibration in DIR: GFLOP/s per layer class against the FMA peak, "
-                                     "thread scaling, contention, sum of layers against whole networks")
-                     ->option_text("DIR");
-  command->add_flag("--json", options.json, "With --report: JSON instead of text")->needs(report);
-  command->add_flag("--modules", options.modules,
-                    "With --report: per anchor run and pass, the sum of the isolated micro-runs, the sum of the "
-                    "layers timed inside the real step, the step, their ratios, and the modules that disagree most")
-      ->needs(report);
-  auto* slurm = command->add_flag("--slurm", options.slurm,
-                                  "Calibrate a compute node of --partition through SLURM: one exclusive node probes, "
-                                  "measures and fits (and two nodes sweep all-reduce when the partition has them); "
-                                  "results go to the cache (DNNTUNE_CACHE_DIR, on a shared file system), for "
-                                  "`recommend --partition P`");
-  command->add_option("--partition", options.slurm_request.partition, "--slurm: the partition whose nodes to calibrate")
-      ->option_text("NAME");
-  command->add_option("--account", options.slurm_request.account, "--slurm: the SLURM account to charge")
-      ->option_text("NAME")->needs(slurm);
-  command->add_option("--time", options.slurm_request.time_limit, "--slurm: the time limit of each job")
-      ->option_text("[D-]HH:MM:SS")->capture_default_str()->needs(slurm);
-  command->add_flag("--no-wait", options.no_wait, "--slurm: submit and return; the output says how to pick the result up")
-      ->needs(slurm);
-  // The modes the SLURM jobs run; not for users.
-  command->add_flag("--slurm-node-job", options.slurm_node_job, "")->group("");
-  command->add_flag("--slurm-refit-fabric", options.slurm_refit_fabric, "")->group("");
-  // The worker process the calibration starts itself; not for users.
-  command->add_flag("--worker", options.worker, "")->group("");
-  command->add_flag("--keep-loading", options.keep_loading, "")->group("");
+  auto* report = add_value(*command, option_rows::report, options.report_directory);
+  add_flag(*command, option_rows::json, options.json)->needs(report);
+  add_flag(*command, option_rows::modules, options.modules)->needs(report);
+  auto* slurm = add_flag(*command, option_rows::slurm, options.slurm);
+  add_value(*command, option_rows::partition, options.slurm_request.partition);
+  add_value(*command, option_rows::account, options.slurm_request.account)->needs(slurm);
+  add_value(*command, option_rows::time_limit, options.slurm_request.time_limit)->capture_default_str()->needs(slurm);
+  add_flag(*command, option_rows::no_wait, options.no_wait)->needs(slurm);
+  // The modes the SLURM jobs and the calibration's worker processes run (hidden rows).
+  add_flag(*command, option_rows::slurm_node_job, options.slurm_node_job);
+  add_flag(*command, option_rows::slurm_refit_fabric, options.slurm_refit_fabric);
+  add_flag(*command, option_rows::worker, options.worker);
+  add_flag(*command, option_rows::keep_loading, options.keep_loading);
   command->callback([] { run_calibrate(options); });
 }
 

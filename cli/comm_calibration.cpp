@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/number_rules.hpp"
+#include "cli/option_table.hpp"
 #include "common/shell_words.hpp"
 #include "train/comm/comm_sweep.hpp"
 #include "train/comm/mpi_session.hpp"
@@ -12,19 +13,8 @@
 namespace dnntune::cli {
 
 void add_comm_calibration_options(CLI::App& command, CommCalibrationOptions& options) {
-  command
-      .add_option_function<double>(
-          "--comm-max-mb",
-          [&options](double megabytes) {
-            options.max_message_bytes = static_cast<std::int64_t>(megabytes * 1024 * 1024);
-          },
-          "With --comm: the largest message, in MiB (default 256)")
-      ->transform(checked(rules::megabytes))
-      ->option_text("MIB");
-  command.add_option("--comm-budget", options.time_budget_seconds,
-                     "With --comm: seconds for all sweeps together; larger sizes that would not fit are skipped")
-      ->transform(checked(rules::seconds))
-      ->capture_default_str();
+  add_value(command, option_rows::comm_max_megabytes, options.max_message_megabytes)->capture_default_str();
+  add_value(command, option_rows::comm_budget, options.time_budget_seconds)->capture_default_str();
 }
 
 void run_comm_calibration(const CommCalibrationOptions& options) {
@@ -35,11 +25,11 @@ void run_comm_calibration(const CommCalibrationOptions& options) {
   if (!session) fail_in_job(session.error());
 
   train::comm::CommSweepOptions sweep;
-  sweep.max_message_bytes = options.max_message_bytes;
+  sweep.max_message_bytes = static_cast<std::int64_t>(options.max_message_megabytes * 1024 * 1024);
   sweep.time_budget_seconds = options.time_budget_seconds;
   sweep.command = shell_command_line(
       {"mpirun", "-np", std::to_string((*session)->size()), "dnntune", "calibrate", "--comm", "--comm-max-mb",
-       number_argument(static_cast<double>(options.max_message_bytes) / (1024 * 1024)), "--comm-budget",
+       number_argument(options.max_message_megabytes), "--comm-budget",
        number_argument(options.time_budget_seconds)});
   sweep.progress = [](const std::string& step) { std::cerr << "dnntune calibrate: timing " << step << std::endl; };
   const auto calibration = train::comm::calibrate_communication(**session, sweep);

@@ -16,7 +16,7 @@
 namespace dnntune::cli {
 
 struct CommCalibrationOptions {
-  std::int64_t max_message_bytes = std::int64_t{256} << 20;
+  double max_message_megabytes = 256;  // MiB
   double time_budget_seconds = 60;
   std::string record_path;  // append the records here ("" = none)
   OutputOptions output;     // the report: text, or --json; stdout or -o FILE

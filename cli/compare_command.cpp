@@ -92,14 +92,10 @@ void add_compare_command(CLI::App& root) {
       "compare", "Compare machines (CPU nodes and GPUs) at their best configurations for a network: images/s with "
                  "90% bands, and each one's speed over the first.");
   add_value(*command, option_rows::model, options.model)->required();
-  command->add_option("--machine", options.machines,
-                      "A machine to compare (repeat it: --machine skylake-8180 --machine v100); the first is the "
-                      "baseline")
-      ->required()
-      ->option_text("NAME|FILE.json");
+  add_list(*command, option_rows::machine, options.machines)->required();
   add_list(*command, option_rows::batch, options.batches)->capture_default_str();
   add_value(*command, option_rows::gpus, options.gpus)->capture_default_str();
-  command->add_option("--backend", options.backend, "CPU machines: the framework (torch or onednn)")
+  add_value(*command, option_rows::backend, options.backend)
       ->check(CLI::IsMember({"torch", "onednn"}))
       ->capture_default_str();
   add_value(*command, option_rows::precision, options.precision);

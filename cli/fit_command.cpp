@@ -5,6 +5,7 @@
 #include "cli/command_support.hpp"
 #include "cli/number_rules.hpp"
 #include "cli/commands.hpp"
+#include "cli/option_table.hpp"
 #include "cli/gpu_commands.hpp"
 #include "pipeline/measurement_inputs.hpp"
 #include "common/json_file.hpp"
@@ -68,21 +69,13 @@ void add_fit_command(CLI::App& root) {
   command->add_option("measurements", options.inputs, "calibrate -o directories or measurement .jsonl files")
       ->required()
       ->check(CLI::ExistingPath);
-  command->add_option("-o,--output", options.calibration_path,
-                      "Write the calibration here (for predict, scale, recommend); the report goes to stdout")
-      ->option_text("FILE.json")
-      ->check(output_file());
-  command->add_option("--machine", options.machine,
-                      "The machine profile the measurements were taken on (default: the directory's machine.json; "
-                      "--backend torch-cuda: the GPU, e.g. h200)")
-      ->option_text("FILE.json|NAME");
-  command->add_option("--backend", options.backend, "Fit the measurements of this backend")
+  add_value(*command, option_rows::output, options.calibration_path)->option_text("FILE.json")->check(output_file());
+  add_value(*command, option_rows::machine, options.machine);
+  add_value(*command, option_rows::backend, options.backend)
       ->check(CLI::IsMember(workloads::backend_names()))
       ->capture_default_str();
-  command->add_option("--bootstrap", options.bootstrap, "Bootstrap replicates behind the uncertainty bands")
-      ->transform(checked(rules::bootstrap_replicates))
-      ->capture_default_str();
-  command->add_flag("--json", options.json, "Print the fit report as JSON");
+  add_value(*command, option_rows::bootstrap, options.bootstrap)->capture_default_str();
+  add_flag(*command, option_rows::json, options.json);
   command->callback([] { run_fit(options); });
 }
 

@@ -25,15 +25,10 @@ void add_launch_options(CLI::App& command, LaunchOptions& options) {
   add_value(command, option_rows::time_limit, options.time_limit);
   add_value(command, option_rows::partition, options.partition);
   add_value(command, option_rows::account, options.account);
-  command.add_option("--openmp", options.openmp,
-                     "The OpenMP runtime of your framework, for its variables: gnu (libgomp: Debian's and pip's "
-                     "PyTorch), intel (libiomp5) or auto (the one this dnntune's libtorch loaded)")
+  add_value(command, option_rows::openmp, options.openmp)
       ->check(CLI::IsMember({"auto", "gnu", "intel"}))
       ->capture_default_str();
-  command.add_option("--allocator", options.allocator,
-                     "The memory allocator every rank loads: default, glibc-tuned (freed memory kept), jemalloc or "
-                     "tcmalloc (LD_PRELOAD of the installed library); default: the one recommended")
-      ->option_text("NAME")
+  add_value(command, option_rows::allocator, options.allocator)
       // Checked against what is installed (check_allocator), the one list of them; empty means
       // "not given" inside, so it is refused here.
       ->check(CLI::Validator([](std::string& name) { return name.empty() ? std::string("an allocator name") : ""; },

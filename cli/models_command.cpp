@@ -10,6 +10,7 @@
 
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
+#include "cli/option_table.hpp"
 #include "cli/number_rules.hpp"
 #include "workloads/costs.hpp"
 #include "workloads/network_json.hpp"
@@ -180,10 +181,8 @@ void add_models_command(CLI::App& root) {
   show_command->add_option("model", show.model, "A built-in network name or a network JSON file")
       ->required()
       ->option_text("MODEL");
-  show_command->add_flag("--layers", show.layers, "Also print every layer (the JSON always has them)");
-  show_command->add_option("--batch", show.batch, "Images per iteration (figures scale with it)")
-      ->transform(checked(rules::batch_per_process))
-      ->capture_default_str();
+  add_flag(*show_command, option_rows::layers, show.layers);
+  add_value(*show_command, option_rows::batch, show.batch)->capture_default_str();
   add_output_options(*show_command, show.output);
   show_command->callback([] { run_show(show); });
 

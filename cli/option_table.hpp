@@ -1,6 +1,7 @@
-// cli/option_table.hpp — every option the model commands share (predict, scale, recommend,
-// compare, the GPU paths, the launch lines), defined once: its names, help, value text and check
-// (common/number_grammar.hpp's grammar and ranges). A command adds an option from here:
+// cli/option_table.hpp — every option of every command, defined once: its names, help, value
+// text and check (common/number_grammar.hpp's grammar and ranges). A command adds an option from
+// here, never with CLI11's add_option or add_flag and a literal "--name" (the ctest test
+// tests/cli/option_definitions_test.py holds that; --counts prints the definitions per name):
 //
 //   add_value(*command, option_rows::batch, options.batch);        // one value: --batch 32
 //   add_list(*command, option_rows::batch, options.batches);       // a list: --batch 8,16 or 8..64
@@ -9,9 +10,14 @@
 //
 // A row with a list rule takes the one list syntax in every command that takes a list (comma
 // lists and ranges, at most `list->max_items` values), and one value where the command takes
-// one. A new option is a new row (option_table.cpp), not a new add_option in a command.
+// one. A new option is a new row (option_table.cpp, in its command's section), not a new
+// add_option in a command. A command may narrow a row (->check(IsMember(...)), ->needs(...),
+// ->required()), never rename or re-describe it. Two rows with one name are two meanings, said in
+// a comment above the second ("another meaning: ...").
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,18 +38,31 @@ struct OptionRow {
 
 namespace option_rows {
 extern const OptionRow model;
-extern const OptionRow batch, nodes, processes_per_node, threads, smt, parameter_servers, asynchronous;
+extern const OptionRow batch, nodes, processes_per_node, threads, smt, no_smt, parameter_servers, asynchronous;
 extern const OptionRow fusion_megabytes, gpus, precision, memory_format, global_batch, epochs, dataset_images, verify;
 extern const OptionRow fabric, link_gbits, link_latency_us;
 extern const OptionRow calibration, machine, backend, calibration_budget, topology;
 extern const OptionRow json, output;
 extern const OptionRow time_limit, partition, account;
+extern const OptionRow allocator, openmp;
+extern const OptionRow iterations, warmup, record, resume, quick, dry_run;
+// train
+extern const OptionRow trainer_batch, time_limit_seconds, learning_rate, momentum, bucket_megabytes, ps_servers;
+extern const OptionRow device, seed, module_times, runner, launch, hostfile;
+// calibrate
+extern const OptionRow layer, pass, processes, budget, comm, comm_max_megabytes, comm_budget;
+extern const OptionRow anchor, anchor_settings, allocator_budget, report, modules, slurm, no_wait;
+extern const OptionRow slurm_node_job, slurm_refit_fabric, worker, keep_loading;
+// fit, models show, recommend, scale
+extern const OptionRow bootstrap, layers, objective, consider_parameter_server, format, explain, plot;
 }  // namespace option_rows
 
 // One value of `row` into `target` (a number row is checked, and canonical before CLI11 reads it).
 CLI::Option* add_value(CLI::App& command, const OptionRow& row, int& target);
 CLI::Option* add_value(CLI::App& command, const OptionRow& row, std::int64_t& target);
+CLI::Option* add_value(CLI::App& command, const OptionRow& row, std::uint64_t& target);
 CLI::Option* add_value(CLI::App& command, const OptionRow& row, double& target);
+CLI::Option* add_value(CLI::App& command, const OptionRow& row, float& target);
 CLI::Option* add_value(CLI::App& command, const OptionRow& row, std::string& target);
 // A list of `row` as typed (parsed by list_values when the command runs).
 CLI::Option* add_list(CLI::App& command, const OptionRow& row, std::string& target);
@@ -51,7 +70,13 @@ CLI::Option* add_list(CLI::App& command, const OptionRow& row, std::string& targ
 // --batch 8,16, --batch 8..64 and --batch 8 --batch 16 are the same list, through the one grammar
 // and limit (calibrate, validate).
 CLI::Option* add_list(CLI::App& command, const OptionRow& row, std::vector<std::int64_t>& target);
+CLI::Option* add_list(CLI::App& command, const OptionRow& row, std::vector<int>& target);
+// A list of names (--model resnet18,resnet50; repeated, the same list): comma-separated, no empty item.
+CLI::Option* add_list(CLI::App& command, const OptionRow& row, std::vector<std::string>& target);
 CLI::Option* add_flag(CLI::App& command, const OptionRow& row, bool& target);
+// A flag that runs `given` when it is given (recommend's --json sets its --format).
+CLI::Option* add_flag(CLI::App& command, const OptionRow& row, std::function<void()> given);
+// A row whose help is empty is hidden from --help (the modes dnntune starts itself).
 
 // The values of a list of `row` (from add_list), checked ("" is refused: an empty list).
 Expected<std::vector<double>> list_values(const OptionRow& row, const std::string& text);

@@ -5,6 +5,7 @@
 
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
+#include "cli/option_table.hpp"
 #include "probe/allocators.hpp"
 #include "data/builtin_machines.hpp"
 #include "records/machine_report.hpp"
@@ -62,14 +63,9 @@ void add_probe_command(CLI::App& root) {
       "probe",
       "Characterise a node: packages, NUMA, cores, SMT siblings, caches, the CPUs this process may use, "
       "and measured peak FMA GFLOP/s and memory bandwidth over cores (about 20 s at most).");
-  command->add_flag("--quick", options.quick, "Topology and binding only; skip the measurements");
-  auto* topology = command->add_option("--topology", options.topology_file,
-                                       "Describe another machine from an hwloc XML export "
-                                       "(lstopo --of xml FILE.xml; synthetic: lstopo -i \"pack:2 core:28 pu:2\" --of xml)")
-                       ->option_text("FILE.xml");
-  command->add_option("--machine", options.machine, "Print a built-in spec profile (see `dnntune machines`) or a profile JSON file")
-      ->option_text("NAME|FILE.json")
-      ->excludes(topology);
+  add_flag(*command, option_rows::quick, options.quick);
+  auto* topology = add_value(*command, option_rows::topology, options.topology_file);
+  add_value(*command, option_rows::machine, options.machine)->excludes(topology);
   add_output_options(*command, options.output);
   command->callback([] { run_probe(options); });
 }

@@ -281,25 +281,24 @@ void add_recommend_command(CLI::App& root) {
   add_list(*command, option_rows::nodes, options.nodes)->capture_default_str();
   add_list(*command, option_rows::batch, options.batches)->capture_default_str();
   add_value(*command, option_rows::global_batch, options.global_batch);
-  command->add_option("--objective", options.objective, "throughput, time-to-train or images-per-node")
+  add_value(*command, option_rows::objective, options.objective)
       ->check(CLI::IsMember(names_of(tuner::objectives_by_name(), [](const auto& entry) { return entry.first; })))
       ->capture_default_str();
   add_value(*command, option_rows::epochs, options.epochs)->capture_default_str();
   add_value(*command, option_rows::dataset_images, options.dataset_images)->capture_default_str();
-  command->add_flag("--no-smt", options.no_smt, "Do not consider hyper-threading");
+  add_flag(*command, option_rows::no_smt, options.no_smt);
   add_list(*command, option_rows::processes_per_node, options.processes_per_node);
-  command->add_flag("--consider-ps", options.consider_parameter_server, "Also consider parameter-server schemes");
+  add_flag(*command, option_rows::consider_parameter_server, options.consider_parameter_server);
   add_list(*command, option_rows::fusion_megabytes, options.fusion_megabytes)->capture_default_str();
   add_fabric_options(*command, options.fabric);
   add_model_source_options(*command, options.source);
   add_value(*command, option_rows::topology, options.source.topology_path);
-  command->add_option("--format", options.format,
-                      "text, json, slurm (a batch script), mpirun or torchrun (launch lines)")
+  add_value(*command, option_rows::format, options.format)
       ->check(CLI::IsMember(names_of(output_formats(), [](const OutputFormat& entry) { return std::string(entry.name); })))
       ->capture_default_str();
   // --json as on every other reporting command; --format json stays its alias.
-  command->add_flag_callback("--json", [] { options.format = "json"; }, "JSON for scripts (the same as --format json)");
-  command->add_flag("--explain", options.explain, "Print the whole ranking and every excluded configuration");
+  add_flag(*command, option_rows::json, [] { options.format = "json"; });
+  add_flag(*command, option_rows::explain, options.explain);
   add_value(*command, option_rows::verify, options.verify);
   add_list(*command, option_rows::gpus, options.gpus);
   add_list(*command, option_rows::precision, options.precisions);

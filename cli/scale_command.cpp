@@ -61,9 +61,7 @@ void add_scale_command(CLI::App& root) {
       "scale", "Predict how training scales over nodes: images/s, speed-up and efficiency per node count.");
   add_value(*command, option_rows::model, options.model)->required();
   add_list(*command, option_rows::nodes, options.nodes)->capture_default_str();
-  command->add_option("--plot", options.plot_path, "Also draw the scaling curve as an SVG file")
-      ->option_text("FILE.svg")
-      ->check(output_file());
+  add_value(*command, option_rows::plot, options.plot_path)->check(output_file());
   add_configuration_options(*command, options.configuration, false);
   add_model_source_options(*command, options.source);
   add_output_options(*command, options.output);

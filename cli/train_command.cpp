@@ -9,6 +9,7 @@
 #include "common/shell_words.hpp"
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
+#include "cli/option_table.hpp"
 #include "probe/allocators.hpp"
 #include "cli/number_rules.hpp"
 #include "common/self_executable.hpp"
@@ -129,80 +130,32 @@ void add_train_command(CLI::App& root) {
       "each step: forward, backward, exposed communication, optimizer. One process, or every rank of an MPI job "
       "(`mpirun -np P dnntune train ...`, `srun`): all-reduce of gradient buckets overlapped with backward, or "
       "parameter servers. --launch composes the mpirun line with the right binding.");
-  command->add_option("--model", options.train.model, "A built-in network (see `dnntune models`) or a network JSON file")
-      ->option_text("NAME|FILE")
-      ->required();
+  add_value(*command, option_rows::model, options.train.model)->required();
   // --batch and --momentum: the trainer's own checks (check_train_options), run before anything.
-  command->add_option("--batch", options.train.batch, "Images per process and step")->capture_default_str()
-      ->transform(checked(rules::any_integer));
-  command->add_option("--iters", options.train.iterations, "Measured steps")->capture_default_str()
-      ->transform(checked(rules::steps));
-  command->add_option("--warmup", options.train.warmup, "Steps before the measured ones")->capture_default_str()
-      ->transform(checked(rules::warmup_steps));
-  command->add_option("--time-limit", options.train.time_limit_seconds,
-                      "Start no further timed step that would end past SECONDS from the first step on (judged by "
-                      "the last step's length; at least one timed step runs, after all "
-                      "--warmup steps): for a budget, when a setting may be far slower than expected. Not "
-                      "with --ps-servers")
-      ->option_text("SECONDS")
-      ->transform(checked(rules::seconds));
-  command->add_option("--threads", options.train.threads,
-                      "Threads per process (default: one per core the process may use; with --launch, "
-                      "the node's cores / --ppn)")
-      ->transform(checked(rules::ranks_or_threads));
-  command->add_option("--lr", options.train.learning_rate, "SGD learning rate")->capture_default_str()
-      ->transform(checked(rules::learning_rate));
-  command->add_option("--momentum", options.train.momentum, "SGD momentum")->capture_default_str()
-      ->transform(checked(rules::momentum));
-  command->add_option("--bucket-mb", options.train.bucket_megabytes,
-                      "All-reduce: gradient fusion bucket size in MiB (PyTorch DDP's default)")
-      ->capture_default_str()
-      ->transform(checked(rules::megabytes));
-  command->add_option("--ps-servers", options.train.parameter_servers,
-                      "Train through S parameter servers (the last S ranks) instead of all-reduce")
-      ->transform(checked(rules::parameter_servers));
-  command->add_flag("--async", options.train.asynchronous,
-                    "Parameter servers apply each worker's gradient at once, without a barrier (records staleness)");
-  command->add_option("--device", options.train.device, "auto (CUDA when libtorch has a GPU), cpu or cuda")
-      ->capture_default_str();
-  command->add_option("--precision", options.train.precision,
-                      "The step's arithmetic on a GPU: auto (tf32 from compute capability 8.0 on, else fp32: "
-                      "PyTorch's defaults), fp32 (strict: no TF32), tf32 (cuDNN convolutions on TF32 tensor cores), "
-                      "bf16 or fp16 (autocast; fp16 with dynamic loss scaling). The CPU runs fp32")
-      ->capture_default_str();
-  command->add_option("--memory-format", options.train.memory_format,
-                      "contiguous (NCHW) or channels_last (NHWC weights and batch, what tensor cores want)")
-      ->capture_default_str();
-  command->add_option("--seed", options.train.seed, "Seed of the weights and of each rank's synthetic batch")
-      ->capture_default_str()
-      ->transform(checked(rules::seed));
-  command->add_flag("--module-times", options.train.module_times,
-                    "Also time each layer inside the step (forward, and backward through gradient hooks; CPU only); "
-                    "--record appends them as kind module records");
-  command->add_option("--runner", options.train.runner,
-                      "Who trains: dnntune (the C++ trainer: the network as dnntune's zoo builds it, in libtorch) or "
-                      "python (torchvision's network trained by PyTorch from Python, DistributedDataParallel over gloo "
-                      "for several ranks: what users run; $DNNTUNE_PYTHON, else /usr/bin/python3)")
-      ->capture_default_str();
-  command->add_option("--record", options.record_path,
-                      "Append the timings as measurement records (kind network) to this JSON Lines file")
-      ->option_text("FILE");
+  add_value(*command, option_rows::trainer_batch, options.train.batch)->capture_default_str();
+  add_value(*command, option_rows::iterations, options.train.iterations)->capture_default_str();
+  add_value(*command, option_rows::warmup, options.train.warmup)->capture_default_str();
+  add_value(*command, option_rows::time_limit_seconds, options.train.time_limit_seconds);
+  add_value(*command, option_rows::threads, options.train.threads);
+  add_value(*command, option_rows::learning_rate, options.train.learning_rate)->capture_default_str();
+  add_value(*command, option_rows::momentum, options.train.momentum)->capture_default_str();
+  add_value(*command, option_rows::bucket_megabytes, options.train.bucket_megabytes)->capture_default_str();
+  add_value(*command, option_rows::ps_servers, options.train.parameter_servers);
+  add_flag(*command, option_rows::asynchronous, options.train.asynchronous);
+  add_value(*command, option_rows::device, options.train.device)->capture_default_str();
+  add_value(*command, option_rows::precision, options.train.precision)->capture_default_str();
+  add_value(*command, option_rows::memory_format, options.train.memory_format)->capture_default_str();
+  add_value(*command, option_rows::seed, options.train.seed)->capture_default_str();
+  add_flag(*command, option_rows::module_times, options.train.module_times);
+  add_value(*command, option_rows::runner, options.train.runner)->capture_default_str();
+  add_value(*command, option_rows::record, options.record_path);
   add_output_options(*command, options.output);
-  command->add_flag("--launch", options.launch,
-                    "Compose and run the mpirun line for --ppn ranks per node with --threads cores each (printed "
-                    "on standard error)");
-  command->add_option("--ppn", options.processes_per_node, "With --launch: processes per node")
-      ->capture_default_str()
-      ->transform(checked(rules::ranks_or_threads));
-  command->add_option("--nodes", options.nodes, "With --launch: nodes (from --hostfile or the job's allocation)")
-      ->capture_default_str()
-      ->transform(checked(rules::nodes));
-  command->add_option("--hostfile", options.hostfile, "With --launch: mpirun's host file")->option_text("FILE");
-  command->add_option("--allocator", options.allocator,
-                      "The memory allocator to train under: default, glibc-tuned, jemalloc or tcmalloc (`dnntune probe` "
-                      "lists what is installed); every rank loads it")
-      ->capture_default_str();
-  command->add_flag("--dry-run", options.dry_run, "With --launch: print the mpirun line on standard output, run nothing");
+  add_flag(*command, option_rows::launch, options.launch);
+  add_value(*command, option_rows::processes_per_node, options.processes_per_node)->capture_default_str();
+  add_value(*command, option_rows::nodes, options.nodes)->capture_default_str();
+  add_value(*command, option_rows::hostfile, options.hostfile);
+  add_value(*command, option_rows::allocator, options.allocator)->capture_default_str();
+  add_flag(*command, option_rows::dry_run, options.dry_run);
   command->callback([] { run_train(options); });
 }
 

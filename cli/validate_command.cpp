@@ -61,19 +61,13 @@ void add_validate_command(CLI::App& root) {
       "Train for real in every valid configuration of this machine (through mpirun, with the binding a job would "
       "get) and compare with the model's predictions: measured vs predicted images/s, error, mean absolute "
       "percentage error per network, and whether the predicted ranking is the measured one. Takes minutes.");
-  command->add_option("--model", options.models, "Networks to validate (repeatable)")->capture_default_str();
+  add_list(*command, option_rows::model, options.models);
   add_list(*command, option_rows::batch, options.batches);
-  command->add_flag("--quick", options.quick, "resnet18 at batch 8 only, 3 measured steps");
-  command->add_option("--iters", options.training.iterations, "Measured training steps per run")
-      ->transform(checked(rules::steps))->capture_default_str();
-  command->add_option("--warmup", options.training.warmup, "Training steps before the measured ones")
-      ->transform(checked(rules::warmup_steps))->capture_default_str();
-  command->add_option("--record", options.training.record_path,
-                      "Also append each training run, as it ends, as measurement records to FILE")
-      ->option_text("FILE");
-  command->add_flag("--resume", options.resume,
-                    "Read back the runs the --record FILE already holds (same machine, setting, batch and steps) "
-                    "instead of training them again: an interrupted validate goes on where it stopped");
+  add_flag(*command, option_rows::quick, options.quick);
+  add_value(*command, option_rows::iterations, options.training.iterations)->capture_default_str();
+  add_value(*command, option_rows::warmup, options.training.warmup)->capture_default_str();
+  add_value(*command, option_rows::record, options.training.record_path);
+  add_flag(*command, option_rows::resume, options.resume);
   add_model_source_options(*command, options.source);
   add_output_options(*command, options.output);
   command->callback([] { run_validate(options); });

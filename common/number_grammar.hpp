@@ -76,6 +76,9 @@ inline constexpr ListRule batches{rules::batch_per_process, 16};
 inline constexpr ListRule fusion_megabytes{rules::megabytes, 16};
 inline constexpr ListRule processes_per_node{rules::ranks_or_threads, 32};
 inline constexpr ListRule gpus_per_node{rules::ranks_or_threads, 32};
+// calibrate's restrictions of its grid (--threads 1,2 --processes 1,2).
+inline constexpr ListRule threads_per_process{rules::ranks_or_threads, 32};
+inline constexpr ListRule co_running_processes{rules::ranks_or_threads, 32};
 }  // namespace lists
 
 // `text` as a number of the grammar above, or nothing.

@@ -7,12 +7,14 @@
 
 #include "common/expected.hpp"
 #include "model/machine_rates.hpp"
+#include "records/measurement.hpp"  // kDefaultBucketMegabytes
 
 namespace dnntune::model {
 
 // The defaults every answer assumes unless told (CPU and GPU, command and Python module): the
-// all-reduce fusion threshold is PyTorch DDP's default bucket, the fabric EDR InfiniBand.
-inline constexpr double default_fusion_megabytes = 25;
+// all-reduce fusion threshold is PyTorch DDP's default bucket (the one the trainer buckets by,
+// records' kDefaultBucketMegabytes), the fabric EDR InfiniBand.
+inline constexpr double default_fusion_megabytes = records::kDefaultBucketMegabytes;
 inline constexpr double default_fusion_bytes = default_fusion_megabytes * 1024 * 1024;
 inline constexpr const char* default_fabric = "edr";
 

@@ -292,6 +292,30 @@ TEST_CASE("lists have a stated maximum length, refused at once") {
   CHECK(range.exit_code == 0);
 }
 
+// Issue 39: an option several commands take is one row, with one list syntax: calibrate's names
+// and numbers take comma lists and ranges as recommend's do, and a repeated option is that list.
+TEST_CASE("calibrate and compare take comma lists as recommend does; a repeated option is the same list") {
+  const std::string directory = dnntune::test::make_temporary_directory() + "/calibration";
+  const auto listed = run_dnntune({"calibrate", "--model", "resnet18,resnet50", "--batch", "8..16", "--threads", "1,2",
+                                   "--backend", "torch", "--dry-run", "-o", directory});
+  INFO(listed.err);
+  REQUIRE(listed.exit_code == 0);
+  const auto repeated = run_dnntune({"calibrate", "--model", "resnet18", "--model", "resnet50", "--batch", "8", "--batch",
+                                     "16", "--threads", "1", "--threads", "2", "--backend", "torch", "--dry-run", "-o",
+                                     directory});
+  REQUIRE(repeated.exit_code == 0);
+  CHECK(listed.out == repeated.out);
+  CHECK(listed.out.find("resnet18 (") != std::string::npos);
+  CHECK(listed.out.find("resnet50 (") != std::string::npos);
+  CHECK(listed.out.find("batch per process: 8, 16") != std::string::npos);
+  CHECK(listed.out.find("1 thread, 2 threads") != std::string::npos);
+  check_refused({"calibrate", "--model", "resnet18,", "--dry-run", "-o", directory}, "--model: an empty item in the list");
+  check_refused({"calibrate", "--model", "resnet18", "--threads", "1,0", "--dry-run", "-o", directory}, "--threads");
+  const auto compared = run_dnntune({"compare", "--model", "resnet18", "--machine", "skylake-8180,v100", "--json"});
+  INFO(compared.err);
+  CHECK(compared.exit_code == 0);
+}
+
 TEST_CASE("the GPU machine names in messages come from the built-in profiles") {
   check_refused({"predict", "--model", "resnet18", "--calibration", reference_calibration(), "--gpus", "2"},
                 "a100, h100, h200, k80, p100, v100");
