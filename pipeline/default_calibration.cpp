@@ -298,9 +298,10 @@ Expected<calibrate::CalibrationSummary> run_micro_runs(const calibrate::Prepared
   return summary;
 }
 
-// A trainer's start, a group of micro-runs' worker start and numerical check: what the plan
-// adds to the micro-runs' own estimates.
-constexpr double group_start_seconds = 1;
+// A group of micro-runs' worker start (libtorch loaded in each worker), and each backend's
+// numerical check: what the plan adds to the micro-runs' own estimates.
+constexpr double group_start_seconds = 2;
+constexpr double numerical_check_seconds = 3;
 
 double planned_seconds(const std::vector<calibrate::PlannedMeasurement>& measurements) {
   double seconds = 0;
@@ -310,7 +311,7 @@ double planned_seconds(const std::vector<calibrate::PlannedMeasurement>& measure
     groups.insert(measurement.backend + " " + calibrate::to_string(measurement.setting) + " " +
                   std::to_string(measurement.batch) + (measurement.other_kernel ? " other" : ""));
   }
-  return seconds + group_start_seconds * static_cast<double>(groups.size());
+  return seconds + group_start_seconds * static_cast<double>(groups.size()) + numerical_check_seconds;
 }
 
 // The first run after the lock and the announcement, its stages in the plan's order
@@ -350,8 +351,15 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
   const FirstRunPlan announced = plan_first_run(estimates);
   progress(describe_first_run(announced));
 
-  // The layer passes of priority 1, within their share.
-  auto summary = run_micro_runs(*prepared, first, announced.seconds(FirstRunStage::layer_passes), progress);
+  // The layer passes of priority 1: planned at their estimate, stopped only where they would eat
+  // into the anchors' shares (small layers' estimates leave out the workers' dispatch, and what
+  // they do not use goes to the later stages anyway).
+  const double anchors_share = announced.seconds(FirstRunStage::base_anchor) +
+                               announced.seconds(FirstRunStage::allocators) +
+                               announced.seconds(FirstRunStage::separating_anchors);
+  auto summary = run_micro_runs(*prepared, first,
+                                std::max(announced.seconds(FirstRunStage::layer_passes), left() - anchors_share),
+                                progress);
   if (!summary) return summary.error();
   measured = read_measured(entry);
   if (!measured) return measured.error();
@@ -428,7 +436,7 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
   plan = replan();
   if (!more.empty()) {
     if (plan.count(FirstRunStage::more_layer_passes) > 0) {
-      auto extra = run_micro_runs(*prepared, more, plan.seconds(FirstRunStage::more_layer_passes), progress);
+      auto extra = run_micro_runs(*prepared, more, std::max(0.0, left()), progress);
       if (!extra) return extra.error();
       trained += extra->ok;
     } else {

@@ -89,7 +89,7 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   const auto add = [&](FirstRunStage stage, std::size_t count, double seconds) {
     if (count > 0 || stage == FirstRunStage::probe) plan.stages.push_back({stage, count, seconds});
   };
-  if (probe > 0) add(FirstRunStage::probe, 1, probe);
+  if (probe >= 0.5) add(FirstRunStage::probe, 1, probe);  // a machine probed before: nothing to say
   add(FirstRunStage::layer_passes, kept_passes(estimates.layer_passes, layers, layers_kept), layers_kept);
   if (base_kept) add(FirstRunStage::base_anchor, static_cast<std::size_t>(std::max(1, estimates.anchored)), base);
   add(FirstRunStage::allocators, variants, variant * static_cast<double>(variants));
