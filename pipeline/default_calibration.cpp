@@ -314,6 +314,29 @@ double planned_seconds(const std::vector<calibrate::PlannedMeasurement>& measure
   return seconds + group_start_seconds * static_cast<double>(groups.size()) + numerical_check_seconds;
 }
 
+// The plan's estimates at the start of a first run: `first` and `more` the planned micro-runs of
+// priority 1 and the rest, `probe_seconds` what the probe took.
+FirstRunEstimates estimates_of(const calibrate::PreparedCalibration& prepared,
+                               const std::vector<calibrate::PlannedMeasurement>& first,
+                               const std::vector<calibrate::PlannedMeasurement>& more, const Measured& measured,
+                               double budget_seconds, double probe_seconds) {
+  const calibrate::Setting base =
+      prepared.plan_request.settings.empty() ? calibrate::Setting{} : prepared.plan_request.settings.front();
+  FirstRunEstimates estimates;
+  estimates.budget_seconds = budget_seconds;
+  estimates.probe_seconds = probe_seconds;
+  estimates.layer_passes = first.size();
+  estimates.layer_seconds = first.empty() ? 0 : planned_seconds(first);
+  estimates.more_layer_passes = more.size();
+  estimates.more_layer_seconds = more.empty() ? 0 : planned_seconds(more);
+  estimates.base_setting = std::to_string(base.processes) + "x" + std::to_string(base.threads);
+  estimates.anchored = unanchored(prepared, measured);
+  estimates.base_anchor_done = estimates.anchored == 0;
+  estimates.step_seconds = step_seconds(prepared, prepared.plan.measurements, measured);
+  estimates.allocators = calibrate::allocator_variants_to_anchor();
+  return estimates;
+}
+
 // The first run after the lock and the announcement, its stages in the plan's order
 // (first_run_plan.hpp), each replanned with what was measured before it.
 Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrationRequest& request,
@@ -328,26 +351,13 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
   if (!prepared) return prepared.error();
   for (const auto& item : wanted)
     if (std::find(coverage.begin(), coverage.end(), item) == coverage.end()) coverage.push_back(item);
-  const calibrate::Setting base =
-      prepared->plan_request.settings.empty() ? calibrate::Setting{} : prepared->plan_request.settings.front();
   std::vector<calibrate::PlannedMeasurement> first, more;
   for (const calibrate::PlannedMeasurement& measurement : prepared->plan.measurements)
     (calibrate::first_priority(measurement) ? first : more).push_back(measurement);
   auto measured = read_measured(entry);
   if (!measured) return measured.error();
-
-  FirstRunEstimates estimates;
-  estimates.budget_seconds = request.first_run_seconds;
-  estimates.probe_seconds = request.first_run_seconds - left();
-  estimates.layer_passes = first.size();
-  estimates.layer_seconds = first.empty() ? 0 : planned_seconds(first);
-  estimates.more_layer_passes = more.size();
-  estimates.more_layer_seconds = more.empty() ? 0 : planned_seconds(more);
-  estimates.base_setting = std::to_string(base.processes) + "x" + std::to_string(base.threads);
-  estimates.anchored = unanchored(*prepared, *measured);
-  estimates.base_anchor_done = estimates.anchored == 0;
-  estimates.step_seconds = step_seconds(*prepared, prepared->plan.measurements, *measured);
-  estimates.allocators = calibrate::allocator_variants_to_anchor();
+  FirstRunEstimates estimates =
+      estimates_of(*prepared, first, more, *measured, request.first_run_seconds, request.first_run_seconds - left());
   const FirstRunPlan announced = plan_first_run(estimates);
   progress(describe_first_run(announced));
 
@@ -499,6 +509,31 @@ Expected<std::string> default_calibration_entry(const std::string& backend) {
 double estimated_calibration_seconds(const DefaultCalibrationRequest& request) {
   // The plan shares the budget out among the stages and keeps within it.
   return request.first_run_seconds;
+}
+
+Expected<FirstRunPlan> plan_default_calibration(const DefaultCalibrationRequest& request) {
+  if (auto checked = check_request(request); !checked) return checked.error();
+  auto machine = probe::describe_this_machine();
+  if (!machine) return machine.error();
+  auto directory = entry_directory(*machine, request.backend);
+  if (!directory) return directory.error();
+  const Entry entry(*directory);
+  calibrate::CalibrationRequest calibrate;
+  calibrate.models = request.models;
+  calibrate.batches = request.batches;
+  calibrate.backends = {request.backend};
+  calibrate.budget_seconds = request.first_run_seconds;
+  calibrate.directory = entry.measurements;
+  calibrate.resume = true;
+  calibrate.dry_run = true;
+  auto prepared = calibrate::prepare_calibration(calibrate, nullptr);
+  if (!prepared) return prepared.error();
+  std::vector<calibrate::PlannedMeasurement> first, more;
+  for (const calibrate::PlannedMeasurement& measurement : prepared->plan.measurements)
+    (calibrate::first_priority(measurement) ? first : more).push_back(measurement);
+  auto measured = read_measured(entry);
+  if (!measured) return measured.error();
+  return plan_first_run(estimates_of(*prepared, first, more, *measured, request.first_run_seconds, 0));
 }
 
 Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest& asked) {

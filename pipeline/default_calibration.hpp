@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "common/expected.hpp"
+#include "pipeline/first_run_plan.hpp"
 
 namespace dnntune::pipeline {
 
@@ -77,6 +78,11 @@ Expected<std::string> default_calibration_entry(const std::string& backend);
 
 // About how long calibrating takes: the first run's budget, which its plan keeps to.
 double estimated_calibration_seconds(const DefaultCalibrationRequest& request);
+
+// What a first run of `request` would do, without measuring or probing: the plan made with this
+// machine's cached probe when there is one (else default speeds) and with what the entry has
+// recorded, the probe not counted. For dry runs and the plan's figures (docs/results.md).
+Expected<FirstRunPlan> plan_default_calibration(const DefaultCalibrationRequest& request);
 
 // A calibration of this machine that covers every model at every batch of the request,
 // calibrating and fitting first when the cache has not covered them yet.

@@ -4,7 +4,12 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "pipeline/default_calibration.hpp"
 #include "pipeline/first_run_plan.hpp"
 
 using namespace dnntune::pipeline;
@@ -134,4 +139,18 @@ TEST_CASE("a first run announces its stages, their seconds and the total") {
   estimates.budget_seconds = 150;
   CHECK_THAT(describe_first_run(plan_first_run(estimates)),
              Catch::Contains("not within the budget:") && Catch::Contains("1 separating anchor"));
+}
+
+// Not run by ctest (hidden): the plan a first run of resnet152 b32 and resnet18 b8 would announce
+// on this machine, with its cached probe ($DNNTUNE_CACHE_DIR) when there is one. For the figures
+// in docs/results.md: `build/tests/pipeline_tests '[.figures]' -s`.
+TEST_CASE("the first run's plan on this machine, without measuring", "[.figures]") {
+  for (const auto& [network, batch] : std::vector<std::pair<std::string, std::int64_t>>{{"resnet152", 32}, {"resnet18", 8}}) {
+    DefaultCalibrationRequest request;
+    request.models = {network};
+    request.batches = {batch};
+    auto plan = plan_default_calibration(request);
+    REQUIRE(plan);
+    WARN(network << " b" << batch << ": " << describe_first_run(*plan));
+  }
 }
