@@ -298,6 +298,11 @@ Expected<calibrate::CalibrationSummary> run_micro_runs(const calibrate::Prepared
   return summary;
 }
 
+// The close calls take at most this share of the budget, from what the stages before them leave:
+// a small network's close call gets several runs of each side (docs/results.md, "The first run"),
+// and a first run that finished its stages early ends early rather than settling for minutes.
+constexpr double close_call_share = 0.25;
+
 // A group of micro-runs' worker start (libtorch loaded in each worker), and each backend's
 // numerical check: what the plan adds to the micro-runs' own estimates.
 constexpr double group_start_seconds = 2;
@@ -475,8 +480,12 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
     result = *refit;
   }
   separate.first_budget_seconds = 0;
+  const auto settling_started = std::chrono::steady_clock::now();
   for (;;) {
-    separate.budget_seconds = std::max(0.0, left());
+    const double spent =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - settling_started).count();
+    separate.budget_seconds =
+        std::clamp(close_call_share * request.first_run_seconds - spent, 0.0, std::max(0.0, left()));
     if (!(separate.budget_seconds > 0)) break;
     auto current = model::read_calibration(result.calibration_path);
     if (!current) return current.error();
