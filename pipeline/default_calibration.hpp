@@ -54,8 +54,9 @@ struct DefaultCalibrationRequest {
   std::vector<std::int64_t> batches;  // per process
   std::string backend = "torch";
   // The whole first run, probe included (--calibration-budget): every stage's share comes from
-  // the plan made within it. 240 s: on a 2-core machine the priority-1 micro-runs, the anchors
-  // under each allocator and the closest separating anchor of ResNet-152 at batch 32 fit.
+  // the plan made within it, so all of them scale with it. 240 s: room, on the small machines a
+  // first run is most often made on, for ResNet-152 at batch 32's base measurements, its anchors
+  // under the allocator variants and its closest separating anchor (docs/first-run.md).
   double first_run_seconds = default_first_run_seconds;
   Progress progress = nullptr;        // may be empty
   // The dnntune binary the workers and trainers run; empty: this program (the command itself;
