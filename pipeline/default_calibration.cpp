@@ -276,19 +276,23 @@ int unanchored(const calibrate::PreparedCalibration& prepared, const Measured& m
   return count;
 }
 
-// A calibrate run of `measurements` alone, within `seconds` from now.
+// A calibrate run of `measurements` alone, within `seconds` from now; `already_recorded`: the
+// planned passes a resumed entry has (said, so that a user sees the run resumed).
 Expected<calibrate::CalibrationSummary> run_micro_runs(const calibrate::PreparedCalibration& prepared,
                                                        std::vector<calibrate::PlannedMeasurement> measurements,
-                                                       double seconds, const Progress& progress) {
+                                                       double seconds, const Progress& progress,
+                                                       std::size_t already_recorded = 0) {
   calibrate::PreparedCalibration part = prepared;
   part.plan.measurements = std::move(measurements);
   part.plan.estimated_seconds = 0;
   for (const auto& measurement : part.plan.measurements) part.plan.estimated_seconds += measurement.estimated_seconds;
   part.request.budget_seconds = std::max(0.0, seconds);
   part.started_at = probe::now_seconds();
-  char line[200];
-  std::snprintf(line, sizeof line, "measuring %zu layer passes (about %.0f s, within %.0f s)",
-                part.plan.measurements.size(), part.plan.estimated_seconds, part.request.budget_seconds);
+  char line[240];
+  std::snprintf(line, sizeof line, "measuring %zu layer passes%s (about %.0f s, within %.0f s)",
+                part.plan.measurements.size(),
+                already_recorded ? (", " + std::to_string(already_recorded) + " already recorded").c_str() : "",
+                part.plan.estimated_seconds, part.request.budget_seconds);
   progress(line);
   auto summary = calibrate::run_calibration(part, {progress, {}});
   if (!summary) return summary.error();
@@ -338,7 +342,15 @@ FirstRunEstimates estimates_of(const calibrate::PreparedCalibration& prepared,
   estimates.anchored = unanchored(prepared, measured);
   estimates.base_anchor_done = estimates.anchored == 0;
   estimates.step_seconds = step_seconds(prepared, prepared.plan.measurements, measured);
-  estimates.allocators = calibrate::allocator_variants_to_anchor();
+  // The variants a resumed entry has anchored at every (network, batch) already: nothing to plan.
+  for (const std::string& variant : calibrate::allocator_variants_to_anchor()) {
+    bool recorded = true;
+    for (const workloads::Network& network : prepared.plan_request.networks)
+      for (const std::int64_t batch : prepared.plan_request.batches)
+        recorded = recorded && calibrate::recorded_anchor(measured.anchors, prepared.fingerprint, network.name, batch,
+                                                          base, variant);
+    if (!recorded) estimates.allocators.push_back(variant);
+  }
   return estimates;
 }
 
@@ -374,7 +386,7 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
                                announced.seconds(FirstRunStage::separating_anchors);
   auto summary = run_micro_runs(*prepared, first,
                                 std::max(announced.seconds(FirstRunStage::layer_passes), left() - anchors_share),
-                                progress);
+                                progress, prepared->already_recorded);
   if (!summary) return summary.error();
   measured = read_measured(entry);
   if (!measured) return measured.error();
