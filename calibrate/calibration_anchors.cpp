@@ -21,16 +21,20 @@ namespace dnntune::calibrate {
 
 namespace {
 
-int request_steps(const PreparedCalibration& calibration) {
-  return calibration.request.anchor_warmup + calibration.request.anchor_iterations;
+// The steps of an anchor under another allocator, and a trainer's start per process: what the
+// next variant's run is estimated from (pipeline/first_run_plan.hpp counts the same).
+int variant_steps(const PreparedCalibration& calibration) {
+  return calibration.request.anchor_warmup + calibration.request.allocator_anchor_iterations;
 }
+constexpr double variant_start_seconds = 5;
 
-// The default first, then glibc-tuned (the reference the others are fitted against), then the
-// rest as installed: a short budget still compares the default with the reference.
-std::vector<std::string> allocators_to_anchor() {
-  std::vector<std::string> names = {"default", "glibc-tuned"};
-  for (const probe::AllocatorVariant& variant : probe::installed_allocators())
-    if (variant.name != "default" && variant.name != "glibc-tuned") names.push_back(variant.name);
+// The default first, then the variants (glibc-tuned first): a short budget still compares the
+// default with the reference.
+std::vector<std::string> allocators_to_anchor(const CalibrationRequest& request) {
+  std::vector<std::string> names = {"default"};
+  const std::vector<std::string> variants =
+      request.allocator_variants.empty() ? allocator_variants_to_anchor() : request.allocator_variants;
+  names.insert(names.end(), variants.begin(), variants.end());
   return names;
 }
 
@@ -65,6 +69,13 @@ Expected<void> train_anchor(const PreparedCalibration& calibration, std::size_t 
 }
 
 }  // namespace
+
+std::vector<std::string> allocator_variants_to_anchor() {
+  std::vector<std::string> names = {"glibc-tuned"};
+  for (const probe::AllocatorVariant& variant : probe::installed_allocators())
+    if (variant.name != "default" && variant.name != "glibc-tuned") names.push_back(variant.name);
+  return names;
+}
 
 namespace {
 
@@ -125,8 +136,9 @@ Expected<int> run_anchors(const PreparedCalibration& calibration, const std::fun
   if (!read) return read.error();
   std::vector<records::Measurement> recorded = std::move(*read);
   const Setting base = calibration.plan_request.settings.empty() ? Setting{} : calibration.plan_request.settings.front();
-  const std::vector<std::string> allocators = allocators_to_anchor();
-  if (progress && other_allocators && allocators.size() == 2)
+  const std::vector<std::string> allocators = allocators_to_anchor(calibration.request);
+  const bool planned_variants = !calibration.request.allocator_variants.empty();
+  if (progress && other_allocators && !planned_variants && allocators.size() == 2)
     progress("allocator anchors: neither jemalloc nor tcmalloc is installed here (Debian: libjemalloc2, "
              "libtcmalloc-minimal4), so only glibc's defaults and glibc keeping its memory are compared");
   const double allocator_budget = calibration.request.allocator_anchor_budget_seconds;
@@ -152,17 +164,20 @@ Expected<int> run_anchors(const PreparedCalibration& calibration, const std::fun
         continue;
       }
       std::vector<std::string> over_budget;
+      bool first_variant = true;
       for (const std::string& allocator : allocators) {
         const records::Measurement* done =
             recorded_anchor(recorded, calibration.fingerprint, network.name, batch, base, allocator);
+        const bool planned_first = planned_variants && allocator != "default" && first_variant;
+        if (allocator != "default") first_variant = false;
         if (done) {
-          // A run recorded earlier tells how long the next one takes: its steps and a start.
+          // A run recorded earlier tells how long a variant's takes: its steps and a start.
           if (last_run_seconds == 0)
-            last_run_seconds = done->median_seconds * (request_steps(calibration) + 2) + 5;
+            last_run_seconds = done->median_seconds * variant_steps(calibration) + variant_start_seconds * base.processes;
           continue;
         }
         if ((allocator == "default" && !default_allocator) || (allocator != "default" && !other_allocators)) continue;
-        if (allocator != "default" && allocator_seconds_spent + last_run_seconds > allocator_budget) {
+        if (allocator != "default" && !planned_first && allocator_seconds_spent + last_run_seconds > allocator_budget) {
           over_budget.push_back(allocator);
           continue;
         }
@@ -172,7 +187,8 @@ Expected<int> run_anchors(const PreparedCalibration& calibration, const std::fun
         const auto started = std::chrono::steady_clock::now();
         // Another allocator can be several times slower than the default (docs/results.md):
         // its timed steps stop at the end of the allocator budget.
-        const double limit = allocator == "default" ? 0 : std::max(1.0, allocator_budget - allocator_seconds_spent);
+        const double limit = allocator == "default" ? calibration.request.anchor_time_limit_seconds
+                                                    : std::max(1.0, allocator_budget - allocator_seconds_spent);
         if (auto run = train_anchor(calibration, index, batch, base, allocator, limit); !run) return run.error();
         last_run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         if (allocator != "default") allocator_seconds_spent += last_run_seconds;

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "calibrate/layer_operands.hpp"
 #include "probe/peak_kernels.hpp"
@@ -167,8 +168,11 @@ probe::TimingOptions network_timing() {
   return options;
 }
 
-double estimate_seconds(const PlannedMeasurement& measurement, const SpeedModel& speed,
-                        const std::vector<workloads::Network>& networks) {
+namespace {
+
+// One run of `measurement` (no set-up, no warm-up), and its set-up.
+std::pair<double, double> run_and_setup_seconds(const PlannedMeasurement& measurement, const SpeedModel& speed,
+                                                const std::vector<workloads::Network>& networks) {
   workloads::PassCost cost;
   double setup = speed.setup_seconds;
   if (measurement.whole_network) {
@@ -185,7 +189,19 @@ double estimate_seconds(const PlannedMeasurement& measurement, const SpeedModel&
   const double cores = std::max(1, setting.cores_per_process(speed.smt_ways));
   const double compute = static_cast<double>(cost.flops) / (speed.peak_gflops_per_core * 1e9 * speed.efficiency * cores);
   const double memory = static_cast<double>(cost.bytes) * setting.processes / (speed.bandwidth_gbs * 1e9);
-  const double run = std::max(compute, memory) + speed.run_overhead_seconds;
+  return {std::max(compute, memory) + speed.run_overhead_seconds, setup};
+}
+
+}  // namespace
+
+double estimate_run_seconds(const PlannedMeasurement& measurement, const SpeedModel& speed,
+                            const std::vector<workloads::Network>& networks) {
+  return run_and_setup_seconds(measurement, speed, networks).first;
+}
+
+double estimate_seconds(const PlannedMeasurement& measurement, const SpeedModel& speed,
+                        const std::vector<workloads::Network>& networks) {
+  const auto [run, setup] = run_and_setup_seconds(measurement, speed, networks);
   // The operand sets depend on the last-level cache, not known here: one assumed.
   const probe::TimingOptions timing = measurement.whole_network ? network_timing() : layer_timing(1);
   const double repetitions = std::clamp(std::ceil(timing.min_total_seconds / run),
@@ -251,6 +267,8 @@ std::vector<MicroPrecision> precisions_of(const std::string& backend, const Plan
 
 }  // namespace
 
+bool first_priority(const PlannedMeasurement& measurement) { return measurement.priority < other_settings_priority; }
+
 Plan make_plan(const PlanRequest& request, const SpeedModel& speed) {
   const auto layers = distinct_layers_of(request.networks, request.extra_layers);
   std::vector<PlannedMeasurement> grid;
@@ -297,6 +315,7 @@ Plan make_plan(const PlanRequest& request, const SpeedModel& speed) {
   plan.grid_size = grid.size();
   for (auto& measurement : grid) {
     measurement.estimated_seconds = estimate_seconds(measurement, speed, request.networks);
+    measurement.estimated_run_seconds = estimate_run_seconds(measurement, speed, request.networks);
     plan.grid_estimated_seconds += measurement.estimated_seconds;
   }
   plan.measurements = select_within_budget(std::move(grid), request.budget_seconds,

@@ -96,6 +96,7 @@ struct PlannedMeasurement {
   // cliff): run first, and kept out of the runner's estimate corrections of the other measurements.
   bool other_kernel = false;
   double estimated_seconds = 0;
+  double estimated_run_seconds = 0;  // one run, without set-up and warm-up: what a training step sums
 };
 
 // What measurements cost on this machine (the runner corrects it with what it measures).
@@ -118,7 +119,9 @@ struct SpeedModel {
 probe::TimingOptions layer_timing(int operand_sets);
 probe::TimingOptions network_timing();
 
-// Seconds one measurement is expected to take, set-up and warm-up included.
+// Seconds one measurement is expected to take, set-up and warm-up included; one run of it alone.
+double estimate_run_seconds(const PlannedMeasurement& measurement, const SpeedModel& speed,
+                            const std::vector<workloads::Network>& networks);
 double estimate_seconds(const PlannedMeasurement& measurement, const SpeedModel& speed,
                         const std::vector<workloads::Network>& networks);
 
@@ -146,6 +149,10 @@ struct Plan {
 };
 
 Plan make_plan(const PlanRequest& request, const SpeedModel& speed);
+
+// Priority 1 above: every distinct layer at the base setting and the cliff extremes, what the
+// model needs once before anything else; the rest (priorities 2-4) only refines it.
+bool first_priority(const PlannedMeasurement& measurement);
 
 // Keeps the lowest-priority-number measurements whose `seconds` fit in `budget_seconds`
 // (scanning in priority order, skipping any that would overflow), in priority order.

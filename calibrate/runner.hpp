@@ -54,6 +54,14 @@ struct CalibrationRequest {
   // The anchors under the other allocator variants (glibc-tuned first, then jemalloc and tcmalloc
   // when installed): the next is skipped when it would take the time spent on them past this.
   double allocator_anchor_budget_seconds = 120;
+  // The variants anchored besides the default, in order; empty: every installed one
+  // (allocator_variants_to_anchor). Given by a plan that kept them (pipeline/first_run_plan.hpp),
+  // the first is trained whatever the allocator budget says: the allocator is chosen from a
+  // measurement or never, and glibc-tuned is the reference the others are fitted against.
+  std::vector<std::string> allocator_variants;
+  // > 0: the default allocator's anchors stop their timed steps there (train --time-limit), so that
+  // a step far slower than estimated cannot eat a first run's budget.
+  double anchor_time_limit_seconds = 0;
   // Settings anchored besides the base one, under the default allocator (calibrate
   // --anchor-settings 1x1,2x1): to anchor every setting a benchmark compares.
   std::vector<Setting> anchor_settings;
@@ -116,6 +124,9 @@ Expected<CalibrationSummary> run_calibration(const PreparedCalibration& calibrat
 // the other allocators' last, with what is left of its time (pipeline/default_calibration.cpp),
 // because predictions under the default allocator never use the others' anchors.
 enum class AnchorKinds { all, default_allocator, other_allocators };
+// The allocator variants installed here besides glibc's default, glibc-tuned (the reference the
+// others are fitted against) first: what a calibration anchors under, in that order.
+std::vector<std::string> allocator_variants_to_anchor();
 Expected<int> run_anchors(const PreparedCalibration& calibration, const std::function<void(const std::string&)>& progress,
                           AnchorKinds kinds = AnchorKinds::all);
 

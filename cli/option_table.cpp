@@ -76,10 +76,10 @@ const OptionRow backend{"--backend",
                         "NAME", nullptr, nullptr, "; the ones to calibrate (a list onednn,torch, or all)"};
 const OptionRow calibration_budget{
     "--calibration-budget",
-    "Seconds of layer micro-runs when this machine's calibration must be made first (default: 60, "
-    "extended up to 100 when the network needs it; the probe and the anchor steps are not counted); also the "
-    "seconds for anchors at the settings that separate the top candidates (default: 90) and for runs that settle "
-    "a close call between two measured settings (default: 60); by default the whole first run ends within about 3 minutes",
+    "Seconds of the whole first run when this machine's calibration must be made first (default: 240), the probe "
+    "included: it measures every distinct layer, trains the network at the base setting, under each allocator "
+    "variant and at the settings that separate the top candidates, then more layer passes with what is left, all "
+    "shares scaled from this budget; it says at the start what it will measure and about how long",
     "SECONDS", &rules::first_run_budget};
 const OptionRow topology{"--topology",
                          "The node described by this hwloc XML (lstopo --of xml FILE.xml; synthetic: lstopo -i "

@@ -221,7 +221,9 @@ Expected<void> run_slurm_node_job(const SlurmCalibrationRequest& request) {
   calibrate.models = request.models;
   calibrate.batches = request.batches;
   calibrate.backend = request.backend;
-  calibrate.budget_seconds = calibrate.budget_cap_seconds = request.budget_seconds;
+  // The node's first run, planned within its whole time (pipeline/first_run_plan.hpp): the
+  // default's, or the micro-run seconds asked for when those are more.
+  calibrate.first_run_seconds = std::max(pipeline::default_first_run_seconds, request.budget_seconds);
   calibrate.progress = progress;
   auto made = pipeline::default_calibration(calibrate);
   if (!made) return made.error();

@@ -23,11 +23,9 @@ pipeline::DefaultCalibrationRequest default_request(const ModelSource& source,
   pipeline::DefaultCalibrationRequest request = when_uncalibrated;
   if (!request.progress) request.progress = progress;
   request.backend = source.backend;
-  if (source.calibration_budget_seconds > 0) {
-    request.budget_seconds = request.budget_cap_seconds = request.separating_anchor_budget_seconds =
-        request.close_call_budget_seconds = source.calibration_budget_seconds;
-    request.first_run_seconds = 0;  // the budgets asked for, not the default first run's limit
-  }
+  // --calibration-budget is the whole first run, probe included: the first run's plan shares it
+  // out among its stages (pipeline/first_run_plan.hpp), so every stage scales with it.
+  if (source.calibration_budget_seconds > 0) request.first_run_seconds = source.calibration_budget_seconds;
   return request;
 }
 

@@ -7,9 +7,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "pipeline/first_run_plan.hpp"
 #include "pipeline/measurement_inputs.hpp"
 #include "pipeline/separating_anchors.hpp"
 #include "pipeline/version.hpp"
@@ -20,7 +23,10 @@
 #include "model/fit.hpp"
 #include "calibrate/layer_backend.hpp"
 #include "calibrate/runner.hpp"
+#include "probe/timing.hpp"
 #include "probe/topology.hpp"
+#include "records/measurement.hpp"
+#include "train/anchor.hpp"
 #include "workloads/network_at_batch.hpp"
 #include "workloads/zoo.hpp"
 
@@ -90,12 +96,8 @@ Expected<void> check_request(const DefaultCalibrationRequest& request) {
     if (batch < 1 || batch > workloads::max_batch)
       return bad_input("batch " + std::to_string(batch) + " out of range (1 to " + std::to_string(workloads::max_batch) +
                        ")");
-  if (!(request.budget_seconds > 0) || !(request.budget_cap_seconds >= request.budget_seconds))
-    return bad_input("the calibration budget must be positive and at most its cap");
-  for (const double budget : {request.separating_anchor_budget_seconds, request.close_call_budget_seconds})
-    if (!(budget >= 0) || !std::isfinite(budget)) return bad_input("the anchor budgets must be zero or more seconds");
-  if (!(request.first_run_seconds >= 0) || !std::isfinite(request.first_run_seconds))
-    return bad_input("the first run's time limit must be zero (none) or more seconds");
+  if (!(request.first_run_seconds > 0) || !std::isfinite(request.first_run_seconds))
+    return bad_input("the first run's budget must be a positive number of seconds");
   return {};
 }
 
@@ -112,23 +114,10 @@ Expected<void> move_aside(const std::string& directory, const std::string& why, 
   return {};
 }
 
-// The anchors under glibc-tuned, jemalloc and tcmalloc take at most this much of a first run
-// (resnet18 at batch 8: all of them; resnet152 at batch 32: about one), and only what the
-// separating anchors left of its time limit.
-constexpr double allocator_anchor_seconds = 60;
-// The base anchor run again (by PyTorch from Python, then by the C++ trainer) takes at most this
-// much (resnet50 b8 at 1x2: about 25 s), before the allocator anchors: predictions under the
-// default allocator use it.
-constexpr double repeated_anchor_seconds = 40;
-
 Expected<std::string> worker_executable(const DefaultCalibrationRequest& request) {
   if (!request.executable.empty()) return request.executable;
   return self_executable_path();
 }
-
-// A real anchor at one new batch (a warm-up step and three timed ones; resnet50 b16 at 1x2
-// about 25 s): what each new batch adds to a first run, for its announcement.
-constexpr double anchor_seconds_per_batch = 30;
 
 // The entry's folder name: this machine's fingerprint, the backend and its version, dnntune's.
 Expected<std::string> entry_directory(const records::MachineProfile& machine, const std::string& backend_name) {
@@ -138,29 +127,26 @@ Expected<std::string> entry_directory(const records::MachineProfile& machine, co
          file_safe((*backend)->version()) + "-dnntune" + DNNTUNE_VERSION;
 }
 
-// The layer micro-runs of the request's networks and batches, added to the entry's measurements
-// (resumed), and the anchors under the default allocator; `coverage` is emptied when those had to
-// be moved aside. Returns the prepared calibration, which the other allocators' anchors reuse.
-Expected<calibrate::PreparedCalibration> measure(const Entry& entry, const DefaultCalibrationRequest& request,
+// The probe (once per machine) and the plan of the micro-runs within the whole first run, on the
+// entry's measurements (resumed); `coverage` is emptied when those had to be moved aside.
+Expected<calibrate::PreparedCalibration> prepare(const Entry& entry, const DefaultCalibrationRequest& request,
                                                  Coverage& coverage) {
   const Progress& progress = request.progress;
   calibrate::CalibrationRequest calibrate;
   calibrate.models = request.models;
   calibrate.batches = request.batches;
   calibrate.backends = {request.backend};
-  calibrate.budget_seconds = request.budget_seconds;
-  calibrate.budget_cap_seconds = request.budget_cap_seconds;
+  // The whole grid that could fit in the first run: the first run's plan shares the time out.
+  calibrate.budget_seconds = request.first_run_seconds;
   // A first run's anchor: one untimed step (the one that faults every activation in), then
-  // three timed ones under glibc's default malloc and two under the others. The default is still
-  // settling on its second step: its mmap threshold moves and big activations are mmapped and
-  // faulted in anew (resnet50 b16, 2 threads: steps of 2.49 and 1.90 s, where 5-step training
-  // settles at 1.84 s; the other allocators' two steps agreed within 6% in all 18 anchors of an
-  // accuracy run). A median of three drops that step; resnet152 at batch 32 on 2 cores stays
-  // within about a minute.
+  // three timed ones under glibc's default malloc, which is still settling on its second step
+  // (its mmap threshold moves and big activations are mmapped and faulted in anew): a median of
+  // three drops that step. Under the other allocators one timed step: they do not settle late
+  // (their steps agreed within a few percent, docs/results.md), and one step each is what lets
+  // every variant be measured within a first run.
   calibrate.anchor_warmup = 1;
   calibrate.anchor_iterations = 3;
-  calibrate.allocator_anchor_iterations = 2;
-  calibrate.allocator_anchor_budget_seconds = allocator_anchor_seconds;
+  calibrate.allocator_anchor_iterations = 1;
   calibrate.directory = entry.measurements;
   calibrate.resume = fs::exists(entry.measurements + "/layers.jsonl");
   auto executable = worker_executable(request);
@@ -177,26 +163,7 @@ Expected<calibrate::PreparedCalibration> measure(const Entry& entry, const Defau
     calibrate.resume = false;
     prepared = calibrate::prepare_calibration(calibrate, progress);
   }
-  if (!prepared) return prepared.error();
-  char line[240];
-  std::snprintf(line, sizeof line, "measuring %zu layer passes%s (about %.0f s, within %.0f s)",
-                prepared->plan.measurements.size(),
-                prepared->already_recorded
-                    ? (", " + std::to_string(prepared->already_recorded) + " already recorded").c_str()
-                    : "",
-                prepared->plan.estimated_seconds, prepared->request.budget_seconds);
-  progress(line);
-  auto summary = calibrate::run_calibration(*prepared, {progress, {}});
-  if (!summary) return summary.error();
-  // The anchor: the network trained for real at the base setting, which the fit checks the
-  // layer sums against (a prediction is "measured" only when a real step backs it). The other
-  // allocators' come last (fit_and_separate): a first run's time goes to the settings first.
-  if (auto anchors = calibrate::run_anchors(*prepared, progress, calibrate::AnchorKinds::default_allocator); !anchors)
-    return anchors.error();
-  std::snprintf(line, sizeof line, "measured in %.0f s: %d ok, %d failed, %d skipped by the budget", summary->seconds,
-                summary->ok, summary->failed, summary->skipped);
-  progress(line);
-  return std::move(*prepared);
+  return prepared;
 }
 
 // Fits the entry's measurements; an empty calibration path when no layer was measured. Only the
@@ -234,61 +201,303 @@ Expected<DefaultCalibration> fit(const Entry& entry, const DefaultCalibrationReq
   return result;
 }
 
-// The first fit, then the anchors that separate the tuner's top candidates, then the anchors under
-// the other allocators, then the refit that uses them (model/anchors.hpp reads every anchor in
-// DIR/network.jsonl). Measured before this order: inception_v3 b8's micro-runs, base anchor and
-// allocator anchors left 13 s of the first run, and its 2x1 anchor (a one-thread cliff, 3.5x
-// slower than predicted) was never trained.
-Expected<DefaultCalibration> fit_and_separate(const Entry& entry, const DefaultCalibrationRequest& request,
-                                              const Coverage& coverage, calibrate::PreparedCalibration prepared,
-                                              std::chrono::steady_clock::time_point first_run_started) {
-  auto first = fit(entry, request, coverage, false);
-  if (!first) return first.error();
-  if (first->calibration_path.empty()) return first;  // nothing measured: nothing cached either
-  auto calibration = model::read_calibration(first->calibration_path);
+// What a first run has measured so far that the plan's estimates start from: the layer records
+// (kind layer, ok) and the anchors (DIR/network.jsonl).
+struct Measured {
+  std::vector<records::Measurement> layers, anchors;
+};
+
+Expected<Measured> read_measured(const Entry& entry) {
+  Measured measured;
+  if (fs::exists(entry.measurements + "/layers.jsonl")) {
+    auto layers = records::read_measurements(entry.measurements + "/layers.jsonl");
+    if (!layers) return layers.error();
+    for (records::Measurement& record : layers->records)
+      if (record.kind == records::MeasurementKind::layer && record.status == records::MeasurementStatus::ok)
+        measured.layers.push_back(std::move(record));
+  }
+  auto anchors = train::read_anchor_records(entry.measurements);
+  if (!anchors) return anchors.error();
+  measured.anchors = std::move(*anchors);
+  return measured;
+}
+
+// One training step of each (network, batch) at the base setting, summed: the recorded base
+// anchor where there is one; else the sum of the network's layer passes, each the recorded median
+// where it was measured, else the plan's estimate of one run (`planned`).
+double step_seconds(const calibrate::PreparedCalibration& prepared, const std::vector<calibrate::PlannedMeasurement>& planned,
+                    const Measured& measured) {
+  const calibrate::Setting base =
+      prepared.plan_request.settings.empty() ? calibrate::Setting{} : prepared.plan_request.settings.front();
+  const auto key = [](const std::string& descriptor, const std::string& pass, std::int64_t batch) {
+    return descriptor + "|" + pass + "|" + std::to_string(batch);
+  };
+  std::map<std::string, double> pass_seconds;
+  for (const calibrate::PlannedMeasurement& measurement : planned)
+    if (!measurement.whole_network && measurement.setting == base)
+      pass_seconds[key(measurement.descriptor, workloads::pass_name(measurement.pass), measurement.batch)] =
+          measurement.estimated_run_seconds;
+  for (const records::Measurement& record : measured.layers)
+    if (record.threads == base.threads && record.smt == base.smt && record.processes == base.processes &&
+        record.allocator == "default")
+      pass_seconds[key(record.descriptor, record.pass, record.batch)] = record.median_seconds;
+  double total = 0;
+  for (const workloads::Network& network : prepared.plan_request.networks)
+    for (const std::int64_t batch : prepared.plan_request.batches) {
+      if (const records::Measurement* anchor = calibrate::recorded_anchor(measured.anchors, prepared.fingerprint,
+                                                                          network.name, batch, base, "default")) {
+        total += anchor->median_seconds;
+        continue;
+      }
+      for (const workloads::Layer& layer : network.layers) {
+        const auto add = [&](workloads::Pass pass) {
+          if (const auto found = pass_seconds.find(key(layer.descriptor, workloads::pass_name(pass), batch));
+              found != pass_seconds.end())
+            total += found->second;
+        };
+        add(workloads::Pass::forward);
+        if (layer.runs_backward) add(workloads::Pass::backward_weights);
+        if (layer.computes_data_gradient) add(workloads::Pass::backward_data);
+      }
+    }
+  return total;
+}
+
+// How many (network, batch) pairs have no base anchor recorded yet.
+int unanchored(const calibrate::PreparedCalibration& prepared, const Measured& measured) {
+  const calibrate::Setting base =
+      prepared.plan_request.settings.empty() ? calibrate::Setting{} : prepared.plan_request.settings.front();
+  int count = 0;
+  for (const workloads::Network& network : prepared.plan_request.networks)
+    for (const std::int64_t batch : prepared.plan_request.batches)
+      count += calibrate::recorded_anchor(measured.anchors, prepared.fingerprint, network.name, batch, base, "default")
+                   ? 0
+                   : 1;
+  return count;
+}
+
+// A calibrate run of `measurements` alone, within `seconds` from now; `already_recorded`: the
+// planned passes a resumed entry has (said, so that a user sees the run resumed).
+Expected<calibrate::CalibrationSummary> run_micro_runs(const calibrate::PreparedCalibration& prepared,
+                                                       std::vector<calibrate::PlannedMeasurement> measurements,
+                                                       double seconds, const Progress& progress,
+                                                       std::size_t already_recorded = 0) {
+  calibrate::PreparedCalibration part = prepared;
+  part.plan.measurements = std::move(measurements);
+  part.plan.estimated_seconds = 0;
+  for (const auto& measurement : part.plan.measurements) part.plan.estimated_seconds += measurement.estimated_seconds;
+  part.request.budget_seconds = std::max(0.0, seconds);
+  part.started_at = probe::now_seconds();
+  char line[240];
+  std::snprintf(line, sizeof line, "measuring %zu layer passes%s (about %.0f s, within %.0f s)",
+                part.plan.measurements.size(),
+                already_recorded ? (", " + std::to_string(already_recorded) + " already recorded").c_str() : "",
+                part.plan.estimated_seconds, part.request.budget_seconds);
+  progress(line);
+  auto summary = calibrate::run_calibration(part, {progress, {}});
+  if (!summary) return summary.error();
+  std::snprintf(line, sizeof line, "measured in %.0f s: %d ok, %d failed, %d skipped by the budget",
+                summary->seconds, summary->ok, summary->failed, summary->skipped);
+  progress(line);
+  return summary;
+}
+
+// The close calls take at most this share of the budget, from what the stages before them leave:
+// a small network's close call gets several runs of each side (docs/results.md, "The first run"),
+// and a first run that finished its stages early ends early rather than settling for minutes.
+constexpr double close_call_share = 0.25;
+
+// A group of micro-runs' worker start (libtorch loaded in each worker), and each backend's
+// numerical check: what the plan adds to the micro-runs' own estimates.
+constexpr double group_start_seconds = 2;
+constexpr double numerical_check_seconds = 3;
+
+double planned_seconds(const std::vector<calibrate::PlannedMeasurement>& measurements) {
+  double seconds = 0;
+  std::set<std::string> groups;
+  for (const auto& measurement : measurements) {
+    seconds += measurement.estimated_seconds;
+    groups.insert(measurement.backend + " " + calibrate::to_string(measurement.setting) + " " +
+                  std::to_string(measurement.batch) + (measurement.other_kernel ? " other" : ""));
+  }
+  return seconds + group_start_seconds * static_cast<double>(groups.size()) + numerical_check_seconds;
+}
+
+// The plan's estimates at the start of a first run: `first` and `more` the planned micro-runs of
+// priority 1 and the rest, `probe_seconds` what the probe took.
+FirstRunEstimates estimates_of(const calibrate::PreparedCalibration& prepared,
+                               const std::vector<calibrate::PlannedMeasurement>& first,
+                               const std::vector<calibrate::PlannedMeasurement>& more, const Measured& measured,
+                               double budget_seconds, double probe_seconds) {
+  const calibrate::Setting base =
+      prepared.plan_request.settings.empty() ? calibrate::Setting{} : prepared.plan_request.settings.front();
+  FirstRunEstimates estimates;
+  estimates.budget_seconds = budget_seconds;
+  estimates.probe_seconds = probe_seconds;
+  estimates.layer_passes = first.size();
+  estimates.layer_seconds = first.empty() ? 0 : planned_seconds(first);
+  estimates.more_layer_passes = more.size();
+  estimates.more_layer_seconds = more.empty() ? 0 : planned_seconds(more);
+  estimates.base_setting = std::to_string(base.processes) + "x" + std::to_string(base.threads);
+  estimates.anchored = unanchored(prepared, measured);
+  estimates.base_anchor_done = estimates.anchored == 0;
+  estimates.step_seconds = step_seconds(prepared, prepared.plan.measurements, measured);
+  // The variants a resumed entry has anchored at every (network, batch) already: nothing to plan.
+  for (const std::string& variant : calibrate::allocator_variants_to_anchor()) {
+    bool recorded = true;
+    for (const workloads::Network& network : prepared.plan_request.networks)
+      for (const std::int64_t batch : prepared.plan_request.batches)
+        recorded = recorded && calibrate::recorded_anchor(measured.anchors, prepared.fingerprint, network.name, batch,
+                                                          base, variant);
+    if (!recorded) estimates.allocators.push_back(variant);
+  }
+  return estimates;
+}
+
+// The first run after the lock and the announcement, its stages in the plan's order
+// (first_run_plan.hpp), each replanned with what was measured before it.
+Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrationRequest& request,
+                                       const Coverage& wanted, Coverage& coverage,
+                                       std::chrono::steady_clock::time_point started) {
+  const Progress& progress = request.progress;
+  const auto left = [&] {
+    return request.first_run_seconds -
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
+  auto prepared = prepare(entry, request, coverage);
+  if (!prepared) return prepared.error();
+  for (const auto& item : wanted)
+    if (std::find(coverage.begin(), coverage.end(), item) == coverage.end()) coverage.push_back(item);
+  std::vector<calibrate::PlannedMeasurement> first, more;
+  for (const calibrate::PlannedMeasurement& measurement : prepared->plan.measurements)
+    (calibrate::first_priority(measurement) ? first : more).push_back(measurement);
+  auto measured = read_measured(entry);
+  if (!measured) return measured.error();
+  FirstRunEstimates estimates =
+      estimates_of(*prepared, first, more, *measured, request.first_run_seconds, request.first_run_seconds - left());
+  const FirstRunPlan announced = plan_first_run(estimates);
+  progress(describe_first_run(announced));
+
+  // The layer passes of priority 1: planned at their estimate, stopped only where they would eat
+  // into the anchors' shares (small layers' estimates leave out the workers' dispatch, and what
+  // they do not use goes to the later stages anyway).
+  const double anchors_share = announced.seconds(FirstRunStage::base_anchor) +
+                               announced.seconds(FirstRunStage::allocators) +
+                               announced.seconds(FirstRunStage::separating_anchors);
+  auto summary = run_micro_runs(*prepared, first,
+                                std::max(announced.seconds(FirstRunStage::layer_passes), left() - anchors_share),
+                                progress, prepared->already_recorded);
+  if (!summary) return summary.error();
+  measured = read_measured(entry);
+  if (!measured) return measured.error();
+  if (measured->layers.empty()) return fit(entry, request, coverage);  // nothing for an anchor to correct
+
+  // Each later stage is replanned within what is left, the stages before it done.
+  estimates.probe_seconds = 0;
+  estimates.layer_passes = 0;
+  estimates.layer_seconds = 0;
+  const auto replan = [&] {
+    estimates.budget_seconds = std::max(0.0, left());
+    estimates.step_seconds = step_seconds(*prepared, prepared->plan.measurements, *measured);
+    return plan_first_run(estimates);
+  };
+  // The base anchor, glibc's default allocator.
+  FirstRunPlan plan = replan();
+  if (!estimates.base_anchor_done) {
+    if (plan.count(FirstRunStage::base_anchor) == 0) {
+      progress("anchor at " + estimates.base_setting + " not trained: about " +
+               std::to_string(std::lround(base_anchor_seconds(estimates.step_seconds, estimates.anchored))) +
+               " s, past the " + std::to_string(std::lround(std::max(0.0, left()))) + " s left of the first run");
+      return fit(entry, request, coverage);
+    }
+    // Its timed steps stop where the whole first run's time ends at the latest.
+    prepared->request.anchor_time_limit_seconds = std::max(1.0, left());
+    if (auto anchors = calibrate::run_anchors(*prepared, progress, calibrate::AnchorKinds::default_allocator); !anchors)
+      return anchors.error();
+    measured = read_measured(entry);
+    if (!measured) return measured.error();
+    estimates.anchored = 0;
+    estimates.base_anchor_done = true;
+  }
+
+  // The allocator variants at the base setting, from the base anchor's measured step.
+  plan = replan();
+  prepared->request.allocator_variants = plan.allocators;
+  prepared->request.allocator_anchor_budget_seconds = plan.seconds(FirstRunStage::allocators);
+  int trained = 0;
+  if (!plan.allocators.empty()) {
+    auto allocators = calibrate::run_anchors(*prepared, progress, calibrate::AnchorKinds::other_allocators);
+    if (!allocators) return allocators.error();
+    trained += *allocators;
+  } else {
+    progress("allocator anchors not trained: not one fits the " + std::to_string(std::lround(std::max(0.0, left()))) +
+             " s left of the first run; the allocator stays glibc's default, never an unmeasured variant");
+  }
+  estimates.allocators.clear();
+
+  // The first fit, then the settings whose bands overlap the top one's, the closest call first.
+  auto first_fit = fit(entry, request, coverage, false);
+  if (!first_fit) return first_fit.error();
+  if (first_fit->calibration_path.empty()) return first_fit;  // nothing measured: nothing cached either
+  auto calibration = model::read_calibration(first_fit->calibration_path);
   if (!calibration) return calibration.error();
   auto executable = worker_executable(request);
   if (!executable) return executable.error();
+  plan = replan();
   SeparatingAnchorRequest separate;
   separate.models = request.models;
   separate.batches = request.batches;
   separate.directory = entry.measurements;
   separate.executable = *executable;
-  // What is left of the first run's time limit, at most `budget` (all of it without a limit).
-  const auto left_of_first_run = [&](double budget) {
-    if (!(request.first_run_seconds > 0)) return budget;
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - first_run_started).count();
-    return std::clamp(request.first_run_seconds - elapsed, 0.0, budget);
-  };
-  separate.budget_seconds = left_of_first_run(request.separating_anchor_budget_seconds);
-  separate.progress = request.progress;
+  separate.progress = progress;
+  separate.budget_seconds = plan.seconds(FirstRunStage::separating_anchors);
+  // The closest call is what decides the pick: kept by the plan, it may take what is left of the
+  // whole first run when its own estimate (from the model's ratio to the base anchor) is longer.
+  if (plan.count(FirstRunStage::separating_anchors) > 0) separate.first_budget_seconds = std::max(0.0, left());
   auto separating = run_separating_anchors(*calibration, separate);
   if (!separating) return separating.error();
-  auto repeated =
-      calibrate::run_repeated_base_anchors(prepared, request.progress, left_of_first_run(repeated_anchor_seconds));
-  if (!repeated) return repeated.error();
-  prepared.request.allocator_anchor_budget_seconds = left_of_first_run(allocator_anchor_seconds);
-  auto allocators = calibrate::run_anchors(prepared, request.progress, calibrate::AnchorKinds::other_allocators);
-  if (!allocators) return allocators.error();
-  const int trained = *separating + *repeated + *allocators;
-  DefaultCalibration result = *first;
+  trained += *separating;
+  estimates.separating_anchors = 0;
+
+  // The other layer passes, with what is left.
+  plan = replan();
+  if (!more.empty()) {
+    if (plan.count(FirstRunStage::more_layer_passes) > 0) {
+      auto extra = run_micro_runs(*prepared, more, std::max(0.0, left()), progress);
+      if (!extra) return extra.error();
+      trained += extra->ok;
+    } else {
+      progress(std::to_string(more.size()) + " more layer passes not measured: no time left of the first run "
+               "(a larger --calibration-budget measures them; a later run resumes them)");
+    }
+  }
+  DefaultCalibration result = *first_fit;
   if (trained == 0) {
     if (auto written = write_coverage(entry.coverage, coverage); !written) return written.error();
   } else {
-    request.progress("refitting with " + std::to_string(trained) + " more anchor" + (trained == 1 ? "" : "s"));
+    progress("refitting with " + std::to_string(trained) + " more measurement" + (trained == 1 ? "" : "s"));
     auto refit = fit(entry, request, coverage);
     if (!refit) return refit.error();
     result = *refit;
   }
-  // The close calls the anchors' runs cannot settle, trained again one run at a time and refitted
-  // after each, while the first run's time allows (pipeline/separating_anchors.hpp). The entry is
-  // complete already: an interrupted run loses nothing but this refinement.
+  // With what is still left: the base anchor again (C++, Python), then the close calls the
+  // anchors' runs cannot settle, each refitted after. The entry is complete already: an
+  // interrupted run loses nothing but this refinement.
+  auto repeated = calibrate::run_repeated_base_anchors(*prepared, progress, std::max(0.0, left()));
+  if (!repeated) return repeated.error();
+  if (*repeated > 0) {
+    progress("refitting with " + std::to_string(*repeated) + " more anchor" + (*repeated == 1 ? "" : "s"));
+    auto refit = fit(entry, request, coverage);
+    if (!refit) return refit.error();
+    result = *refit;
+  }
+  separate.first_budget_seconds = 0;
   const auto settling_started = std::chrono::steady_clock::now();
   for (;;) {
     const double spent =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - settling_started).count();
-    separate.budget_seconds = left_of_first_run(std::max(0.0, request.close_call_budget_seconds - spent));
+    separate.budget_seconds =
+        std::clamp(close_call_share * request.first_run_seconds - spent, 0.0, std::max(0.0, left()));
     if (!(separate.budget_seconds > 0)) break;
     auto current = model::read_calibration(result.calibration_path);
     if (!current) return current.error();
@@ -318,14 +527,34 @@ Expected<std::string> default_calibration_entry(const std::string& backend) {
   return entry_directory(*machine, backend);
 }
 
-double estimated_calibration_seconds(const DefaultCalibrationRequest& request, std::size_t new_batches) {
-  // The micro-runs stop at their cap and each new batch trains its own anchor. The first run's
-  // separating, allocator and close-call anchors come on top: within its time limit when it has
-  // one (they get what is left of it), else each within its own budget.
-  const double measured = request.budget_cap_seconds + anchor_seconds_per_batch * static_cast<double>(new_batches);
-  if (request.first_run_seconds > 0) return std::max(request.first_run_seconds, measured);
-  return measured + request.separating_anchor_budget_seconds + request.close_call_budget_seconds +
-         allocator_anchor_seconds + repeated_anchor_seconds;
+double estimated_calibration_seconds(const DefaultCalibrationRequest& request) {
+  // The plan shares the budget out among the stages and keeps within it.
+  return request.first_run_seconds;
+}
+
+Expected<FirstRunPlan> plan_default_calibration(const DefaultCalibrationRequest& request) {
+  if (auto checked = check_request(request); !checked) return checked.error();
+  auto machine = probe::describe_this_machine();
+  if (!machine) return machine.error();
+  auto directory = entry_directory(*machine, request.backend);
+  if (!directory) return directory.error();
+  const Entry entry(*directory);
+  calibrate::CalibrationRequest calibrate;
+  calibrate.models = request.models;
+  calibrate.batches = request.batches;
+  calibrate.backends = {request.backend};
+  calibrate.budget_seconds = request.first_run_seconds;
+  calibrate.directory = entry.measurements;
+  calibrate.resume = true;
+  calibrate.dry_run = true;
+  auto prepared = calibrate::prepare_calibration(calibrate, nullptr);
+  if (!prepared) return prepared.error();
+  std::vector<calibrate::PlannedMeasurement> first, more;
+  for (const calibrate::PlannedMeasurement& measurement : prepared->plan.measurements)
+    (calibrate::first_priority(measurement) ? first : more).push_back(measurement);
+  auto measured = read_measured(entry);
+  if (!measured) return measured.error();
+  return plan_first_run(estimates_of(*prepared, first, more, *measured, request.first_run_seconds, 0));
 }
 
 Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest& asked) {
@@ -380,16 +609,12 @@ Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest
     const std::size_t new_batches = static_cast<std::size_t>(std::count_if(
         wanted.begin(), wanted.end(),
         [&](const auto& item) { return std::find(coverage.begin(), coverage.end(), item) == coverage.end(); }));
-    const double minutes = std::ceil(estimated_calibration_seconds(request, new_batches) / 60);
+    const double minutes = std::ceil(estimated_calibration_seconds(request) / 60);
     progress("calibrating " + std::to_string(new_batches) + " new " + (new_batches == 1 ? "batch" : "batches") +
              " (about " + std::to_string(static_cast<long long>(minutes)) + " minute" + (minutes == 1 ? "" : "s") +
              ") ...");
     const auto started = std::chrono::steady_clock::now();
-    auto prepared = measure(entry, request, coverage);
-    if (!prepared) return prepared.error();
-    for (const auto& item : wanted)
-      if (std::find(coverage.begin(), coverage.end(), item) == coverage.end()) coverage.push_back(item);
-    return fit_and_separate(entry, request, coverage, std::move(*prepared), started);
+    return first_run(entry, request, wanted, coverage, started);
   }
   return fit(entry, request, coverage);
 }

@@ -191,16 +191,18 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
       // anchors); the median of three guards the short, noisy ones.
       const double start = start_seconds * configuration.processes_per_node;
       const double estimate = estimated_run_seconds(anchoring->predictor, *network, item.prediction, request.warmup + 1);
-      if (spent + estimate > request.budget_seconds) {
+      const double budget = trained == 0 ? std::max(request.budget_seconds, request.first_budget_seconds)
+                                         : request.budget_seconds;
+      if (spent + estimate > budget) {
         progress("anchor of " + label + " skipped: it would take about " + whole_seconds(estimate) +
-                 " s, past the anchor budget of " + whole_seconds(request.budget_seconds) + " s (" +
-                 whole_seconds(spent) + " s spent); it stays " + item.prediction.confidence);
+                 " s, past the anchor budget of " + whole_seconds(budget) + " s (" + whole_seconds(spent) +
+                 " s spent); it stays " + item.prediction.confidence);
         continue;
       }
       progress("anchor: training " + network->name + " mb" + std::to_string(configuration.batch_per_process) +
                " for real (" + setting_label(configuration) + ") " + item.why);
-      auto seconds = train_once(request, model, configuration,
-                                std::min(request.steps_limit_seconds, request.budget_seconds - spent - start));
+      auto seconds =
+          train_once(request, model, configuration, std::min(request.steps_limit_seconds, budget - spent - start));
       if (!seconds) return seconds.error();
       spent += *seconds;
       ++trained;

@@ -33,6 +33,10 @@ struct SeparatingAnchorRequest {
   // A run whose warm-up and one timed step, estimated from the recorded anchor, would pass it is
   // skipped; the others get what is left as the trainer's time limit (train --time-limit).
   double budget_seconds = 60;
+  // > budget_seconds: the first anchor trained (the closest call, what decides the pick) may take
+  // up to this instead: a first run's plan kept it, and its estimate from the model's ratio to the
+  // base anchor can be longer than the plan's. The others keep to budget_seconds.
+  double first_budget_seconds = 0;
   int warmup = 1, iterations = 3;     // like the first run's base anchor (glibc's default malloc settles late)
   // An anchor's timed steps stop once its steps have run this long (train --time-limit), so that a
   // slow setting costs its warm-up and one timed step (long steps agree: max/min 1.00 over such

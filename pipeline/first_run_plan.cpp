@@ -1,0 +1,154 @@
+// pipeline/first_run_plan.cpp — see first_run_plan.hpp.
+#include "pipeline/first_run_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace dnntune::pipeline {
+namespace {
+
+std::string whole(double seconds) { return std::to_string(static_cast<long long>(std::lround(std::max(0.0, seconds)))); }
+
+// `passes` scaled to the share of their estimate kept (the runner keeps them by priority).
+std::size_t kept_passes(std::size_t passes, double seconds, double kept) {
+  if (!(seconds > 0)) return passes;
+  return static_cast<std::size_t>(std::lround(static_cast<double>(passes) * std::clamp(kept / seconds, 0.0, 1.0)));
+}
+
+std::string plural(std::size_t count, const std::string& one, const std::string& many) {
+  return std::to_string(count) + " " + (count == 1 ? one : many);
+}
+
+}  // namespace
+
+double FirstRunPlan::seconds(FirstRunStage stage) const {
+  for (const PlannedStage& planned : stages)
+    if (planned.stage == stage) return planned.seconds;
+  return 0;
+}
+
+std::size_t FirstRunPlan::count(FirstRunStage stage) const {
+  for (const PlannedStage& planned : stages)
+    if (planned.stage == stage) return planned.count;
+  return 0;
+}
+
+double base_anchor_seconds(double step_seconds, int anchored) {
+  return trainer_start_seconds * std::max(1, anchored) + 4 * step_seconds;
+}
+
+double allocator_anchor_seconds(double step_seconds, int anchored) {
+  return trainer_start_seconds * std::max(1, anchored) + 2 * step_seconds;
+}
+
+double separating_anchor_seconds(double step_seconds) { return 2 * trainer_start_seconds + 2 * 2 * step_seconds; }
+
+FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
+  FirstRunPlan plan;
+  plan.base_setting = estimates.base_setting;
+  const double step = std::max(0.0, estimates.step_seconds);
+  const double base = estimates.base_anchor_done ? 0 : base_anchor_seconds(step, estimates.anchored);
+  const double variant = allocator_anchor_seconds(step, estimates.anchored);
+  const double separating = separating_anchor_seconds(step);
+  const double layers = std::max(0.0, estimates.layer_seconds);
+  const double probe = std::max(0.0, estimates.probe_seconds);
+  double left = std::max(0.0, estimates.budget_seconds) - probe;
+
+  // The minimum that decides the pick, dropped from its end while the layer passes of priority 1
+  // would keep less than half of their time.
+  bool base_kept = !estimates.base_anchor_done;
+  bool reference_kept = !estimates.allocators.empty();
+  bool closest_kept = estimates.separating_anchors > 0;
+  const auto minimum = [&] {
+    return (base_kept ? base : 0) + (reference_kept ? variant : 0) + (closest_kept ? separating : 0);
+  };
+  while (left - minimum() < std::max(0.0, 0.5 * layers) || left - minimum() < 0) {
+    if (closest_kept) closest_kept = false;
+    else if (reference_kept) reference_kept = false;
+    else if (base_kept) base_kept = false;
+    else break;
+  }
+  const bool anchored = base_kept || estimates.base_anchor_done;
+  if (!anchored) reference_kept = closest_kept = false;  // nothing to compare them with
+  const double layers_kept = std::clamp(left - minimum(), 0.0, layers);
+  left -= layers_kept + minimum();
+
+  std::size_t variants = reference_kept ? 1 : 0;
+  for (std::size_t index = 1; reference_kept && index < estimates.allocators.size() && variant <= left; ++index, ++variants)
+    left -= variant;
+  plan.allocators.assign(estimates.allocators.begin(), estimates.allocators.begin() + static_cast<long>(variants));
+  int separatings = closest_kept ? 1 : 0;
+  while (closest_kept && separatings < estimates.separating_anchors && separating <= left) {
+    left -= separating;
+    ++separatings;
+  }
+  const double more = std::clamp(left, 0.0, std::max(0.0, estimates.more_layer_seconds));
+  left -= more;
+
+  const auto add = [&](FirstRunStage stage, std::size_t count, double seconds) {
+    if (count > 0 || stage == FirstRunStage::probe) plan.stages.push_back({stage, count, seconds});
+  };
+  if (probe >= 0.5) add(FirstRunStage::probe, 1, probe);  // a machine probed before: nothing to say
+  add(FirstRunStage::layer_passes, kept_passes(estimates.layer_passes, layers, layers_kept), layers_kept);
+  if (base_kept) add(FirstRunStage::base_anchor, static_cast<std::size_t>(std::max(1, estimates.anchored)), base);
+  add(FirstRunStage::allocators, variants, variant * static_cast<double>(variants));
+  add(FirstRunStage::separating_anchors, static_cast<std::size_t>(separatings), separating * separatings);
+  add(FirstRunStage::more_layer_passes,
+      kept_passes(estimates.more_layer_passes, estimates.more_layer_seconds, more), more);
+  for (const PlannedStage& stage : plan.stages) plan.total_seconds += stage.seconds;
+  plan.left_seconds = std::max(0.0, left);
+
+  // What the budget leaves out, said so that a user knows what a larger budget buys.
+  const std::size_t dropped_layers = estimates.layer_passes - plan.count(FirstRunStage::layer_passes);
+  if (dropped_layers > 0) plan.left_out.push_back(plural(dropped_layers, "layer pass", "layer passes") + " of priority 1");
+  if (!estimates.base_anchor_done && !base_kept) plan.left_out.push_back("the anchor at " + estimates.base_setting);
+  for (std::size_t index = variants; index < estimates.allocators.size(); ++index)
+    plan.left_out.push_back("the " + estimates.allocators[index] + " anchor");
+  if (separatings < estimates.separating_anchors)
+    plan.left_out.push_back(plural(static_cast<std::size_t>(estimates.separating_anchors - separatings),
+                                   "separating anchor", "separating anchors"));
+  const std::size_t dropped_more = estimates.more_layer_passes - plan.count(FirstRunStage::more_layer_passes);
+  if (dropped_more > 0) plan.left_out.push_back(plural(dropped_more, "more layer pass", "more layer passes"));
+  return plan;
+}
+
+std::string describe_first_run(const FirstRunPlan& plan) {
+  char minutes[32];
+  std::snprintf(minutes, sizeof minutes, "%.1f", plan.total_seconds / 60);
+  std::string text = std::string("first run: about ") + minutes + " minutes";
+  bool first = true;
+  for (const PlannedStage& stage : plan.stages) {
+    text += first ? ": " : ", ";
+    first = false;
+    std::string seconds = " (" + whole(stage.seconds) + " s)";
+    switch (stage.stage) {
+      case FirstRunStage::probe: text += "probe"; break;
+      case FirstRunStage::layer_passes: text += plural(stage.count, "layer pass", "layer passes"); break;
+      case FirstRunStage::base_anchor:
+        text += stage.count == 1 ? "the anchor at " + plan.base_setting
+                                 : plural(stage.count, "anchor", "anchors") + " at " + plan.base_setting;
+        break;
+      case FirstRunStage::allocators: {
+        std::string names;
+        for (const std::string& name : plan.allocators) names += (names.empty() ? "" : ", ") + name;
+        text += plural(stage.count, "allocator variant", "allocator variants");
+        seconds = " (" + names + ": " + whole(stage.seconds) + " s)";
+        break;
+      }
+      case FirstRunStage::separating_anchors:
+        text += "up to " + plural(stage.count, "separating anchor", "separating anchors");
+        break;
+      case FirstRunStage::more_layer_passes: text += plural(stage.count, "more layer pass", "more layer passes"); break;
+    }
+    text += seconds;
+  }
+  if (!plan.left_out.empty()) {
+    text += "; not within the budget:";
+    for (std::size_t index = 0; index < plan.left_out.size(); ++index)
+      text += (index == 0 ? " " : ", ") + plan.left_out[index];
+  }
+  return text;
+}
+
+}  // namespace dnntune::pipeline

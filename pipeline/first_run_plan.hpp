@@ -1,0 +1,87 @@
+// pipeline/first_run_plan.hpp — how a first run shares its time (--calibration-budget, the whole
+// run, probe included) among its stages, decided up front and said before anything is measured.
+// Pure: nothing is touched, so the plan is tested alone and replanned as the run goes, with what
+// has been measured in place of estimates.
+//
+// The order is the decision's: once every distinct layer has a base measurement, the time goes to
+// what can change the pick before passes that only refine the layers' sum.
+//   1. the probe (its seconds count against the budget);
+//   2. the layer passes of priority 1 (calibrate/plan.hpp: every distinct layer at the base
+//      setting, and the cliff extremes);
+//   3. the base anchor under glibc's default allocator (a warm-up and three timed steps);
+//   4. the anchors under the other allocator variants at the base setting, glibc-tuned first (the
+//      reference the others are fitted against), a warm-up and one timed step each: a variant not
+//      anchored is never recommended, so without them the allocator is never chosen;
+//   5. the anchors at the settings whose bands overlap the top one's (separating_anchors.hpp);
+//   6. the other layer passes (priorities 2-4), with what is left;
+// and after the plan's stages, with whatever they leave: the base anchor repeated (C++, Python)
+// and the close calls.
+// When the budget is tight the extra layer passes go first, then the further separating anchors,
+// then the allocator variants after glibc-tuned; the base anchor, glibc-tuned and the closest
+// separating anchor stay while the layer passes of priority 1 keep at least half of their time
+// (a model without its layers has nothing for an anchor to correct).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace dnntune::pipeline {
+
+struct FirstRunEstimates {
+  double budget_seconds = 240;         // the whole first run, probe included
+  double probe_seconds = 0;            // what the probe took (or will take)
+  std::size_t layer_passes = 0;        // priority 1, and their seconds
+  double layer_seconds = 0;
+  std::size_t more_layer_passes = 0;   // priorities 2-4, and their seconds
+  double more_layer_seconds = 0;
+  std::string base_setting = "1x1";    // "1x2": processes x threads, for the announcement
+  int anchored = 1;                    // (network, batch) pairs anchored: each anchor stage trains each
+  // One training step at the base setting, summed over those pairs: first the layer passes'
+  // estimates summed over the networks, then the base anchor's measured step.
+  double step_seconds = 0;
+  bool base_anchor_done = false;       // a replan after it: it costs nothing more
+  std::vector<std::string> allocators;  // the variants to anchor besides glibc's default, glibc-tuned first
+  int separating_anchors = 2;          // the most the top candidates ask for
+};
+
+enum class FirstRunStage { probe, layer_passes, base_anchor, allocators, separating_anchors, more_layer_passes };
+
+struct PlannedStage {
+  FirstRunStage stage = FirstRunStage::probe;
+  std::size_t count = 0;  // layer passes, anchors or variants kept
+  double seconds = 0;
+};
+
+struct FirstRunPlan {
+  std::vector<PlannedStage> stages;      // the kept ones, in the order they run
+  std::vector<std::string> allocators;   // the variants kept, in order
+  std::vector<std::string> left_out;     // what the budget drops, for the announcement
+  double total_seconds = 0;              // the stages' estimates, at most the budget (unless the probe alone passes it)
+  double left_seconds = 0;               // after the stages: the repeated base anchors and close calls
+  std::string base_setting;
+  // The stage's seconds (0 when not kept) and count.
+  double seconds(FirstRunStage stage) const;
+  std::size_t count(FirstRunStage stage) const;
+};
+
+// A trainer's launch and set-up per process, besides its steps.
+constexpr double trainer_start_seconds = 5;
+// What one anchor of each stage is estimated to take from the base setting's step: the base anchor
+// a warm-up and three timed steps; an allocator variant a warm-up and one timed step; a
+// separating anchor a warm-up and one timed step at a setting with twice the base's processes (on
+// the small nodes a default first run is for, the rival of the base layout is the one with more
+// processes at the same per-process batch: twice the images per step), its trainer's time limit
+// stopping the timed steps where its share ends.
+double base_anchor_seconds(double step_seconds, int anchored);
+double allocator_anchor_seconds(double step_seconds, int anchored);
+double separating_anchor_seconds(double step_seconds);
+
+FirstRunPlan plan_first_run(const FirstRunEstimates& estimates);
+
+// "first run: about 3.9 minutes: probe (8 s), 138 layer passes (60 s), the anchor at 1x2 (52 s),
+// 3 allocator variants (75 s), up to 2 separating anchors (50 s), 40 more layer passes (40 s)",
+// then what the budget leaves out, if anything.
+std::string describe_first_run(const FirstRunPlan& plan);
+
+}  // namespace dnntune::pipeline

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# tests/cache/first_run_plan_test.sh DNNTUNE SOURCE_DIR — the first run planned around the decision
+# (pipeline/first_run_plan.hpp), checked with the real command on a tiny network and an empty cache:
+#   1. the plan is announced at the start: its stages and the total ("first run: about N minutes: ...");
+#   2. the records hold an anchor under glibc-tuned (the allocator is chosen from a measurement)
+#      and a separating anchor (a setting other than the base one, glibc's default allocator);
+#   3. both were trained before the micro-runs that only refine the layers' sum;
+#   4. the answer names the allocator's basis as measured.
+set -euo pipefail
+dnntune=$1
+source_dir=$2
+network=$source_dir/tests/fixtures/tiny_network.json
+work=$(mktemp -d /tmp/dnntune-first-run-plan-test-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAILED: $*" >&2; tail -40 "$work/first.log" >&2; exit 1; }
+export DNNTUNE_CACHE_DIR=$work/cache
+
+"$dnntune" recommend --model "$network" --batch 4 --calibration-budget 120 --format json \
+    >"$work/first.json" 2>"$work/first.log" || fail "first recommend exited $?"
+grep -Eq "first run: about [0-9.]+ minutes: .*layer passes \([0-9]+ s\), the anchor at 1x[0-9]+ \([0-9]+ s\), [0-9]+ allocator variants? \(glibc-tuned" \
+    "$work/first.log" || fail "the plan was not announced with its stages and total"
+echo "ok: $(grep -o 'first run: about.*' "$work/first.log")"
+
+records=$(ls "$DNNTUNE_CACHE_DIR"/*/measurements/network.jsonl)
+python3 - "$records" <<'PY' || fail "no glibc-tuned or no separating anchor recorded"
+import json, sys
+runs = [json.loads(line) for line in open(sys.argv[1])]
+runs = [r for r in runs if r["kind"] == "network" and r["pass"] == "iteration" and r["status"] == "ok"]
+base = [r for r in runs if r.get("allocator", "default") == "default" and r["processes"] == 1 and r["threads"] > 1]
+tuned = [r for r in runs if r.get("allocator") == "glibc-tuned"]
+separating = [r for r in runs if r.get("allocator", "default") == "default" and (r["processes"], r["threads"]) !=
+              (base[0]["processes"], base[0]["threads"])]
+print("base:", len(base), "glibc-tuned:", len(tuned), "separating:", [(r["processes"], r["threads"]) for r in separating])
+assert base and tuned and separating
+PY
+
+# The order: the glibc-tuned anchor and a separating anchor come before the extra micro-runs.
+python3 - "$work/first.log" <<'PY' || fail "the anchors did not come before the extra micro-runs"
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+def first(pattern):
+    return next(i for i, line in enumerate(lines) if re.search(pattern, line))
+measuring = [i for i, line in enumerate(lines) if re.search(r"measuring \d+ layer passes", line)]
+tuned = first("under the glibc-tuned allocator")
+separating = first("to separate it from|to check the top candidate|to look for a one-thread")
+print("priority-1 micro-runs at line", measuring[0], "glibc-tuned at", tuned, "separating at", separating,
+      "extra micro-runs at", measuring[1:] or "none")
+assert measuring[0] < tuned < separating
+assert all(later > separating for later in measuring[1:])
+PY
+python3 - "$work/first.json" <<'PY' || fail "the allocator's basis is not said"
+import json, sys
+allocator = json.load(open(sys.argv[1]))["allocator"]
+print("allocator:", allocator["chosen"], [(v["name"], v["basis"]) for v in allocator["variants"]])
+assert any(v["name"] == "glibc-tuned" and v["basis"] == "measured" for v in allocator["variants"]), allocator
+PY
+echo "ok: glibc-tuned and a separating anchor measured before the extra micro-runs, the allocator's basis measured"

@@ -1,0 +1,156 @@
+// tests/pipeline_first_run_plan_test.cpp — the first run's plan (pipeline/first_run_plan.hpp):
+// what is kept within a budget, in which order, and what the announcement says. Pure: no
+// hardware, no timing.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pipeline/default_calibration.hpp"
+#include "pipeline/first_run_plan.hpp"
+
+using namespace dnntune::pipeline;
+
+namespace {
+
+// A large network at a large batch on a small machine: the priority-1 micro-runs about a minute,
+// the rest more than the budget holds, a step of 12 s at the base setting.
+FirstRunEstimates large_network() {
+  FirstRunEstimates estimates;
+  estimates.budget_seconds = 240;
+  estimates.probe_seconds = 10;
+  estimates.layer_passes = 138;
+  estimates.layer_seconds = 60;
+  estimates.more_layer_passes = 107;
+  estimates.more_layer_seconds = 100;
+  estimates.base_setting = "1x2";
+  estimates.step_seconds = 12;
+  estimates.allocators = {"glibc-tuned", "jemalloc", "tcmalloc"};
+  estimates.separating_anchors = 2;
+  return estimates;
+}
+
+bool kept(const FirstRunPlan& plan, FirstRunStage stage) { return plan.count(stage) > 0; }
+
+}  // namespace
+
+TEST_CASE("a first run's plan keeps the allocator and the closest call before extra micro-runs") {
+  const FirstRunPlan plan = plan_first_run(large_network());
+  INFO(describe_first_run(plan));
+  CHECK(plan.total_seconds <= 240);
+  CHECK(plan.count(FirstRunStage::layer_passes) == 138);
+  CHECK(kept(plan, FirstRunStage::base_anchor));
+  REQUIRE_FALSE(plan.allocators.empty());
+  CHECK(plan.allocators.front() == "glibc-tuned");
+  CHECK(plan.count(FirstRunStage::separating_anchors) >= 1);
+  // The extra micro-runs went first: far fewer than asked for are left.
+  CHECK(plan.count(FirstRunStage::more_layer_passes) < 107 / 2);
+  // The stages in the decision's order.
+  std::vector<FirstRunStage> order;
+  for (const PlannedStage& stage : plan.stages) order.push_back(stage.stage);
+  CHECK(std::is_sorted(order.begin(), order.end()));
+}
+
+TEST_CASE("a tight first-run budget drops the extra micro-runs, then further anchors, never glibc-tuned first") {
+  FirstRunEstimates estimates = large_network();
+  for (const double budget : {180.0, 200.0, 220.0}) {
+    estimates.budget_seconds = budget;
+    const FirstRunPlan plan = plan_first_run(estimates);
+    INFO(budget << ": " << describe_first_run(plan));
+    CHECK(plan.total_seconds <= budget);
+    // Extra micro-runs only get what no further anchor fits in.
+    CHECK(plan.seconds(FirstRunStage::more_layer_passes) < allocator_anchor_seconds(estimates.step_seconds, 1));
+    REQUIRE(plan.allocators.size() == 1);
+    CHECK(plan.allocators.front() == "glibc-tuned");
+    CHECK(plan.count(FirstRunStage::separating_anchors) == 1);
+    // The layer passes of priority 1 keep at least half of their time while the anchors stay.
+    CHECK(plan.seconds(FirstRunStage::layer_passes) >= 0.5 * estimates.layer_seconds);
+    CHECK_FALSE(plan.left_out.empty());
+  }
+}
+
+TEST_CASE("a first-run budget too small for the minimum drops the anchors from the end, never over the budget") {
+  FirstRunEstimates estimates = large_network();
+  for (double budget = 1; budget <= 2000; budget *= 1.3) {
+    estimates.budget_seconds = budget;
+    const FirstRunPlan plan = plan_first_run(estimates);
+    INFO(budget << ": " << describe_first_run(plan));
+    CHECK(plan.total_seconds <= std::max(budget, estimates.probe_seconds) + 1e-9);
+    // Nothing is anchored without the base anchor, and no further separating anchor without the closest.
+    if (!kept(plan, FirstRunStage::base_anchor)) {
+      CHECK(plan.allocators.empty());
+      CHECK_FALSE(kept(plan, FirstRunStage::separating_anchors));
+    }
+    // An allocator variant other than glibc-tuned only with glibc-tuned, the reference.
+    if (!plan.allocators.empty()) CHECK(plan.allocators.front() == "glibc-tuned");
+  }
+  estimates.budget_seconds = 50;
+  const FirstRunPlan tiny = plan_first_run(estimates);
+  CHECK_FALSE(kept(tiny, FirstRunStage::base_anchor));
+  CHECK(tiny.seconds(FirstRunStage::layer_passes) == Approx(40));
+}
+
+TEST_CASE("scaling the first run's budget scales its stages") {
+  FirstRunEstimates estimates = large_network();
+  estimates.more_layer_seconds = 10000;  // more than any budget: the budget decides
+  estimates.more_layer_passes = 5000;
+  estimates.budget_seconds = 240;
+  const FirstRunPlan single = plan_first_run(estimates);
+  estimates.budget_seconds = 480;
+  const FirstRunPlan twice = plan_first_run(estimates);
+  INFO(describe_first_run(single) << "\n" << describe_first_run(twice));
+  CHECK(single.total_seconds == Approx(240));
+  CHECK(twice.total_seconds == Approx(480));
+  CHECK(twice.allocators.size() == 3);
+  CHECK(twice.count(FirstRunStage::separating_anchors) == 2);
+  CHECK(twice.count(FirstRunStage::more_layer_passes) > single.count(FirstRunStage::more_layer_passes));
+}
+
+TEST_CASE("a replanned first run counts the base anchor done and its measured step") {
+  FirstRunEstimates estimates = large_network();
+  estimates.probe_seconds = 0;
+  estimates.layer_seconds = 0;
+  estimates.layer_passes = 0;
+  estimates.base_anchor_done = true;
+  estimates.budget_seconds = 140;
+  estimates.step_seconds = 20;  // measured: slower than the layers' sum said
+  const FirstRunPlan plan = plan_first_run(estimates);
+  INFO(describe_first_run(plan));
+  CHECK_FALSE(kept(plan, FirstRunStage::base_anchor));
+  // glibc-tuned: 5 + 2 x 20 s; the closest separating anchor: 10 + 4 x 20 s.
+  CHECK(plan.seconds(FirstRunStage::allocators) == Approx(45));
+  CHECK(plan.seconds(FirstRunStage::separating_anchors) == Approx(90));
+  CHECK(plan.total_seconds <= 140);
+}
+
+TEST_CASE("a first run announces its stages, their seconds and the total") {
+  FirstRunEstimates estimates = large_network();
+  estimates.more_layer_seconds = 0;
+  estimates.more_layer_passes = 0;
+  estimates.allocators = {"glibc-tuned"};
+  estimates.separating_anchors = 1;
+  const FirstRunPlan plan = plan_first_run(estimates);
+  CHECK(describe_first_run(plan) ==
+        "first run: about 3.5 minutes: probe (10 s), 138 layer passes (60 s), the anchor at 1x2 (53 s), "
+        "1 allocator variant (glibc-tuned: 29 s), up to 1 separating anchor (58 s)");
+  estimates.budget_seconds = 150;
+  CHECK_THAT(describe_first_run(plan_first_run(estimates)),
+             Catch::Contains("not within the budget:") && Catch::Contains("1 separating anchor"));
+}
+
+// Not run by ctest (hidden): the plan a first run of resnet152 b32 and resnet18 b8 would announce
+// on this machine, with its cached probe ($DNNTUNE_CACHE_DIR) when there is one. For the figures
+// in docs/results.md: `build/tests/pipeline_tests '[.figures]' -s`.
+TEST_CASE("the first run's plan on this machine, without measuring", "[.figures]") {
+  for (const auto& [network, batch] : std::vector<std::pair<std::string, std::int64_t>>{{"resnet152", 32}, {"resnet18", 8}}) {
+    DefaultCalibrationRequest request;
+    request.models = {network};
+    request.batches = {batch};
+    auto plan = plan_default_calibration(request);
+    REQUIRE(plan);
+    WARN(network << " b" << batch << ": " << describe_first_run(*plan));
+  }
+}
