@@ -412,10 +412,18 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
     }
     // Its timed steps stop where the whole first run's time ends at the latest.
     prepared->request.anchor_time_limit_seconds = std::max(1.0, left());
-    if (auto anchors = calibrate::run_anchors(*prepared, progress, calibrate::AnchorKinds::default_allocator); !anchors)
-      return anchors.error();
+    const auto anchor_started = std::chrono::steady_clock::now();
+    auto anchors = calibrate::run_anchors(*prepared, progress, calibrate::AnchorKinds::default_allocator);
+    if (!anchors) return anchors.error();
+    const double anchor_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - anchor_started).count();
     measured = read_measured(entry);
     if (!measured) return measured.error();
+    // Its wall time beside its measured steps says what a warm-up costs here: the later anchors'
+    // estimates use it, so that the first run keeps to what it announced.
+    if (*anchors > 0)
+      estimates.warmup_steps =
+          measured_warmup_steps(anchor_wall, step_seconds(*prepared, prepared->plan.measurements, *measured),
+                                estimates.anchored, prepared->request.anchor_iterations);
     estimates.anchored = 0;
     estimates.base_anchor_done = true;
   }
@@ -451,6 +459,7 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
   separate.executable = *executable;
   separate.progress = progress;
   separate.budget_seconds = plan.seconds(FirstRunStage::separating_anchors);
+  separate.warmup_steps = estimates.warmup_steps;
   // The closest call is what decides the pick: kept by the plan, it may take what is left of the
   // whole first run when its own estimate (from the model's ratio to the base anchor) is longer.
   if (plan.count(FirstRunStage::separating_anchors) > 0) separate.first_budget_seconds = std::max(0.0, left());

@@ -34,23 +34,32 @@ std::size_t FirstRunPlan::count(FirstRunStage stage) const {
   return 0;
 }
 
-double base_anchor_seconds(double step_seconds, int anchored) {
-  return trainer_start_seconds * std::max(1, anchored) + 4 * step_seconds;
+double measured_warmup_steps(double wall_seconds, double step_seconds, int anchored, int timed_steps) {
+  if (!(step_seconds > 0) || !(wall_seconds > 0)) return 1;
+  const double warmup = (wall_seconds - trainer_start_seconds * std::max(1, anchored)) / step_seconds - timed_steps;
+  return std::clamp(warmup, 1.0, 10.0);  // 10: a wall time far off (a stalled machine) does not empty the plan
 }
 
-double allocator_anchor_seconds(double step_seconds, int anchored) {
-  return trainer_start_seconds * std::max(1, anchored) + 2 * step_seconds;
+double base_anchor_seconds(double step_seconds, int anchored, double warmup_steps) {
+  return trainer_start_seconds * std::max(1, anchored) + (warmup_steps + 3) * step_seconds;
 }
 
-double separating_anchor_seconds(double step_seconds) { return 2 * trainer_start_seconds + 2 * 2 * step_seconds; }
+double allocator_anchor_seconds(double step_seconds, int anchored, double warmup_steps) {
+  return trainer_start_seconds * std::max(1, anchored) + (warmup_steps + 1) * step_seconds;
+}
+
+double separating_anchor_seconds(double step_seconds, double warmup_steps) {
+  return 2 * trainer_start_seconds + (warmup_steps + 1) * 2 * step_seconds;
+}
 
 FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   FirstRunPlan plan;
   plan.base_setting = estimates.base_setting;
   const double step = std::max(0.0, estimates.step_seconds);
-  const double base = estimates.base_anchor_done ? 0 : base_anchor_seconds(step, estimates.anchored);
-  const double variant = allocator_anchor_seconds(step, estimates.anchored);
-  const double separating = separating_anchor_seconds(step);
+  const double warmup = std::max(1.0, estimates.warmup_steps);
+  const double base = estimates.base_anchor_done ? 0 : base_anchor_seconds(step, estimates.anchored, warmup);
+  const double variant = allocator_anchor_seconds(step, estimates.anchored, warmup);
+  const double separating = separating_anchor_seconds(step, warmup);
   const double layers = std::max(0.0, estimates.layer_seconds);
   const double probe = std::max(0.0, estimates.probe_seconds);
   double left = std::max(0.0, estimates.budget_seconds) - probe;

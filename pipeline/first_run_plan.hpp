@@ -41,6 +41,10 @@ struct FirstRunEstimates {
   // estimates summed over the networks, then the base anchor's measured step.
   double step_seconds = 0;
   bool base_anchor_done = false;       // a replan after it: it costs nothing more
+  // What a trainer's warm-up step costs, in steady steps: one before any anchor ran; then what the
+  // base anchor's wall time says (its first step creates every kernel and faults every activation
+  // in, and may take several steady steps), so that the later anchors' estimates hold.
+  double warmup_steps = 1;
   std::vector<std::string> allocators;  // the variants to anchor besides glibc's default, glibc-tuned first
   int separating_anchors = 2;          // the most the top candidates ask for
 };
@@ -67,15 +71,18 @@ struct FirstRunPlan {
 
 // A trainer's launch and set-up per process, besides its steps.
 constexpr double trainer_start_seconds = 5;
+// The warm-up cost in steady steps that the base anchor's wall time shows (`wall_seconds` for
+// `anchored` anchors of `step_seconds` together, `timed_steps` timed steps each), at least one.
+double measured_warmup_steps(double wall_seconds, double step_seconds, int anchored, int timed_steps);
 // What one anchor of each stage is estimated to take from the base setting's step: the base anchor
 // a warm-up and three timed steps; an allocator variant a warm-up and one timed step; a
 // separating anchor a warm-up and one timed step at a setting with twice the base's processes (on
 // the small nodes a default first run is for, the rival of the base layout is the one with more
 // processes at the same per-process batch: twice the images per step), its trainer's time limit
 // stopping the timed steps where its share ends.
-double base_anchor_seconds(double step_seconds, int anchored);
-double allocator_anchor_seconds(double step_seconds, int anchored);
-double separating_anchor_seconds(double step_seconds);
+double base_anchor_seconds(double step_seconds, int anchored, double warmup_steps = 1);
+double allocator_anchor_seconds(double step_seconds, int anchored, double warmup_steps = 1);
+double separating_anchor_seconds(double step_seconds, double warmup_steps = 1);
 
 FirstRunPlan plan_first_run(const FirstRunEstimates& estimates);
 

@@ -83,7 +83,7 @@ std::optional<Wanted> one_thread_probe(const tuner::Recommendation& recommendati
 // more: a long-stepped setting's set-up is small against its steps, and counting extra steps
 // for it skipped anchors that fit (docs/results.md, "The first run").
 double estimated_run_seconds(const model::Predictor& predictor, const workloads::Network& network,
-                             const model::Prediction& candidate, int steps) {
+                             const model::Prediction& candidate, double steps) {
   double step_seconds = candidate.iteration_seconds;
   if (candidate.anchor.used) {
     const model::Anchor& anchor = candidate.anchor.anchor;
@@ -190,7 +190,8 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
       // and one timed step, not all: its steps are long enough to agree (max/min 1.00 over such
       // anchors); the median of three guards the short, noisy ones.
       const double start = start_seconds * configuration.processes_per_node;
-      const double estimate = estimated_run_seconds(anchoring->predictor, *network, item.prediction, request.warmup + 1);
+      const double estimate = estimated_run_seconds(anchoring->predictor, *network, item.prediction,
+                                                    request.warmup * std::max(1.0, request.warmup_steps) + 1);
       const double budget = trained == 0 ? std::max(request.budget_seconds, request.first_budget_seconds)
                                          : request.budget_seconds;
       if (spent + estimate > budget) {
@@ -248,7 +249,8 @@ Expected<int> run_close_call_anchor(const model::Calibration& calibration, const
     const model::Prediction& other = rival_next ? pick : rival->prediction;
     const std::string label = network->name + " mb" + std::to_string(next.configuration.batch_per_process) + " at " +
                               setting_label(next.configuration);
-    const double estimate = estimated_run_seconds(anchoring->predictor, *network, next, request.warmup + request.iterations);
+    const double estimate = estimated_run_seconds(anchoring->predictor, *network, next,
+                                                  request.warmup * std::max(1.0, request.warmup_steps) + request.iterations);
     if (estimate > request.budget_seconds) {
       progress("close call of " + label + " and " + setting_label(other.configuration) +
                " left as it is: one more run would take about " + whole_seconds(estimate) + " s, past the " +

@@ -38,6 +38,9 @@ struct SeparatingAnchorRequest {
   // base anchor can be longer than the plan's. The others keep to budget_seconds.
   double first_budget_seconds = 0;
   int warmup = 1, iterations = 3;     // like the first run's base anchor (glibc's default malloc settles late)
+  // What one warm-up step costs in steady steps (a first run measures it on its base anchor: the
+  // first step creates every kernel and faults every activation in), for the runs' estimates.
+  double warmup_steps = 1;
   // An anchor's timed steps stop once its steps have run this long (train --time-limit), so that a
   // slow setting costs its warm-up and one timed step (long steps agree: max/min 1.00 over such
   // anchors) and the rest of a first run goes to the allocator anchors; short steps still get all

@@ -126,6 +126,32 @@ TEST_CASE("a replanned first run counts the base anchor done and its measured st
   CHECK(plan.total_seconds <= 140);
 }
 
+TEST_CASE("a warm-up the base anchor measured long makes the later anchors' estimates long, and drops what no longer fits") {
+  // The base anchor's wall time: a 5 s start, a warm-up of 3.5 steps and three timed steps of 12 s.
+  const double warmup = measured_warmup_steps(5 + 3.5 * 12 + 3 * 12, 12, 1, 3);
+  CHECK(warmup == Approx(3.5));
+  CHECK(measured_warmup_steps(20, 12, 1, 3) == Approx(1));     // never below one step
+  CHECK(measured_warmup_steps(1e6, 12, 1, 3) == Approx(10));   // a stalled machine does not empty the plan
+  CHECK(measured_warmup_steps(86, 0, 1, 3) == Approx(1));      // nothing to divide by: the prior
+  FirstRunEstimates estimates = large_network();
+  estimates.probe_seconds = 0;
+  estimates.layer_seconds = 0;
+  estimates.layer_passes = 0;
+  estimates.base_anchor_done = true;
+  estimates.budget_seconds = 100;
+  estimates.warmup_steps = warmup;
+  const FirstRunPlan plan = plan_first_run(estimates);
+  INFO(describe_first_run(plan));
+  // glibc-tuned: 5 + 4.5 x 12 s = 59 s kept; the closest separating anchor (10 + 4.5 x 24 s = 118 s)
+  // no longer fits beside it, and the plan says so rather than overrunning.
+  CHECK(plan.seconds(FirstRunStage::allocators) == Approx(59));
+  REQUIRE(plan.allocators.size() == 1);
+  CHECK(plan.allocators.front() == "glibc-tuned");
+  CHECK(plan.total_seconds <= 100);
+  CHECK_FALSE(kept(plan, FirstRunStage::separating_anchors));
+  CHECK(separating_anchor_seconds(12, warmup) == Approx(118));
+}
+
 TEST_CASE("a first run announces its stages, their seconds and the total") {
   FirstRunEstimates estimates = large_network();
   estimates.more_layer_seconds = 0;
