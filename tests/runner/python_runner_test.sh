@@ -94,7 +94,9 @@ grep -q "again by the C++ trainer" "$work/first.log" || fail "the base anchor wa
 import json, sys
 prediction = json.load(open(sys.argv[1]))
 anchor = prediction["anchor"]
-assert anchor["exact"] and anchor["runs"] == 3, anchor
+# Three runs at least: the C++ trainer twice and Python once; the close calls that come last, with
+# what the stages leave of the budget, may train the base setting again (pipeline/first_run_plan.hpp).
+assert anchor["exact"] and anchor["runs"] >= 3, anchor
 runners = {json.loads(line)["trainer"] for line in open(sys.argv[2]) if json.loads(line)["pass"] == "iteration"}
 assert runners == {"python", "dnntune"}, runners
 print("ok: the base anchor pools", anchor["runs"], "runs:", anchor["text"])

@@ -33,14 +33,17 @@ parser.add_argument("--warmup", type=int, default=1)
 parser.add_argument("--time-limit", type=float, default=0)
 parser.add_argument("--lr", type=float, default=0.01)
 parser.add_argument("--momentum", type=float, default=0.9)
-# No default of its own: train/python_runner.cpp always passes the trainer's (records::kDefaultBucketMegabytes).
-parser.add_argument("--bucket-mb", type=float, required=True)
+# No default of its own: train/python_runner.cpp passes the trainer's (records::kDefaultBucketMegabytes)
+# to every training run; --check alone trains nothing and needs none.
+parser.add_argument("--bucket-mb", type=float)
 parser.add_argument("--seed", type=int, default=1)
 parser.add_argument("--device", choices=["cpu", "cuda", "auto"], default="cpu")
 parser.add_argument("--precision", choices=["auto", "fp32", "tf32", "bf16", "fp16"], default="auto")
 parser.add_argument("--memory-format", choices=["contiguous", "channels_last"], default="contiguous")
 parser.add_argument("--output", required=True)
 arguments = parser.parse_args()
+if not arguments.check and arguments.bucket_mb is None:
+    parser.error("the following arguments are required: --bucket-mb")
 
 
 def refuse(message):
