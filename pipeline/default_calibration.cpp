@@ -302,11 +302,6 @@ Expected<calibrate::CalibrationSummary> run_micro_runs(const calibrate::Prepared
   return summary;
 }
 
-// The close calls take at most this share of the budget, from what the stages before them leave:
-// a small network's close call gets several runs of each side (docs/results.md, "The first run"),
-// and a first run that finished its stages early ends early rather than settling for minutes.
-constexpr double close_call_share = 0.25;
-
 // A group of micro-runs' worker start (libtorch loaded in each worker), and each backend's
 // numerical check: what the plan adds to the micro-runs' own estimates.
 constexpr double group_start_seconds = 2;

@@ -107,6 +107,8 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
       kept_passes(estimates.more_layer_passes, estimates.more_layer_seconds, more), more);
   for (const PlannedStage& stage : plan.stages) plan.total_seconds += stage.seconds;
   plan.left_seconds = std::max(0.0, left);
+  plan.after_seconds = std::min(plan.left_seconds, 2 * base_anchor_seconds(step, std::max(1, estimates.anchored), warmup) +
+                                                       close_call_share * std::max(0.0, estimates.budget_seconds));
 
   // What the budget leaves out, said so that a user knows what a larger budget buys.
   const std::size_t dropped_layers = estimates.layer_passes - plan.count(FirstRunStage::layer_passes);
@@ -124,7 +126,7 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
 
 std::string describe_first_run(const FirstRunPlan& plan) {
   char minutes[32];
-  std::snprintf(minutes, sizeof minutes, "%.1f", plan.total_seconds / 60);
+  std::snprintf(minutes, sizeof minutes, "%.1f", (plan.total_seconds + plan.after_seconds) / 60);
   std::string text = std::string("first run: about ") + minutes + " minutes";
   bool first = true;
   for (const PlannedStage& stage : plan.stages) {
@@ -152,6 +154,8 @@ std::string describe_first_run(const FirstRunPlan& plan) {
     }
     text += seconds;
   }
+  if (plan.after_seconds >= 0.5)
+    text += ", then the base anchor again and the close calls with what is left (" + whole(plan.after_seconds) + " s)";
   if (!plan.left_out.empty()) {
     text += "; not within the budget:";
     for (std::size_t index = 0; index < plan.left_out.size(); ++index)

@@ -63,6 +63,10 @@ struct FirstRunPlan {
   std::vector<std::string> left_out;     // what the budget drops, for the announcement
   double total_seconds = 0;              // the stages' estimates, at most the budget (unless the probe alone passes it)
   double left_seconds = 0;               // after the stages: the repeated base anchors and close calls
+  // What of `left_seconds` the run is expected to use after its stages: the base anchor twice more
+  // (the C++ trainer, then Python) and the close calls' share; in the announced total, so that a
+  // small network's first run, whose stages leave much of the budget, keeps to what it said.
+  double after_seconds = 0;
   std::string base_setting;
   // The stage's seconds (0 when not kept) and count.
   double seconds(FirstRunStage stage) const;
@@ -71,6 +75,9 @@ struct FirstRunPlan {
 
 // A trainer's launch and set-up per process, besides its steps.
 constexpr double trainer_start_seconds = 5;
+// The close calls, after the stages, take at most this share of the whole first run: on a small
+// network they would otherwise take all the stages leave, for a refinement of a few percent.
+constexpr double close_call_share = 0.25;
 // The warm-up cost in steady steps that the base anchor's wall time shows (`wall_seconds` for
 // `anchored` anchors of `step_seconds` together, `timed_steps` timed steps each), at least one.
 double measured_warmup_steps(double wall_seconds, double step_seconds, int anchored, int timed_steps);
