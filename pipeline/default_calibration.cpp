@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <utility>
 #include <map>
 #include <set>
 
@@ -349,6 +350,16 @@ FirstRunEstimates estimates_of(const calibrate::PreparedCalibration& prepared,
   return estimates;
 }
 
+// The plan's measurements split into those of priority 1 (every distinct layer at the base
+// setting, the cliff extremes) and the rest, each in the plan's order.
+std::pair<std::vector<calibrate::PlannedMeasurement>, std::vector<calibrate::PlannedMeasurement>> split_by_priority(
+    const std::vector<calibrate::PlannedMeasurement>& measurements) {
+  std::vector<calibrate::PlannedMeasurement> first, more;
+  for (const calibrate::PlannedMeasurement& measurement : measurements)
+    (calibrate::first_priority(measurement) ? first : more).push_back(measurement);
+  return {std::move(first), std::move(more)};
+}
+
 // The first run after the lock and the announcement, its stages in the plan's order
 // (first_run_plan.hpp), each replanned with what was measured before it.
 Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrationRequest& request,
@@ -363,9 +374,7 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
   if (!prepared) return prepared.error();
   for (const auto& item : wanted)
     if (std::find(coverage.begin(), coverage.end(), item) == coverage.end()) coverage.push_back(item);
-  std::vector<calibrate::PlannedMeasurement> first, more;
-  for (const calibrate::PlannedMeasurement& measurement : prepared->plan.measurements)
-    (calibrate::first_priority(measurement) ? first : more).push_back(measurement);
+  const auto [first, more] = split_by_priority(prepared->plan.measurements);
   auto measured = read_measured(entry);
   if (!measured) return measured.error();
   FirstRunEstimates estimates =
@@ -538,9 +547,7 @@ double estimated_calibration_seconds(const DefaultCalibrationRequest& request) {
 
 Expected<FirstRunPlan> plan_default_calibration(const DefaultCalibrationRequest& request) {
   if (auto checked = check_request(request); !checked) return checked.error();
-  auto machine = probe::describe_this_machine();
-  if (!machine) return machine.error();
-  auto directory = entry_directory(*machine, request.backend);
+  auto directory = default_calibration_entry(request.backend);
   if (!directory) return directory.error();
   const Entry entry(*directory);
   calibrate::CalibrationRequest calibrate;
@@ -553,9 +560,7 @@ Expected<FirstRunPlan> plan_default_calibration(const DefaultCalibrationRequest&
   calibrate.dry_run = true;
   auto prepared = calibrate::prepare_calibration(calibrate, nullptr);
   if (!prepared) return prepared.error();
-  std::vector<calibrate::PlannedMeasurement> first, more;
-  for (const calibrate::PlannedMeasurement& measurement : prepared->plan.measurements)
-    (calibrate::first_priority(measurement) ? first : more).push_back(measurement);
+  const auto [first, more] = split_by_priority(prepared->plan.measurements);
   auto measured = read_measured(entry);
   if (!measured) return measured.error();
   return plan_first_run(estimates_of(*prepared, first, more, *measured, request.first_run_seconds, 0));
@@ -567,9 +572,7 @@ Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest
   if (!request.progress) request.progress = [](const std::string&) {};
   const Progress& progress = request.progress;
   if (auto checked = check_request(request); !checked) return checked.error();
-  auto machine = probe::describe_this_machine();
-  if (!machine) return machine.error();
-  auto directory = entry_directory(*machine, request.backend);
+  auto directory = default_calibration_entry(request.backend);
   if (!directory) return directory.error();
   const Entry entry(*directory);
   const Coverage wanted = wanted_by(request);
