@@ -248,14 +248,13 @@ void run_recommend(const RecommendCommandOptions& options) {
   recommendation.how_to_settle = how_to_settle(loaded, options);
   if (options.verify > 0) verify_for_real(recommendation, options);
 
-  const auto& best = recommendation.best.prediction;
   // The allocator of the best configuration: modelled for this machine only (a spec or another
   // node's topology has no fault cost of its own measured here).
   std::optional<model::AllocationModel> allocation;
   if (!predictor.spec_only())
     allocation = predictor.allocation() ? predictor.allocation() : model::prior_allocation(predictor.machine());
-  recommendation.allocator =
-      tuner::choose_allocator(allocation, network, best, installed_allocators(), options.launch.allocator);
+  tuner::recommend_allocator(recommendation, allocation, network, installed_allocators(), options.launch.allocator);
+  const auto& best = recommendation.best.prediction;  // the allocator may settle a close call
   auto job = value_or_fail(job_script_options(
       options.launch, network.name, options.epochs * static_cast<double>(options.dataset_images) / best.images_per_second,
       recommendation.allocator->chosen));

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -35,9 +36,16 @@ AllocatorFit allocator_prior(const std::string& name) {
   return {name, 0.5, 0, 1, 0};
 }
 
-AllocatorFit AllocationModel::variant(const std::string& name) const {
+bool AllocationModel::fitted_at(const std::string& name, int threads) const {
+  return threads > 0 && std::any_of(variants.begin(), variants.end(), [&](const AllocatorFit& fit) {
+           return fit.name == name && fit.threads == threads;
+         });
+}
+
+AllocatorFit AllocationModel::variant(const std::string& name, int threads) const {
+  const int at = fitted_at(name, threads) && fitted_at("default", threads) ? threads : 0;
   for (const AllocatorFit& fit : variants)
-    if (fit.name == name) return fit;
+    if (fit.name == name && fit.threads == at) return fit;
   return allocator_prior(name);
 }
 
@@ -80,7 +88,7 @@ double fault_seconds_per_byte(const AllocationModel& model, int threads, int pro
 
 double allocation_seconds(const AllocationModel& model, const std::string& allocator, double fresh_bytes, int threads,
                           int processes) {
-  return fresh_bytes * fault_seconds_per_byte(model, threads, processes) * model.variant(allocator).non_reuse;
+  return fresh_bytes * fault_seconds_per_byte(model, threads, processes) * model.variant(allocator, threads).non_reuse;
 }
 
 Expected<AllocationModel> fit_allocation(const std::vector<AllocatorAnchor>& anchors, double fault_ns_per_page,
@@ -95,15 +103,17 @@ Expected<AllocationModel> fit_allocation(const std::vector<AllocatorAnchor>& anc
     return a.network == b.network && a.batch == b.batch && a.threads == b.threads && a.smt == b.smt &&
            a.processes == b.processes;
   };
-  // Per variant: each anchor's estimate, its standard deviation, and that of its own step alone.
+  // Per variant (and per variant and thread count): each anchor's estimate, its standard
+  // deviation, and that of its own step alone.
   struct Estimate {
     double value, sd, own_sd;
+    int threads;
   };
   std::map<std::string, std::vector<Estimate>> estimates;
-  std::vector<double> reference_own_sds;  // the reference's own spread, in the units of each pair
-  int reference_anchors = 0;
+  std::vector<Estimate> reference_estimates;  // the reference's own spread, in the units of each pair
+  std::map<int, int> reference_anchors;       // per thread count
   for (const AllocatorAnchor& reference : anchors)
-    if (reference.allocator == reference_allocator) ++reference_anchors;
+    if (reference.allocator == reference_allocator) ++reference_anchors[reference.threads];
   for (const AllocatorAnchor& anchor : anchors) {
     if (anchor.allocator == reference_allocator || !(anchor.fresh_bytes > 0)) continue;
     const auto reference = std::find_if(anchors.begin(), anchors.end(), [&](const AllocatorAnchor& candidate) {
@@ -113,9 +123,9 @@ Expected<AllocationModel> fit_allocation(const std::vector<AllocatorAnchor>& anc
     const double seconds_per_unit = anchor.fresh_bytes * fault_seconds_per_byte(model, anchor.threads, anchor.processes);
     const double difference = anchor.iteration_seconds - reference->iteration_seconds;
     const double spread = std::hypot(anchor.iteration_spread_seconds, reference->iteration_spread_seconds);
-    estimates[anchor.allocator].push_back(
-        {difference / seconds_per_unit, spread / seconds_per_unit, anchor.iteration_spread_seconds / seconds_per_unit});
-    reference_own_sds.push_back(reference->iteration_spread_seconds / seconds_per_unit);
+    estimates[anchor.allocator].push_back({difference / seconds_per_unit, spread / seconds_per_unit,
+                                           anchor.iteration_spread_seconds / seconds_per_unit, anchor.threads});
+    reference_estimates.push_back({0, 0, reference->iteration_spread_seconds / seconds_per_unit, anchor.threads});
   }
   // The standard deviation of a mean of k estimates with these standard deviations.
   const auto sd_of_mean = [](const std::vector<double>& sds) {
@@ -124,12 +134,14 @@ Expected<AllocationModel> fit_allocation(const std::vector<AllocatorAnchor>& anc
     for (const double sd : sds) variance += sd * sd / (k * k);
     return std::sqrt(variance);
   };
-  if (reference_anchors > 0) {
-    AllocatorFit reference{reference_allocator, 0, 0, 0, reference_anchors};
-    if (!reference_own_sds.empty()) reference.own_sd = sd_of_mean(reference_own_sds);
-    model.variants.push_back(reference);
-  }
-  for (const auto& [name, list] : estimates) {
+  // The estimates at `threads` per process (0: all of them).
+  const auto at = [](const std::vector<Estimate>& list, int threads) {
+    std::vector<Estimate> kept;
+    for (const Estimate& estimate : list)
+      if (threads == 0 || estimate.threads == threads) kept.push_back(estimate);
+    return kept;
+  };
+  const auto fit_of = [&](const std::string& name, const std::vector<Estimate>& list, int threads) {
     const double k = static_cast<double>(list.size());
     double mean = 0;
     std::vector<double> sds, own_sds;
@@ -145,8 +157,30 @@ Expected<AllocationModel> fit_allocation(const std::vector<AllocatorAnchor>& anc
     const double sd = std::sqrt(std::pow(sd_of_mean(sds), 2) + disagreement);
     AllocatorFit fit{name, mean, mean - z_90_percent * sd, mean + z_90_percent * sd, static_cast<int>(list.size())};
     fit.own_sd = std::sqrt(std::pow(sd_of_mean(own_sds), 2) + disagreement);
-    model.variants.push_back(fit);
-  }
+    fit.threads = threads;
+    return fit;
+  };
+  const auto reference_fit = [&](int threads, int count) {
+    AllocatorFit reference{reference_allocator, 0, 0, 0, count};
+    std::vector<double> own_sds;
+    for (const Estimate& estimate : at(reference_estimates, threads)) own_sds.push_back(estimate.own_sd);
+    if (!own_sds.empty()) reference.own_sd = sd_of_mean(own_sds);
+    reference.threads = threads;
+    return reference;
+  };
+  int all_reference_anchors = 0;
+  for (const auto& [threads, count] : reference_anchors) all_reference_anchors += count;
+  if (all_reference_anchors > 0) model.variants.push_back(reference_fit(0, all_reference_anchors));
+  for (const auto& [name, list] : estimates) model.variants.push_back(fit_of(name, list, 0));
+  // Per thread count, when the pairs span several.
+  std::set<int> paired_threads;
+  for (const Estimate& estimate : reference_estimates) paired_threads.insert(estimate.threads);
+  if (paired_threads.size() > 1)
+    for (const int threads : paired_threads) {
+      model.variants.push_back(reference_fit(threads, reference_anchors[threads]));
+      for (const auto& [name, list] : estimates)
+        if (auto kept = at(list, threads); !kept.empty()) model.variants.push_back(fit_of(name, kept, threads));
+    }
   return model;
 }
 
@@ -210,7 +244,7 @@ std::optional<AllocationModel> fit_allocation_from_records(const std::vector<rec
 AllocatorPrediction predict_allocator(const AllocationModel& model, const std::string& allocator,
                                       double default_iteration_seconds, double fresh_bytes, int threads,
                                       int processes) {
-  const AllocatorFit chosen = model.variant(allocator), base = model.variant("default");
+  const AllocatorFit chosen = model.variant(allocator, threads), base = model.variant("default", threads);
   const double seconds_per_unit = fresh_bytes * fault_seconds_per_byte(model, threads, processes);
   // Outside the anchors' setting the term is extrapolated: a step never shrinks below a tenth of
   // the default's, whatever the difference of the fractions says.
@@ -252,6 +286,7 @@ json allocation_to_json(const AllocationModel& model) {
     json variant = {{"name", fit.name}, {"non_reuse", fit.non_reuse}, {"low", fit.low}, {"high", fit.high},
                     {"anchors", fit.anchors}};
     if (fit.own_sd >= 0) variant["own_sd"] = fit.own_sd;  // absent: unknown
+    if (fit.threads > 0) variant["threads_per_process"] = fit.threads;  // absent: pooled
     variants.push_back(variant);
   }
   return {{"fault_ns_per_page", model.fault_ns_per_page},
@@ -272,6 +307,12 @@ Expected<AllocationModel> allocation_from_json(const json& in, const std::string
         if (!(fit.own_sd >= 0 && fit.own_sd < 1e6))
           return bad_input(origin + ": allocation: " + fit.name + ": own_sd must be a finite number >= 0");
       }
+      if (item.contains("threads_per_process")) {  // absent: pooled over every setting
+        const json& threads = item.at("threads_per_process");
+        if (!threads.is_number_integer() || threads.get<long long>() < 1 || threads.get<long long>() > 4096)
+          return bad_input(origin + ": allocation: " + fit.name + ": threads_per_process must be a whole number from 1 to 4096");
+        fit.threads = threads.get<int>();
+      }
       model.variants.push_back(fit);
     }
   } catch (const json::exception& error) {
@@ -280,7 +321,11 @@ Expected<AllocationModel> allocation_from_json(const json& in, const std::string
   const std::string where = origin + ": allocation";
   for (const double cost : {model.fault_ns_per_page, model.fault_ns_per_page_all_cores})
     if (!(cost > 0) || !(cost < 1e9)) return bad_input(where + ": fault costs must be positive nanoseconds per page");
+  std::set<std::pair<std::string, int>> seen;
   for (const AllocatorFit& fit : model.variants) {
+    if (!seen.insert({fit.name, fit.threads}).second)
+      return bad_input(where + ": " + fit.name + " is listed twice" +
+                       (fit.threads ? " at " + std::to_string(fit.threads) + " threads per process" : ""));
     if (!valid_allocator_name(fit.name))
       return bad_input(where + ": a variant's name must be lower-case letters, digits and '-'");
     if (!(std::abs(fit.non_reuse) < 1e6) || !(std::abs(fit.low) < 1e6) || !(std::abs(fit.high) < 1e6) ||

@@ -16,6 +16,12 @@
 // (workspaces, memory purged and touched again within a step), below 0 when it runs faster than
 // glibc keeping its memory for other reasons (cheaper malloc calls). The band comes from the
 // anchors' step-to-step spread.
+// The fraction also depends on how many threads allocate in one process: glibc gives each thread
+// an arena of its own, trimmed on its own, so its defaults fault in more with two threads in one
+// process than with one thread in each of two processes, and the layout a close call picks under
+// glibc's defaults can lose under the allocator the answer recommends. Pairs measured at several
+// thread counts are therefore also fitted per count, and a prediction at a count that has its own
+// pairs uses them (the pooled fit elsewhere).
 //
 // Kept out of the fitted parameter vector (model/parameters.hpp): the layer micro-runs and the
 // default anchor already include the default allocator's cost, so the prediction under a variant
@@ -50,14 +56,21 @@ struct AllocatorFit {
   // against the same reference, that reference cancels, and counting it twice made every band
   // hold "no gain". Negative when unknown (a calibration written before it): low..high is used.
   double own_sd = -1;
+  // 0: pooled over the pairs of every setting; else fitted from the pairs at this many threads
+  // per process alone (present only when the pairs span several thread counts).
+  int threads = 0;
 };
 
 struct AllocationModel {
   double fault_ns_per_page = 0;            // one thread faulting (probe)
   double fault_ns_per_page_all_cores = 0;  // every core faulting at once, per thread (probe)
   std::vector<AllocatorFit> variants;
-  // The variant `name`, or its prior when it was not fitted.
-  AllocatorFit variant(const std::string& name) const;
+  // The variant `name`: its own fit at `threads` per process when it and glibc's defaults both have
+  // one there (their difference is what a prediction uses: both from the same pairs), else the
+  // pooled fit, else its prior.
+  AllocatorFit variant(const std::string& name, int threads = 0) const;
+  // Whether `name` has a fit of its own at `threads` per process.
+  bool fitted_at(const std::string& name, int threads) const;
 };
 
 // The prior of a variant (see above).

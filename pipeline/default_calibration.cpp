@@ -347,6 +347,9 @@ FirstRunEstimates estimates_of(const calibrate::PreparedCalibration& prepared,
                                                           base, variant);
     if (!recorded) estimates.allocators.push_back(variant);
   }
+  // With the allocator variants: one more, the rival layout under the allocator the first fit
+  // recommends (pipeline/separating_anchors.hpp), the usual pick being glibc-tuned alone.
+  if (!estimates.allocators.empty()) ++estimates.separating_anchors;
   return estimates;
 }
 

@@ -46,7 +46,9 @@ struct FirstRunEstimates {
   // in, and may take several steady steps), so that the later anchors' estimates hold.
   double warmup_steps = 1;
   std::vector<std::string> allocators;  // the variants to anchor besides glibc's default, glibc-tuned first
-  int separating_anchors = 2;          // the most the top candidates ask for
+  // The most the top candidates ask for: two settings, and with allocator variants the closer one
+  // again under the allocator the first fit recommends.
+  int separating_anchors = 2;
 };
 
 enum class FirstRunStage { probe, layer_passes, base_anchor, allocators, separating_anchors, more_layer_passes };

@@ -8,6 +8,8 @@
 
 #include "calibrate/runner.hpp"
 #include "model/predictor.hpp"
+#include "model/allocation.hpp"
+#include "probe/allocators.hpp"
 #include "probe/memory_budget.hpp"
 #include "train/anchor.hpp"
 #include "tuner/recommendation.hpp"
@@ -98,10 +100,11 @@ double estimated_run_seconds(const model::Predictor& predictor, const workloads:
   return steps * step_seconds + start_seconds * candidate.configuration.processes_per_node;
 }
 
-// Trains `model` once at `configuration` under the default allocator, its record appended to
+// Trains `model` once at `configuration` under `allocator`, its record appended to
 // DIR/network.jsonl, the timed steps stopped after `steps_seconds`; returns the seconds it took.
 Expected<double> train_once(const SeparatingAnchorRequest& request, const std::string& model,
-                            const model::TrainingConfiguration& configuration, double steps_seconds) {
+                            const model::TrainingConfiguration& configuration, double steps_seconds,
+                            const std::string& allocator = "default") {
   train::AnchorRequest anchor;
   anchor.executable = request.executable;
   // A network file by its absolute path: the fit finds the network again from the record's command.
@@ -114,6 +117,7 @@ Expected<double> train_once(const SeparatingAnchorRequest& request, const std::s
   anchor.warmup = request.warmup;
   anchor.iterations = request.iterations;
   anchor.time_limit_seconds = std::max(1.0, steps_seconds);
+  anchor.allocator = allocator;
   const auto started = std::chrono::steady_clock::now();
   if (auto run = train::run_anchor(anchor); !run) return run.error();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -138,6 +142,34 @@ void say(const SeparatingAnchorRequest& request, const std::string& line) {
   if (request.progress) request.progress(line);
 }
 
+// The allocators a layout of another thread count is also trained under, so that the allocator's
+// gain is measured there too (model/allocation.hpp): glibc-tuned (the reference every variant is
+// fitted against) and the variant the first fit recommends for the top candidate, when that is not
+// glibc's default. None without an allocation term fitted from anchors.
+std::vector<std::string> allocators_to_pair(const Anchoring& anchoring, const workloads::Network& network,
+                                            const tuner::Recommendation& recommendation) {
+  const auto& allocation = anchoring.predictor.allocation();
+  if (!allocation || recommendation.ranking.empty()) return {};
+  std::vector<tuner::InstalledAllocator> installed;
+  for (const auto& variant : probe::installed_allocators()) installed.push_back({variant.name, variant.environment});
+  const tuner::AllocatorChoice choice =
+      tuner::choose_allocator(allocation, network, recommendation.ranking.front().prediction, installed, "");
+  if (choice.chosen == "default") return {};
+  std::vector<std::string> allocators{model::reference_allocator};
+  if (choice.chosen != model::reference_allocator) allocators.push_back(choice.chosen);
+  return allocators;
+}
+
+// Whether `allocator` has a run of `network` at `batch` with `threads` per process recorded.
+bool recorded_at_threads(const std::vector<records::Measurement>& recorded, const std::string& fingerprint,
+                         const std::string& network, std::int64_t batch, int threads, const std::string& allocator) {
+  return std::any_of(recorded.begin(), recorded.end(), [&](const records::Measurement& record) {
+    return record.kind == records::MeasurementKind::network && record.machine_fingerprint == fingerprint &&
+           record.network == network && record.batch == batch && record.threads == threads &&
+           record.allocator == allocator && record.status == records::MeasurementStatus::ok;
+  });
+}
+
 }  // namespace
 
 Expected<int> run_separating_anchors(const model::Calibration& calibration, const SeparatingAnchorRequest& request) {
@@ -159,6 +191,8 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
     auto recommendation = tuner::recommend(anchoring->predictor, *network, space, {});
     if (!recommendation) return recommendation.error();
     std::vector<Wanted> wanted = unseparated(*recommendation, request.candidates);
+    const std::vector<std::string> paired = allocators_to_pair(*anchoring, *network, *recommendation);
+    std::vector<std::pair<int, std::string>> paired_now;  // (threads, allocator) trained by this call
     if (auto probe = one_thread_probe(*recommendation, calibration.anchors, network->name);
         probe && std::none_of(wanted.begin(), wanted.end(), [&](const Wanted& item) {
           return item.prediction.configuration == probe->prediction.configuration;
@@ -207,6 +241,31 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
       if (!seconds) return seconds.error();
       spent += *seconds;
       ++trained;
+      // The recommended allocator at this layout too, when its thread count has no such run yet: a
+      // close call under glibc's defaults can turn the other way under it (model/allocation.hpp).
+      for (const std::string& allocator : paired) {
+        if (recorded_at_threads(recorded, fingerprint, network->name, configuration.batch_per_process,
+                                configuration.threads_per_process, allocator) ||
+            std::find(paired_now.begin(), paired_now.end(), std::make_pair(configuration.threads_per_process,
+                                                                           allocator)) != paired_now.end())
+          continue;
+        if (spent + estimate > request.budget_seconds) {
+          progress("anchor of " + label + " under " + allocator + " skipped: it would take about " +
+                   whole_seconds(estimate) + " s, past the anchor budget of " + whole_seconds(request.budget_seconds) +
+                   " s (" + whole_seconds(spent) + " s spent); the allocator's gain there is the pooled fit's");
+          break;
+        }
+        progress("anchor: training " + network->name + " mb" + std::to_string(configuration.batch_per_process) +
+                 " for real (" + setting_label(configuration) + ") under " + allocator +
+                 ", to compare the layouts under the allocator the answer sets");
+        auto paired_seconds = train_once(
+            request, model, configuration,
+            std::min(request.steps_limit_seconds, request.budget_seconds - spent - start), allocator);
+        if (!paired_seconds) return paired_seconds.error();
+        spent += *paired_seconds;
+        ++trained;
+        paired_now.emplace_back(configuration.threads_per_process, allocator);
+      }
     }
   }
   return trained;

@@ -6,6 +6,11 @@
 // them. When no anchor of a network and batch runs one thread per process and the budget still
 // allows, one more is trained there (Px1): single-thread dispatch cliffs live there and micro-runs
 // miss them (model/predictor.cpp carries the nearest anchor's correction to nearby settings).
+// Right after the first of them, when the first fit recommends an allocator variant and no run
+// at that layout's threads per process was trained under it, the same layout is trained under
+// glibc-tuned and that variant: the allocator's gain depends on how many threads allocate in a
+// process (model/allocation.hpp), and the pick between layouts is made under the allocator the
+// answer sets (tuner::recommend_allocator).
 //
 // Then, while a first run's time allows, the close calls that the anchors' runs cannot settle are
 // trained again, one run at a time (run_close_call_anchor).

@@ -256,7 +256,7 @@ TEST_CASE("SLURM's --time takes its formats with fields in range and more than z
 
 TEST_CASE("control characters in arguments are refused at the boundary, and never reach the terminal raw") {
   const std::string calibration = reference_calibration();
-  for (const std::string bad : {std::string("debug\x1b[31m"), std::string("debug\nsrun rm"), std::string("a\tb")}) {
+  for (const std::string& bad : {std::string("debug\x1b[31m"), std::string("debug\nsrun rm"), std::string("a\tb")}) {
     check_refused({"recommend", "--model", "resnet18", "--calibration", calibration, "--partition", bad},
                   "holds a control character");
     check_refused({"predict", "--model", "resnet18", "--machine", bad}, "holds a control character");

@@ -12,6 +12,7 @@
 #include "model/calibration.hpp"
 #include "tests/model_fixtures.hpp"
 #include "tuner/allocator_choice.hpp"
+#include "tuner/recommendation.hpp"
 #include "workloads/zoo.hpp"
 
 using namespace dnntune;
@@ -256,4 +257,110 @@ TEST_CASE("the recommended allocator: a measured gain beyond its band, else the 
   auto unmodelled = tuner::choose_allocator(std::nullopt, *network, best, installed, "");
   CHECK(unmodelled.chosen == "default");
   CHECK(unmodelled.chosen_by == "unmodelled");
+}
+
+TEST_CASE("pairs at several thread counts are also fitted per count, and a prediction there uses its own") {
+  // One thread per process (two processes): glibc's defaults 0.1 s over glibc-tuned; two threads
+  // in one process: 0.4 s over (per unit of fresh bytes x fault cost at each layout).
+  const auto at = [](const std::string& allocator, double seconds, int threads, int processes) {
+    return AllocatorAnchor{allocator, "net", 8, threads, false, processes, seconds, 0.01, 1e8};
+  };
+  AllocationModel costs = one_ns_per_byte();
+  const double one_thread_unit = 1e8 * fault_seconds_per_byte(costs, 1, 2);
+  const double two_thread_unit = 1e8 * fault_seconds_per_byte(costs, 2, 1);
+  const auto model = fit_allocation({at("glibc-tuned", 1.0, 1, 2), at("default", 1.1, 1, 2), at("glibc-tuned", 0.5, 2, 1),
+                                     at("default", 0.9, 2, 1)},
+                                    costs.fault_ns_per_page, costs.fault_ns_per_page_all_cores);
+  REQUIRE(model);
+  CHECK(model->variant("default").anchors == 2);  // the pooled fit, both pairs
+  CHECK(model->variant("default").threads == 0);
+  CHECK(model->fitted_at("default", 1));
+  CHECK(model->fitted_at("default", 2));
+  CHECK_FALSE(model->fitted_at("default", 4));
+  CHECK(model->variant("default", 1).non_reuse == Approx(0.1 / one_thread_unit));
+  CHECK(model->variant("default", 2).non_reuse == Approx(0.4 / two_thread_unit));
+  CHECK(model->variant("default", 4).threads == 0);  // no pair there: the pooled fit
+  CHECK(model->variant("glibc-tuned", 2).threads == 2);
+  // Under glibc-tuned: 1.1 -> 1.0 s at one thread, 0.9 -> 0.5 s at two.
+  CHECK(predict_allocator(*model, "glibc-tuned", 1.1, 1e8, 1, 2).iteration_seconds == Approx(1.0));
+  CHECK(predict_allocator(*model, "glibc-tuned", 0.9, 1e8, 2, 1).iteration_seconds == Approx(0.5));
+  // Written and read back with their thread counts; a count that is not a whole number is refused.
+  const auto back = allocation_from_json(allocation_to_json(*model), "test");
+  REQUIRE(back);
+  CHECK(back->variant("default", 2).non_reuse == Approx(model->variant("default", 2).non_reuse));
+  for (const nlohmann::json& threads : {nlohmann::json(2.5), nlohmann::json(0), nlohmann::json("2")}) {
+    nlohmann::json bad = allocation_to_json(*model);
+    bad["variants"][0]["threads_per_process"] = threads;
+    CHECK_FALSE(allocation_from_json(bad, "test"));
+  }
+  nlohmann::json twice = allocation_to_json(*model);
+  twice["variants"].push_back(twice["variants"][1]);
+  CHECK_FALSE(allocation_from_json(twice, "test"));
+  // One thread count only: the pooled fit alone.
+  const auto pooled = fit_allocation({at("glibc-tuned", 1.0, 1, 2), at("default", 1.1, 1, 2)},
+                                     costs.fault_ns_per_page, costs.fault_ns_per_page_all_cores);
+  REQUIRE(pooled);
+  CHECK_FALSE(pooled->fitted_at("default", 1));
+}
+
+TEST_CASE("a close call under glibc's defaults is decided under the recommended allocator where it was measured") {
+  const auto network = workloads::load_network(DNNTUNE_SOURCE_DIR "/tests/fixtures/tiny_network.json");
+  REQUIRE(network);
+  const auto measured = [](int processes, int threads, double iteration_seconds) {
+    Prediction prediction;
+    prediction.configuration.processes_per_node = processes;
+    prediction.configuration.threads_per_process = threads;
+    prediction.configuration.batch_per_process = 8;
+    prediction.iteration_seconds = iteration_seconds;
+    prediction.images_per_second = 8.0 * processes / iteration_seconds;
+    prediction.images_per_second_low = 0.9 * prediction.images_per_second;
+    prediction.images_per_second_high = 1.1 * prediction.images_per_second;
+    prediction.confidence = "measured";
+    prediction.run_spread_log_sd = 0.1;
+    prediction.anchor.anchor.runs = 3;
+    return prediction;
+  };
+  // Under glibc's defaults 2x1 leads 1x2 by 2.5%, within their runs' spread.
+  tuner::Recommendation recommendation;
+  recommendation.ranking = {{measured(2, 1, 1.95), 8.2}, {measured(1, 2, 1.0), 8.0}};
+  recommendation.best = recommendation.ranking.front();
+  REQUIRE(tuner::within_run_spread(recommendation.ranking[0].prediction, recommendation.ranking[1].prediction));
+  const double fresh = fresh_bytes_per_step(*network, 8);
+  AllocationModel model = one_ns_per_byte();
+  const double unit_one = fresh * fault_seconds_per_byte(model, 1, 2), unit_two = fresh * fault_seconds_per_byte(model, 2, 1);
+  const auto fit = [](const std::string& name, double non_reuse, int threads) {
+    AllocatorFit result{name, non_reuse, 0.95 * non_reuse, 1.05 * non_reuse, 1};
+    result.own_sd = 0.01 * non_reuse;
+    result.threads = threads;
+    return result;
+  };
+  // glibc's defaults fault in 0.05 s a step more at one thread per process, 0.5 s at two.
+  model.variants = {fit("glibc-tuned", 0, 0), fit("default", 0.3 / unit_two, 0), fit("glibc-tuned", 0, 1),
+                    fit("default", 0.05 / unit_one, 1), fit("glibc-tuned", 0, 2), fit("default", 0.5 / unit_two, 2)};
+  const std::vector<tuner::InstalledAllocator> installed = {
+      {"default", {}}, {"glibc-tuned", {{"MALLOC_MMAP_THRESHOLD_", "1073741824"}}}};
+  tuner::Recommendation decided = recommendation;
+  tuner::recommend_allocator(decided, model, *network, installed, "");
+  REQUIRE(decided.allocator);
+  CHECK(decided.allocator->chosen == "glibc-tuned");
+  CHECK(decided.best.prediction.configuration.processes_per_node == 1);  // 16 images/s against 8.4
+  CHECK(decided.chosen_by_tie_break);
+  CHECK(decided.choice_note.find("under glibc-tuned, measured at both layouts") != std::string::npos);
+
+  // Measured at one thread count only: the pooled fit says nothing about the layouts, the pick stays.
+  AllocationModel pooled = model;
+  pooled.variants.resize(2);
+  tuner::Recommendation kept = recommendation;
+  tuner::recommend_allocator(kept, pooled, *network, installed, "");
+  CHECK(kept.best.prediction.configuration.processes_per_node == 2);
+  CHECK(kept.choice_note.empty());
+  // glibc's defaults asked for (--allocator default): the close call stays glibc's defaults'.
+  tuner::Recommendation asked = recommendation;
+  tuner::recommend_allocator(asked, model, *network, installed, "default");
+  CHECK(asked.best.prediction.configuration.processes_per_node == 2);
+  // Two settings far apart are not a close call: the faster stays, whatever the allocator.
+  tuner::Recommendation apart = recommendation;
+  apart.ranking[1].prediction = measured(1, 2, 1.5);
+  tuner::recommend_allocator(apart, model, *network, installed, "");
+  CHECK(apart.best.prediction.configuration.processes_per_node == 2);
 }

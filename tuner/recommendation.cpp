@@ -163,6 +163,46 @@ void choose_among_ties(Recommendation& result, const std::vector<std::vector<dou
                          " candidates it cannot tell apart (" + compared + "): measure them with --verify";
 }
 
+void recommend_allocator(Recommendation& recommendation, const std::optional<model::AllocationModel>& model,
+                         const workloads::Network& network, const std::vector<InstalledAllocator>& installed,
+                         const std::string& user_choice) {
+  recommendation.allocator =
+      choose_allocator(model, network, recommendation.best.prediction, installed, user_choice);
+  const std::string chosen = recommendation.allocator->chosen;
+  if (!model || chosen == "default") return;
+  const auto under_chosen = [&](const model::Prediction& prediction) {
+    const AllocatorChoice choice = choose_allocator(model, network, prediction, installed, chosen);
+    const AllocatorCandidate* candidate = choice.find(chosen);
+    return candidate ? candidate->images_per_second : prediction.images_per_second;
+  };
+  const model::Prediction pick = recommendation.best.prediction;
+  const int pick_threads = pick.configuration.threads_per_process;
+  if (!model->fitted_at(chosen, pick_threads)) return;
+  const double pick_images_per_second = under_chosen(pick);
+  const RankedPoint* faster = nullptr;
+  double faster_images_per_second = pick_images_per_second;
+  for (const RankedPoint& candidate : recommendation.ranking) {
+    const model::Prediction& rival = candidate.prediction;
+    if (rival.configuration == pick.configuration || !within_run_spread(rival, pick) ||
+        !model->fitted_at(chosen, rival.configuration.threads_per_process))
+      continue;
+    if (const double images_per_second = under_chosen(rival); images_per_second > faster_images_per_second) {
+      faster = &candidate;
+      faster_images_per_second = images_per_second;
+    }
+  }
+  if (!faster) return;
+  recommendation.best = *faster;
+  recommendation.chosen_by_tie_break = recommendation.best.prediction.configuration !=
+                                       recommendation.ranking.front().prediction.configuration;
+  recommendation.allocator = choose_allocator(model, network, recommendation.best.prediction, installed, user_choice);
+  recommendation.choice_note =
+      model::describe(pick.configuration) + " and " + model::describe(faster->prediction.configuration) +
+      " are within what their runs move under glibc's defaults; under " + chosen + ", measured at both layouts, " +
+      model::describe(faster->prediction.configuration) + " is predicted " + format_fixed(faster_images_per_second, 1) +
+      " images/s against " + format_fixed(pick_images_per_second, 1) + ": it is recommended";
+}
+
 std::string objective_name(Objective objective) {
   for (const auto& [name, value] : objectives_by_name())
     if (value == objective) return name;
