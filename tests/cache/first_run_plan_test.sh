@@ -5,7 +5,9 @@
 #   2. the records hold an anchor under glibc-tuned (the allocator is chosen from a measurement)
 #      and a separating anchor (a setting other than the base one, glibc's default allocator);
 #   3. both were trained before the micro-runs that only refine the layers' sum;
-#   4. the answer names the allocator's basis as measured.
+#   4. the answer names the allocator's basis as measured;
+#   5. when the first fit recommends an allocator variant, the first separating anchor's layout is
+#      trained under it too, right after (the allocator's gain per thread count, model/allocation.hpp).
 set -euo pipefail
 dnntune=$1
 source_dir=$2
@@ -55,3 +57,25 @@ print("allocator:", allocator["chosen"], [(v["name"], v["basis"]) for v in alloc
 assert any(v["name"] == "glibc-tuned" and v["basis"] == "measured" for v in allocator["variants"]), allocator
 PY
 echo "ok: glibc-tuned and a separating anchor measured before the extra micro-runs, the allocator's basis measured"
+
+# 5. Whether the tiny network gains from an allocator variant depends on the machine: checked
+# whenever the first fit recommended one (the log says it trained the layout under it).
+if grep -q "to compare the layouts under the allocator the answer sets" "$work/first.log"; then
+    python3 - "$work/first.log" "$records" <<'PY' || fail "the rival layout was not trained under the allocator right after"
+import json, re, sys
+lines = open(sys.argv[1]).read().splitlines()
+paired = [i for i, line in enumerate(lines) if "to compare the layouts under the allocator" in line]
+separating = next(i for i, line in enumerate(lines) if re.search("to separate it from|to check the top candidate", line))
+assert separating < paired[0] and all(b == a + 1 for a, b in zip(paired, paired[1:])), (separating, paired)
+setting = re.search(r"for real \((\d+)x(\d+)\) under ([a-z-]+)", lines[paired[0]])
+processes, threads, allocator = int(setting[1]), int(setting[2]), setting[3]
+assert allocator == "glibc-tuned", allocator  # the reference every variant is fitted against comes first
+runs = [json.loads(line) for line in open(sys.argv[2])]
+assert any(r["kind"] == "network" and r["pass"] == "iteration" and r["status"] == "ok" and
+           r.get("allocator") == allocator and (r["processes"], r["threads"]) == (processes, threads) for r in runs)
+print("paired:", [lines[i].split("for real ")[1] for i in paired])
+PY
+    echo "ok: the rival layout was trained under the recommended allocator right after its default anchor"
+else
+    echo "ok: the first fit recommended glibc's defaults here, so no layout was trained under a variant"
+fi
