@@ -168,39 +168,47 @@ void recommend_allocator(Recommendation& recommendation, const std::optional<mod
                          const std::string& user_choice) {
   recommendation.allocator =
       choose_allocator(model, network, recommendation.best.prediction, installed, user_choice);
-  const std::string chosen = recommendation.allocator->chosen;
-  if (!model || chosen == "default") return;
-  const auto under_chosen = [&](const model::Prediction& prediction) {
-    const AllocatorChoice choice = choose_allocator(model, network, prediction, installed, chosen);
-    const AllocatorCandidate* candidate = choice.find(chosen);
-    return candidate ? candidate->images_per_second : prediction.images_per_second;
+  if (!model) return;
+  // A candidate's whole setup: under the allocator recommended for it, and whether that rests on
+  // real steps at its own threads per process (glibc's defaults always do: they are the anchors').
+  struct Setup {
+    std::string allocator;
+    double images_per_second = 0;
+    bool measured_here = false;
+  };
+  const auto setup_of = [&](const model::Prediction& prediction) {
+    const AllocatorChoice choice = choose_allocator(model, network, prediction, installed, user_choice);
+    const AllocatorCandidate* candidate = choice.find(choice.chosen);
+    return Setup{choice.chosen, candidate ? candidate->images_per_second : prediction.images_per_second,
+                 choice.chosen == "default" ||
+                     model->fitted_at(choice.chosen, prediction.configuration.threads_per_process)};
   };
   const model::Prediction pick = recommendation.best.prediction;
-  const int pick_threads = pick.configuration.threads_per_process;
-  if (!model->fitted_at(chosen, pick_threads)) return;
-  const double pick_images_per_second = under_chosen(pick);
+  const Setup pick_setup = setup_of(pick);
+  if (!pick_setup.measured_here) return;
   const RankedPoint* faster = nullptr;
-  double faster_images_per_second = pick_images_per_second;
+  Setup faster_setup = pick_setup;
   for (const RankedPoint& candidate : recommendation.ranking) {
     const model::Prediction& rival = candidate.prediction;
-    if (rival.configuration == pick.configuration || !within_run_spread(rival, pick) ||
-        !model->fitted_at(chosen, rival.configuration.threads_per_process))
-      continue;
-    if (const double images_per_second = under_chosen(rival); images_per_second > faster_images_per_second) {
+    if (rival.configuration == pick.configuration || !within_run_spread(rival, pick)) continue;
+    const Setup rival_setup = setup_of(rival);
+    if (rival_setup.measured_here && rival_setup.images_per_second > faster_setup.images_per_second) {
       faster = &candidate;
-      faster_images_per_second = images_per_second;
+      faster_setup = rival_setup;
     }
   }
-  if (!faster) return;
+  // Both under glibc's defaults: the close call stays the runs' (choose_among_ties).
+  if (!faster || (pick_setup.allocator == "default" && faster_setup.allocator == "default")) return;
   recommendation.best = *faster;
   recommendation.chosen_by_tie_break = recommendation.best.prediction.configuration !=
                                        recommendation.ranking.front().prediction.configuration;
   recommendation.allocator = choose_allocator(model, network, recommendation.best.prediction, installed, user_choice);
   recommendation.choice_note =
       model::describe(pick.configuration) + " and " + model::describe(faster->prediction.configuration) +
-      " are within what their runs move under glibc's defaults; under " + chosen + ", measured at both layouts, " +
-      model::describe(faster->prediction.configuration) + " is predicted " + format_fixed(faster_images_per_second, 1) +
-      " images/s against " + format_fixed(pick_images_per_second, 1) + ": it is recommended";
+      " are within what their runs move under glibc's defaults; with the allocator recommended for each, measured at "
+      "its layout, " + model::describe(faster->prediction.configuration) + " under " + faster_setup.allocator +
+      " is predicted " + format_fixed(faster_setup.images_per_second, 1) + " images/s against " +
+      format_fixed(pick_setup.images_per_second, 1) + " under " + pick_setup.allocator + ": it is recommended";
 }
 
 std::string objective_name(Objective objective) {

@@ -90,14 +90,14 @@ void choose_among_ties(Recommendation& result, const std::vector<std::vector<dou
 // trains such a pair again (pipeline/close_call_anchors.hpp); recommend names it in its note.
 bool within_run_spread(const model::Prediction& a, const model::Prediction& b);
 
-// The allocator of the answer (choose_allocator for the pick), and a close call decided under it:
-// when the pick and a measured candidate lie within their runs' spread (within_run_spread: glibc's
-// defaults cannot tell them apart) and the recommended allocator's gain was fitted at both one's
-// and the other's threads per process (model::AllocationModel::fitted_at: real steps under it at
-// both layouts), the one predicted faster under that allocator is the pick, and the note says so.
-// The layout a close call picks under glibc's defaults can lose under the allocator the answer
-// sets (docs/results.md, "The first answer"). `model`, `installed`, `user_choice`: as
-// choose_allocator takes them.
+// The allocator of the answer (choose_allocator for the pick), and a close call decided by whole
+// setups: when the pick and a measured candidate lie within their runs' spread (within_run_spread:
+// glibc's defaults cannot tell them apart), each is taken under the allocator recommended for it,
+// and where both allocators' gains rest on real steps at the candidate's own threads per process
+// (model::AllocationModel::fitted_at), the faster setup is the pick and the note says so. The
+// layout a close call picks under glibc's defaults can lose under the allocator the answer sets
+// (docs/results.md, "The first answer"). `model`, `installed`, `user_choice`: as choose_allocator
+// takes them (--allocator: both under it).
 void recommend_allocator(Recommendation& recommendation, const std::optional<model::AllocationModel>& model,
                          const workloads::Network& network, const std::vector<InstalledAllocator>& installed,
                          const std::string& user_choice);
