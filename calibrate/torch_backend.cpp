@@ -13,6 +13,7 @@
 // The whole-network run is the trainer's TorchNetwork under real autograd. The one file of
 // calibrate/ that includes libtorch, through <ATen/ATen.h> and the few API headers it needs
 // rather than <torch/torch.h>, to keep it fast to compile.
+#include <algorithm>
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/cuda.h>
@@ -57,11 +58,30 @@ std::vector<std::int64_t> pair(std::int64_t height, std::int64_t width) { return
 
 double keep_probability(const LayerSpec& spec) { return 1.0 - spec.dropout_probability; }
 
+// Fills `tensor` uniformly in [low, high). On the CPU a large tensor gets copies of one random
+// block: ATen draws uniform_ on one thread, and drawing the operands of a large layer pass (a
+// batch-32 activation is hundreds of megabytes) took seconds, longer than the pass's timed runs,
+// so a first run measured a few of resnet152's layers where it had planned all. A kernel's speed
+// does not depend on the values, and a block of 2^20 values repeats too far apart for a branch
+// predictor to learn the pattern.
+at::Tensor& fill_uniform(at::Tensor& tensor, double low, double high) {
+  constexpr std::int64_t block_values = std::int64_t{1} << 20;
+  const std::int64_t values = tensor.numel();
+  if (!tensor.device().is_cpu() || !tensor.is_contiguous() || values <= block_values) return tensor.uniform_(low, high);
+  const at::Tensor block = at::empty({block_values}, tensor.options()).uniform_(low, high);
+  at::Tensor flat = tensor.view({-1});
+  for (std::int64_t offset = 0; offset < values; offset += block_values) {
+    const std::int64_t length = std::min(block_values, values - offset);
+    flat.narrow(0, offset, length).copy_(block.narrow(0, 0, length));
+  }
+  return tensor;
+}
+
 // Parameters drawn like PyTorch's default initialisation (uniform in +-1/sqrt(fan_in)), inputs
-// uniform in [-2, 2): values of the size training sees, no denormals, and cheap to draw for
-// activations of hundreds of megabytes.
+// uniform in [-2, 2): values of the size training sees, no denormals.
 at::Tensor activation(std::vector<std::int64_t> dims, const at::TensorOptions& options) {
-  return at::empty(dims, options).uniform_(-2, 2);
+  at::Tensor tensor = at::empty(dims, options);
+  return fill_uniform(tensor, -2, 2);
 }
 
 // What a pass's tensors are made of (set_precision): the dtype of the activations and of the
@@ -372,6 +392,11 @@ class TorchPreparedLayer final : public PreparedLayer {
   }
 
  private:
+  static at::Tensor gradient_like(const at::Tensor& output) {
+    at::Tensor gradient = at::empty_like(output);
+    return fill_uniform(gradient, -1, 1);
+  }
+
   // A backward pass reads what its forward kept, and a gradient to propagate.
   void keep_forward_results(LayerState& state) {
     if (pass_ == Pass::forward) return;
@@ -379,7 +404,7 @@ class TorchPreparedLayer final : public PreparedLayer {
     forward(spec_, state, false);
     state.grad_output = spec_.kind == LayerKind::softmax_cross_entropy ? at::ones({}, state.output.options())
                         : diff_dst.defined()                           ? diff_dst
-                                                                       : at::empty_like(state.output).uniform_(-1, 1);
+                                                                       : gradient_like(state.output);
   }
 
   LayerSpec spec_;
