@@ -26,6 +26,7 @@
 #include "train/gradient_allreduce.hpp"
 #include "train/module_timer.hpp"
 #include "train/parameter_server.hpp"
+#include "train/optimizer.hpp"
 #include "train/precision.hpp"
 #include "train/python_runner.hpp"
 #include "train/torch_network.hpp"
@@ -161,9 +162,8 @@ StepSamples run_steps(const TrainOptions& options, TorchNetwork& network, const 
   // fp16 scales the loss (check_train_options keeps it from parameter servers: they step themselves).
   std::optional<DynamicLossScaler> loss_scaler;
   if (options.precision == "fp16") loss_scaler.emplace();
-  std::optional<torch::optim::SGD> optimizer;
-  if (!server)
-    optimizer.emplace(parameters, torch::optim::SGDOptions(options.learning_rate).momentum(options.momentum));
+  std::optional<SgdWithMomentum> optimizer;
+  if (!server) optimizer.emplace(parameters, options.learning_rate, options.momentum, device.is_cuda());
   if (allreduce) {
     // Gradient i of the all-reduce is parameter n-1-i: backward produces them in reverse order.
     for (std::size_t i = 0; i < parameters.size(); ++i)
