@@ -24,7 +24,7 @@ namespace {
 // The steps of an anchor under another allocator, and a trainer's start per process: what the
 // next variant's run is estimated from (pipeline/first_run_plan.hpp counts the same).
 int variant_steps(const PreparedCalibration& calibration) {
-  return calibration.request.anchor_warmup + calibration.request.allocator_anchor_iterations;
+  return calibration.request.allocator_anchor_warmup + calibration.request.allocator_anchor_iterations;
 }
 constexpr double variant_start_seconds = 5;
 
@@ -59,7 +59,8 @@ Expected<void> train_anchor(const PreparedCalibration& calibration, std::size_t 
   request.threads = setting.threads;
   request.processes = setting.processes;
   request.directory = calibration.request.directory;
-  request.warmup = calibration.request.anchor_warmup;
+  request.warmup = allocator == "default" ? calibration.request.anchor_warmup
+                                           : calibration.request.allocator_anchor_warmup;
   request.iterations = allocator == "default" ? calibration.request.anchor_iterations
                                                : calibration.request.allocator_anchor_iterations;
   request.allocator = allocator;

@@ -50,7 +50,8 @@ struct CalibrationRequest {
   bool dry_run = false;                     // plan only: nothing is created, probed or measured
   int anchor_warmup = 2;                    // the anchors' untimed and timed steps (run_anchors)
   int anchor_iterations = 3;
-  int allocator_anchor_iterations = 3;      // the timed steps of the anchors under the other allocators
+  int allocator_anchor_warmup = 2;          // the untimed and timed steps of the anchors under the other
+  int allocator_anchor_iterations = 3;      // allocators
   // The anchors under the other allocator variants (glibc-tuned first, then jemalloc and tcmalloc
   // when installed): the next is skipped when it would take the time spent on them past this.
   double allocator_anchor_budget_seconds = 120;

@@ -45,7 +45,7 @@ double base_anchor_seconds(double step_seconds, int anchored, double warmup_step
 }
 
 double allocator_anchor_seconds(double step_seconds, int anchored, double warmup_steps) {
-  return trainer_start_seconds * std::max(1, anchored) + (warmup_steps + 1) * step_seconds;
+  return trainer_start_seconds * std::max(1, anchored) + (warmup_steps + 2) * step_seconds;
 }
 
 double separating_anchor_seconds(double step_seconds, double warmup_steps) {

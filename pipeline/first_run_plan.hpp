@@ -10,7 +10,7 @@
 //      setting, and the cliff extremes);
 //   3. the base anchor under glibc's default allocator (a warm-up and three timed steps);
 //   4. the anchors under the other allocator variants at the base setting, glibc-tuned first (the
-//      reference the others are fitted against), a warm-up and one timed step each: a variant not
+//      reference the others are fitted against), two untimed steps and one timed each: a variant not
 //      anchored is never recommended, so without them the allocator is never chosen;
 //   5. the anchors at the settings whose bands overlap the top one's (separating_anchors.hpp);
 //   6. the other layer passes (priorities 2-4), with what is left;
@@ -84,7 +84,7 @@ constexpr double close_call_share = 0.25;
 // `anchored` anchors of `step_seconds` together, `timed_steps` timed steps each), at least one.
 double measured_warmup_steps(double wall_seconds, double step_seconds, int anchored, int timed_steps);
 // What one anchor of each stage is estimated to take from the base setting's step: the base anchor
-// a warm-up and three timed steps; an allocator variant a warm-up and one timed step; a
+// a warm-up and three timed steps; an allocator variant two untimed steps and one timed; a
 // separating anchor a warm-up and one timed step at a setting with twice the base's processes (on
 // the small nodes a default first run is for, the rival of the base layout is the one with more
 // processes at the same per-process batch: twice the images per step), its trainer's time limit
