@@ -192,7 +192,11 @@ void recommend_allocator(Recommendation& recommendation, const std::optional<mod
     const model::Prediction& rival = candidate.prediction;
     if (rival.configuration == pick.configuration || !within_run_spread(rival, pick)) continue;
     const Setup rival_setup = setup_of(rival);
-    if (rival_setup.measured_here && rival_setup.images_per_second > faster_setup.images_per_second) {
+    // Faster by more than the two settings' runs move: the allocator anchors are a step or a run
+    // each, and a difference their runs cannot resolve does not overturn the runs' pick.
+    const auto half_width = run_difference_half_width(rival, pick);
+    if (rival_setup.measured_here && rival_setup.images_per_second > faster_setup.images_per_second &&
+        half_width && std::log(rival_setup.images_per_second / pick_setup.images_per_second) > *half_width) {
       faster = &candidate;
       faster_setup = rival_setup;
     }

@@ -94,7 +94,8 @@ bool within_run_spread(const model::Prediction& a, const model::Prediction& b);
 // setups: when the pick and a measured candidate lie within their runs' spread (within_run_spread:
 // glibc's defaults cannot tell them apart), each is taken under the allocator recommended for it,
 // and where both allocators' gains rest on real steps at the candidate's own threads per process
-// (model::AllocationModel::fitted_at), the faster setup is the pick and the note says so. The
+// (model::AllocationModel::fitted_at) and one setup is faster by more than the two settings' runs
+// move (as within_run_spread judges), the faster setup is the pick and the note says so. The
 // layout a close call picks under glibc's defaults can lose under the allocator the answer sets
 // (docs/results.md, "The first answer"). `model`, `installed`, `user_choice`: as choose_allocator
 // takes them (--allocator: both under it).
