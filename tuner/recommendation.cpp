@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <thread>
 #include <tuple>
+#include <utility>
 
 #include "common/statistics.hpp"
 #include "common/text_format.hpp"
@@ -166,53 +167,54 @@ void choose_among_ties(Recommendation& result, const std::vector<std::vector<dou
 void recommend_allocator(Recommendation& recommendation, const std::optional<model::AllocationModel>& model,
                          const workloads::Network& network, const std::vector<InstalledAllocator>& installed,
                          const std::string& user_choice) {
-  recommendation.allocator =
-      choose_allocator(model, network, recommendation.best.prediction, installed, user_choice);
-  if (!model) return;
-  // A candidate's whole setup: under the allocator recommended for it, and whether that rests on
-  // real steps at its own threads per process (glibc's defaults always do: they are the anchors').
+  // A candidate's whole setup: the allocator recommended for it, its images/s under that allocator,
+  // and whether that rests on real steps at its own threads per process (glibc's defaults always
+  // do: they are the anchors').
   struct Setup {
-    std::string allocator;
+    AllocatorChoice choice;
     double images_per_second = 0;
     bool measured_here = false;
   };
   const auto setup_of = [&](const model::Prediction& prediction) {
-    const AllocatorChoice choice = choose_allocator(model, network, prediction, installed, user_choice);
-    const AllocatorCandidate* candidate = choice.find(choice.chosen);
-    return Setup{choice.chosen, candidate ? candidate->images_per_second : prediction.images_per_second,
-                 choice.chosen == "default" ||
-                     model->fitted_at(choice.chosen, prediction.configuration.threads_per_process)};
+    Setup setup{choose_allocator(model, network, prediction, installed, user_choice), prediction.images_per_second,
+                false};
+    if (const AllocatorCandidate* candidate = setup.choice.find(setup.choice.chosen))
+      setup.images_per_second = candidate->images_per_second;
+    setup.measured_here = setup.choice.chosen == "default" ||
+                          (model && model->fitted_at(setup.choice.chosen, prediction.configuration.threads_per_process));
+    return setup;
   };
   const model::Prediction pick = recommendation.best.prediction;
   const Setup pick_setup = setup_of(pick);
-  if (!pick_setup.measured_here) return;
+  recommendation.allocator = pick_setup.choice;
+  if (!model || !pick_setup.measured_here) return;
   const RankedPoint* faster = nullptr;
   Setup faster_setup = pick_setup;
   for (const RankedPoint& candidate : recommendation.ranking) {
     const model::Prediction& rival = candidate.prediction;
     if (rival.configuration == pick.configuration || !within_run_spread(rival, pick)) continue;
-    const Setup rival_setup = setup_of(rival);
+    Setup rival_setup = setup_of(rival);
     // Faster by more than the two settings' runs move: the allocator anchors are a step or a run
     // each, and a difference their runs cannot resolve does not overturn the runs' pick.
     const auto half_width = run_difference_half_width(rival, pick);
     if (rival_setup.measured_here && rival_setup.images_per_second > faster_setup.images_per_second &&
         half_width && std::log(rival_setup.images_per_second / pick_setup.images_per_second) > *half_width) {
       faster = &candidate;
-      faster_setup = rival_setup;
+      faster_setup = std::move(rival_setup);
     }
   }
   // Both under glibc's defaults: the close call stays the runs' (choose_among_ties).
-  if (!faster || (pick_setup.allocator == "default" && faster_setup.allocator == "default")) return;
+  if (!faster || (pick_setup.choice.chosen == "default" && faster_setup.choice.chosen == "default")) return;
   recommendation.best = *faster;
   recommendation.chosen_by_tie_break = recommendation.best.prediction.configuration !=
                                        recommendation.ranking.front().prediction.configuration;
-  recommendation.allocator = choose_allocator(model, network, recommendation.best.prediction, installed, user_choice);
+  recommendation.allocator = faster_setup.choice;
   recommendation.choice_note =
       model::describe(pick.configuration) + " and " + model::describe(faster->prediction.configuration) +
       " are within what their runs move under glibc's defaults; with the allocator recommended for each, measured at "
-      "its layout, " + model::describe(faster->prediction.configuration) + " under " + faster_setup.allocator +
+      "its layout, " + model::describe(faster->prediction.configuration) + " under " + faster_setup.choice.chosen +
       " is predicted " + format_fixed(faster_setup.images_per_second, 1) + " images/s against " +
-      format_fixed(pick_setup.images_per_second, 1) + " under " + pick_setup.allocator + ": it is recommended";
+      format_fixed(pick_setup.images_per_second, 1) + " under " + pick_setup.choice.chosen + ": it is recommended";
 }
 
 std::string objective_name(Objective objective) {
