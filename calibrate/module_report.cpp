@@ -26,8 +26,8 @@ using workloads::Pass;
 
 // One backend, batch, setting and allocator: what a micro-run and an anchor run are compared
 // within (micro-runs under glibc-tuned, `calibrate --allocator`, against steps under it).
-using Setting = std::tuple<std::string, std::int64_t, int, bool, int, std::string>;
-Setting setting_of(const records::Measurement& record) {
+using RecordSetting = std::tuple<std::string, std::int64_t, int, bool, int, std::string>;
+RecordSetting setting_of(const records::Measurement& record) {
   return {record.backend, record.batch, record.threads, record.smt, record.processes, record.allocator};
 }
 
@@ -81,10 +81,10 @@ Expected<ModuleReport> make_module_report(const std::string& directory, int wors
   }
   const std::vector<records::Measurement> anchor_records = newest_of_each(std::move(anchors->records));
 
-  std::map<Setting, std::map<std::pair<std::string, std::string>, const records::Measurement*>> micro;
+  std::map<RecordSetting, std::map<std::pair<std::string, std::string>, const records::Measurement*>> micro;
   for (const records::Measurement& record : layer_records)
     if (record.kind == records::MeasurementKind::layer) micro[setting_of(record)][{record.descriptor, record.pass}] = &record;
-  using Run = std::tuple<std::string, Setting>;  // network, setting
+  using Run = std::tuple<std::string, RecordSetting>;  // network, setting
   std::map<Run, std::map<std::pair<std::string, std::string>, const records::Measurement*>> modules;
   std::map<Run, std::map<std::string, const records::Measurement*>> steps;
   for (const records::Measurement& record : anchor_records) {

@@ -25,7 +25,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::pair<MeasurementKind, const char*> kind_words[] = {
+constexpr std::pair<MeasurementKind, const char*> measurement_kind_words[] = {
     {MeasurementKind::layer, "layer"}, {MeasurementKind::network, "network"},
     {MeasurementKind::communication, "communication"},
     {MeasurementKind::module, "module"}};
@@ -71,7 +71,7 @@ bool trained_by_cpp_trainer(const Measurement& measurement) { return measurement
 
 std::string default_precision(const std::string& backend) { return backend == "torch-cuda" ? "tf32" : "fp32"; }
 
-std::string to_string(MeasurementKind kind) { return enum_word(kind, kind_words); }
+std::string to_string(MeasurementKind kind) { return enum_word(kind, measurement_kind_words); }
 std::string to_string(MeasurementStatus status) { return enum_word(status, status_words); }
 
 bool is_module_name(const std::string& name) {
@@ -146,7 +146,7 @@ Expected<Measurement> measurement_from_json_line(const std::string& line, const 
   Measurement m;
   try {
     const json& in = *document;
-    m.kind = enum_from_word(in.at("kind"), kind_words);
+    m.kind = enum_from_word(in.at("kind"), measurement_kind_words);
     m.backend = in.at("backend").get<std::string>();
     m.backend_version = in.at("backend_version").get<std::string>();
     m.machine_fingerprint = in.at("machine_fingerprint").get<std::string>();

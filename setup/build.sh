@@ -38,8 +38,13 @@ dnntune_install_missing_packages() {
 
 dnntune_build() {
     if [[ ! -f "$dnntune_build/CMakeCache.txt" ]]; then
+        # Ninja where it is installed (setup/debian-packages.txt lists it): it compiles the files of
+        # a library while the libraries it depends on are still compiling, which Makefiles do not,
+        # so both cores stay busy to the end of a clean build.
+        local generator=()
+        command -v ninja >/dev/null && generator=(-G Ninja)
         echo "dnntune setup: configuring $dnntune_build (Release)" >&2
-        cmake -S "$dnntune_root" -B "$dnntune_build" -DCMAKE_BUILD_TYPE=Release \
+        cmake -S "$dnntune_root" -B "$dnntune_build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
             -DDNNTUNE_SANITIZE="$([[ "$dnntune_sanitize" == 1 ]] && echo ON || echo OFF)" >&2
     fi
     local targets=()

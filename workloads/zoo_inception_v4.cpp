@@ -34,7 +34,7 @@ LayerId pooled_branch(NetworkBuilder& net, LayerId x, const std::string& p, std:
 }
 
 // Inception_A: 35x35x384.
-LayerId inception_a(NetworkBuilder& net, LayerId x, const std::string& p) {
+LayerId inception_v4_a(NetworkBuilder& net, LayerId x, const std::string& p) {
   const LayerId branch0 = basic_conv2d(net, x, p + "branch0", 96, 1);
   LayerId branch1 = basic_conv2d(net, x, p + "branch1.0", 64, 1);
   branch1 = basic_conv2d(net, branch1, p + "branch1.1", 96, 3, 1, 1);
@@ -56,7 +56,7 @@ LayerId reduction_a(NetworkBuilder& net, LayerId x, const std::string& p) {
 }
 
 // Inception_B: 17x17x1024 with factorised 7x7 convolutions.
-LayerId inception_b(NetworkBuilder& net, LayerId x, const std::string& p) {
+LayerId inception_v4_b(NetworkBuilder& net, LayerId x, const std::string& p) {
   const LayerId branch0 = basic_conv2d(net, x, p + "branch0", 384, 1);
   LayerId branch1 = basic_conv2d(net, x, p + "branch1.0", 192, 1);
   branch1 = basic_conv2d(net, branch1, p + "branch1.1", 224, {1, 7}, 1, {0, 3});
@@ -83,7 +83,7 @@ LayerId reduction_b(NetworkBuilder& net, LayerId x, const std::string& p) {
 }
 
 // Inception_C: 8x8x1536 with 1x3 / 3x1 pairs concatenated inside branches 1 and 2.
-LayerId inception_c(NetworkBuilder& net, LayerId x, const std::string& p) {
+LayerId inception_v4_c(NetworkBuilder& net, LayerId x, const std::string& p) {
   const LayerId branch0 = basic_conv2d(net, x, p + "branch0", 256, 1);
   const LayerId branch1_0 = basic_conv2d(net, x, p + "branch1_0", 384, 1);
   const LayerId branch1_1a = basic_conv2d(net, branch1_0, p + "branch1_1a", 256, {1, 3}, 1, {0, 1});
@@ -110,11 +110,11 @@ Expected<Network> build_inception_v4() {
   x = stem(net, x);
   int module = 6;  // index in the port's `features` Sequential
   const auto next = [&module] { return "features." + std::to_string(module++) + "."; };
-  for (int i = 0; i < 4; ++i) x = inception_a(net, x, next());
+  for (int i = 0; i < 4; ++i) x = inception_v4_a(net, x, next());
   x = reduction_a(net, x, next());
-  for (int i = 0; i < 7; ++i) x = inception_b(net, x, next());
+  for (int i = 0; i < 7; ++i) x = inception_v4_b(net, x, next());
   x = reduction_b(net, x, next());
-  for (int i = 0; i < 3; ++i) x = inception_c(net, x, next());
+  for (int i = 0; i < 3; ++i) x = inception_v4_c(net, x, next());
   // The port's nn.AvgPool2d(8, count_include_pad=False): global on the 8x8 map.
   x = net.layer("avg_pool", avg_pool2d(8, 8, 0, false, false), x);
   x = net.layer("flatten", flatten(), x);

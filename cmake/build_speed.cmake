@@ -1,0 +1,17 @@
+# cmake/build_speed.cmake — how a clean build of the `dnntune` command stays short (a fresh
+# clone's first command builds it: README). Figures: docs/results.md, "Build time".
+#
+# Unity builds: each listed target compiles its files in batches of 8 joined into one source, so
+# the heavy headers every file includes (CLI11, whose header-only library is compiled again in
+# every file that includes it; nlohmann/json; libtorch's torch/torch.h, about 15 CPU-seconds to
+# parse) are compiled once per batch instead of once per file. The rule this puts on the files of
+# these targets: a name in an anonymous namespace (or a `static` function) must be unique within
+# its target, since the batch sees every file's. The build fails with "redefinition of ..." when
+# two clash: rename one. model/, pipeline/ and data/ are not (yet) built this way.
+# -DDNNTUNE_UNITY_BUILD=OFF compiles each file alone (to check a file on its own, or for the
+# shortest rebuild after editing one file).
+option(DNNTUNE_UNITY_BUILD "Compile the targets listed in cmake/build_speed.cmake as unity builds" ON)
+if(DNNTUNE_UNITY_BUILD)
+  set_target_properties(common workloads records probe train calibrate tuner frontend dnntune
+    PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+endif()
