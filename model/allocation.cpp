@@ -21,12 +21,12 @@ namespace {
 
 constexpr double page_bytes = 4096;
 
+}  // namespace
+
 bool valid_allocator_name(const std::string& name) {
   return !name.empty() && name.size() <= 32 &&
          name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") == std::string::npos;
 }
-
-}  // namespace
 
 AllocatorFit allocator_prior(const std::string& name) {
   // glibc keeping all freed memory maps nothing fresh after the first step; of the others
@@ -190,7 +190,7 @@ std::optional<AllocationModel> fit_allocation_from_records(const std::vector<rec
   const auto prior = prior_allocation(machine);
   if (!prior) return std::nullopt;
   const std::string fingerprint = records::fingerprint(machine);
-  // Runs of the C++ trainer (the allocator a Python run used is not recorded), in file order, per
+  // Runs of the C++ trainer (PyTorch allocates otherwise: its runs are whole setups, below), in file order, per
   // allocator, network, batch and setting.
   using Key = std::tuple<std::string, std::string, std::int64_t, int, bool, int>;
   std::map<Key, std::vector<std::size_t>> runs;
@@ -238,6 +238,7 @@ std::optional<AllocationModel> fit_allocation_from_records(const std::vector<rec
   }
   auto model = fit_allocation(anchors, prior->fault_ns_per_page, prior->fault_ns_per_page_all_cores);
   if (!model || model->variants.size() < 2) return std::nullopt;  // glibc-tuned alone compares nothing
+  model->pytorch_setups = measured_setups_from_records(records, machine, backend);
   return *model;
 }
 
@@ -289,9 +290,11 @@ json allocation_to_json(const AllocationModel& model) {
     if (fit.threads > 0) variant["threads_per_process"] = fit.threads;  // absent: pooled
     variants.push_back(variant);
   }
-  return {{"fault_ns_per_page", model.fault_ns_per_page},
-          {"fault_ns_per_page_all_cores", model.fault_ns_per_page_all_cores},
-          {"variants", variants}};
+  json out = {{"fault_ns_per_page", model.fault_ns_per_page},
+              {"fault_ns_per_page_all_cores", model.fault_ns_per_page_all_cores},
+              {"variants", variants}};
+  if (!model.pytorch_setups.empty()) out["pytorch_setups"] = measured_setups_to_json(model.pytorch_setups);
+  return out;
 }
 
 Expected<AllocationModel> allocation_from_json(const json& in, const std::string& origin) {
@@ -314,6 +317,11 @@ Expected<AllocationModel> allocation_from_json(const json& in, const std::string
         fit.threads = threads.get<int>();
       }
       model.variants.push_back(fit);
+    }
+    if (in.contains("pytorch_setups")) {  // absent: none timed (and in calibrations written before them)
+      auto setups = measured_setups_from_json(in.at("pytorch_setups"), origin + ": allocation");
+      if (!setups) return setups.error();
+      model.pytorch_setups = std::move(*setups);
     }
   } catch (const json::exception& error) {
     return json_conversion_error(error, origin);

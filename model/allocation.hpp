@@ -38,6 +38,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "common/expected.hpp"
+#include "model/measured_setups.hpp"
 #include "records/machine_profile.hpp"
 #include "records/measurement.hpp"
 #include "workloads/graph.hpp"
@@ -71,7 +72,13 @@ struct AllocationModel {
   AllocatorFit variant(const std::string& name, int threads = 0) const;
   // Whether `name` has a fit of its own at `threads` per process.
   bool fitted_at(const std::string& name, int threads) const;
+  // Whole setups PyTorch timed under an allocator (model/measured_setups.hpp): a close call's
+  // sides, timed as the user's job runs them.
+  std::vector<MeasuredSetup> pytorch_setups;
 };
+
+// An allocator's name as records and calibrations hold it: lower-case letters, digits and '-'.
+bool valid_allocator_name(const std::string& name);
 
 // The prior of a variant (see above).
 AllocatorFit allocator_prior(const std::string& name);
@@ -115,7 +122,8 @@ Expected<AllocationModel> fit_allocation(const std::vector<AllocatorAnchor>& anc
 // The anchors among measurement records (kind network, ok, one node, the C++ trainer's; per
 // network, batch and setting the newest glibc-tuned run and each other allocator's run nearest to
 // it in file order) of this machine and backend, and the fit; none when the machine has no probed
-// fault cost or no variant was anchored next to glibc-tuned.
+// fault cost or no variant was anchored next to glibc-tuned. With the fit, the setups PyTorch
+// timed (measured_setups_from_records).
 std::optional<AllocationModel> fit_allocation_from_records(const std::vector<records::Measurement>& records,
                                                            const records::MachineProfile& machine,
                                                            const std::string& backend);

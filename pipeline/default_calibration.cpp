@@ -511,22 +511,27 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
     if (!refit) return refit.error();
     result = *refit;
   }
+  // The close calls, within their share: first the answer's, timed by PyTorch as the job runs it
+  // (layout and allocator together: what the C++ trainer cannot settle), then those the anchors'
+  // runs leave open.
   separate.first_budget_seconds = 0;
   const auto settling_started = std::chrono::steady_clock::now();
-  for (;;) {
-    const double spent =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - settling_started).count();
-    separate.budget_seconds =
-        std::clamp(close_call_share * request.first_run_seconds - spent, 0.0, std::max(0.0, left()));
-    if (!(separate.budget_seconds > 0)) break;
-    auto current = model::read_calibration(result.calibration_path);
-    if (!current) return current.error();
-    auto settled = run_close_call_anchor(*current, separate);
-    if (!settled) return settled.error();
-    if (*settled == 0) break;
-    auto refit = fit(entry, request, coverage);
-    if (!refit) return refit.error();
-    result = *refit;
+  for (const auto settle : {run_setup_check, run_close_call_anchor}) {
+    for (;;) {
+      const double spent =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - settling_started).count();
+      separate.budget_seconds =
+          std::clamp(close_call_share * request.first_run_seconds - spent, 0.0, std::max(0.0, left()));
+      if (!(separate.budget_seconds > 0)) break;
+      auto current = model::read_calibration(result.calibration_path);
+      if (!current) return current.error();
+      auto settled = settle(*current, separate);
+      if (!settled) return settled.error();
+      if (*settled == 0) break;
+      auto refit = fit(entry, request, coverage);
+      if (!refit) return refit.error();
+      result = *refit;
+    }
   }
   return result;
 }

@@ -12,6 +12,7 @@
 #include "probe/allocators.hpp"
 #include "probe/memory_budget.hpp"
 #include "train/anchor.hpp"
+#include "train/python_runner.hpp"
 #include "tuner/recommendation.hpp"
 #include "workloads/costs.hpp"
 #include "workloads/zoo.hpp"
@@ -21,6 +22,8 @@ namespace {
 
 // A launch and the trainer's set-up, besides its steps (the allocator anchors' estimate).
 constexpr double start_seconds = 5;
+// The same for PyTorch from Python: importing torch and torchvision, building the model.
+constexpr double python_start_seconds = 10;
 
 // "2x1": processes per node x threads per process, as --anchor-settings takes it.
 std::string setting_label(const model::TrainingConfiguration& configuration) {
@@ -104,7 +107,8 @@ double estimated_run_seconds(const model::Predictor& predictor, const workloads:
 // DIR/network.jsonl, the timed steps stopped after `steps_seconds`; returns the seconds it took.
 Expected<double> train_once(const SeparatingAnchorRequest& request, const std::string& model,
                             const model::TrainingConfiguration& configuration, double steps_seconds,
-                            const std::string& allocator = "default") {
+                            const std::string& allocator = "default",
+                            const std::string& runner = records::kCppTrainer) {
   train::AnchorRequest anchor;
   anchor.executable = request.executable;
   // A network file by its absolute path: the fit finds the network again from the record's command.
@@ -118,6 +122,7 @@ Expected<double> train_once(const SeparatingAnchorRequest& request, const std::s
   anchor.iterations = request.iterations;
   anchor.time_limit_seconds = std::max(1.0, steps_seconds);
   anchor.allocator = allocator;
+  anchor.runner = runner;
   const auto started = std::chrono::steady_clock::now();
   if (auto run = train::run_anchor(anchor); !run) return run.error();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -142,6 +147,13 @@ void say(const SeparatingAnchorRequest& request, const std::string& line) {
   if (request.progress) request.progress(line);
 }
 
+// The allocator variants this machine has, as the tuner chooses among them.
+std::vector<tuner::InstalledAllocator> installed_allocators() {
+  std::vector<tuner::InstalledAllocator> installed;
+  for (const auto& variant : probe::installed_allocators()) installed.push_back({variant.name, variant.environment});
+  return installed;
+}
+
 // The allocators a layout of another thread count is also trained under, so that the allocator's
 // gain is measured there too (model/allocation.hpp): glibc-tuned (the reference every variant is
 // fitted against) and the variant the first fit recommends for the top candidate, when that is not
@@ -150,10 +162,8 @@ std::vector<std::string> allocators_to_pair(const Anchoring& anchoring, const wo
                                             const tuner::Recommendation& recommendation) {
   const auto& allocation = anchoring.predictor.allocation();
   if (!allocation || recommendation.ranking.empty()) return {};
-  std::vector<tuner::InstalledAllocator> installed;
-  for (const auto& variant : probe::installed_allocators()) installed.push_back({variant.name, variant.environment});
-  const tuner::AllocatorChoice choice =
-      tuner::choose_allocator(allocation, network, recommendation.ranking.front().prediction, installed, "");
+  const tuner::AllocatorChoice choice = tuner::choose_allocator(
+      allocation, network, recommendation.ranking.front().prediction, installed_allocators(), "");
   if (choice.chosen == "default") return {};
   std::vector<std::string> allocators{model::reference_allocator};
   if (choice.chosen != model::reference_allocator) allocators.push_back(choice.chosen);
@@ -324,6 +334,98 @@ Expected<int> run_close_call_anchor(const model::Calibration& calibration, const
     const double start = start_seconds * next.configuration.processes_per_node;
     if (auto seconds = train_once(request, model, next.configuration,
                                   std::min(request.steps_limit_seconds, request.budget_seconds - start));
+        !seconds)
+      return seconds.error();
+    return 1;
+  }
+  return 0;
+}
+
+Expected<int> run_setup_check(const model::Calibration& calibration, const SeparatingAnchorRequest& request) {
+  const auto progress = [&](const std::string& line) { say(request, line); };
+  auto anchoring = start_anchoring(calibration, request);
+  if (!anchoring) return anchoring.error();
+  const auto& allocation = anchoring->predictor.allocation();
+  if (!allocation) return 0;  // no allocator variant measured: nothing holds PyTorch's setups
+  const std::vector<tuner::InstalledAllocator> installed = installed_allocators();
+  for (const std::string& model : request.models) {
+    auto network = workloads::load_network(model);
+    if (!network) return network.error();
+    tuner::SearchSpaceOptions space;
+    space.batches_per_process = request.batches;
+    auto recommendation = tuner::recommend(anchoring->predictor, *network, space, {});
+    if (!recommendation) return recommendation.error();
+    // The answer (its setup, under the allocator it sets), and the other side of its close call:
+    // the runs' pick when the answer switched away from it, else the best-ranked measured
+    // candidate within what the pick's runs move.
+    const tuner::RankedPoint runs_pick = recommendation->best;
+    tuner::recommend_allocator(*recommendation, allocation, *network, installed, "");
+    const tuner::RankedPoint& answer = recommendation->best;
+    const tuner::RankedPoint* rival = nullptr;
+    if (answer.prediction.configuration != runs_pick.prediction.configuration) {
+      rival = &runs_pick;
+    } else {
+      for (const tuner::RankedPoint& point : recommendation->ranking)
+        if (point.prediction.configuration != answer.prediction.configuration &&
+            tuner::within_run_spread(point.prediction, answer.prediction)) {
+          rival = &point;
+          break;
+        }
+    }
+    if (!rival) continue;
+    struct Side {
+      const tuner::RankedPoint* point;
+      std::string allocator;
+      double step_seconds;  // predicted under that allocator
+      std::size_t runs;     // PyTorch's so far
+    };
+    const auto side_of = [&](const tuner::RankedPoint& point, const std::string& allocator) {
+      const model::TrainingConfiguration& c = point.prediction.configuration;
+      double images_per_second = point.prediction.images_per_second;
+      const tuner::AllocatorChoice choice = tuner::choose_allocator(allocation, *network, point.prediction, installed, "");
+      if (const tuner::AllocatorCandidate* candidate = choice.find(allocator)) images_per_second = candidate->images_per_second;
+      const model::MeasuredSetup* timed = model::find_setup(allocation->pytorch_setups, network->name,
+                                                            c.batch_per_process, c.processes_per_node,
+                                                            c.threads_per_process, c.smt, allocator);
+      return Side{&point, allocator,
+                  static_cast<double>(c.batch_per_process * c.processes_per_node) / images_per_second,
+                  timed ? timed->iteration_seconds.size() : 0};
+    };
+    const std::string rival_allocator =
+        tuner::choose_allocator(allocation, *network, rival->prediction, installed, "").chosen;
+    const Side sides[2] = {side_of(*rival, rival_allocator), side_of(answer, recommendation->allocator ? recommendation->allocator->chosen : "default")};
+    const std::size_t wanted_runs = static_cast<std::size_t>(request.setup_check_runs);
+    if (sides[0].runs >= wanted_runs && sides[1].runs >= wanted_runs) continue;
+    const Side& next = sides[1].runs < sides[0].runs ? sides[1] : sides[0];
+    const Side& other = &next == &sides[0] ? sides[1] : sides[0];
+    const int steps = request.setup_check_warmup + request.iterations;
+    const auto estimate = [&](const Side& side) {
+      return python_start_seconds * side.point->prediction.configuration.processes_per_node + steps * side.step_seconds;
+    };
+    // A side timed alone compares nothing: the first run of a pair is started only when both fit.
+    const double needed = estimate(next) + (other.runs == 0 ? estimate(other) : 0);
+    const auto words = [&](const Side& side) {
+      return setting_label(side.point->prediction.configuration) + " under " + side.allocator;
+    };
+    const std::string label = network->name + " mb" + std::to_string(next.point->prediction.configuration.batch_per_process);
+    if (needed > request.budget_seconds) {
+      progress("close call of " + label + " between " + words(next) + " and " + words(other) +
+               " not timed by PyTorch: it would take about " + whole_seconds(needed) + " s, past the " +
+               whole_seconds(request.budget_seconds) + " s left for it");
+      continue;
+    }
+    if (auto available = train::check_python_runner(network->name); !available) {
+      progress("close call of " + label + " not timed by PyTorch from Python: " + available.error().message);
+      return 0;
+    }
+    progress("anchor: timing " + label + " at " + words(next) + " by PyTorch from Python, as the job runs it: "
+             "the answer's close call with " + words(other));
+    SeparatingAnchorRequest timed = request;
+    timed.warmup = request.setup_check_warmup;
+    const double start = python_start_seconds * next.point->prediction.configuration.processes_per_node;
+    if (auto seconds = train_once(timed, model, next.point->prediction.configuration,
+                                  std::max(1.0, request.budget_seconds - start - request.setup_check_warmup * next.step_seconds),
+                                  next.allocator, records::kPythonTrainer);
         !seconds)
       return seconds.error();
     return 1;

@@ -57,6 +57,12 @@ struct SeparatingAnchorRequest {
   // drifting machine two settings a few percent apart can stay within their runs' spread however
   // many runs they get, so more runs stop paying.
   int close_call_runs = 7;
+  // The answer's close call timed by PyTorch (run_setup_check): up to this many runs a side, each
+  // with this many untimed steps (the first optimizer step creates the momentum buffers, so the
+  // second faults its activations in anew under an allocator that keeps its memory) before
+  // `iterations` timed ones.
+  int setup_check_runs = 2;
+  int setup_check_warmup = 2;
   std::function<void(const std::string&)> progress;  // a line per anchor trained or skipped; may be empty
 };
 
@@ -75,5 +81,18 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
 // Why: the paired replicates cannot see an anchor's noise, so a close call decided by one run
 // against three can go the wrong way while the answer claims a clear pick (docs/results.md).
 Expected<int> run_close_call_anchor(const model::Calibration& calibration, const SeparatingAnchorRequest& request);
+
+// The answer's close call timed as the user's job runs it (model/measured_setups.hpp): the setup
+// the answer sets (layout and allocator, tuner::recommend_allocator) and the other side of its
+// close call (the runs' pick when the answer switched away from it, else the best-ranked measured
+// candidate within what the pick's runs move), each under the allocator recommended for it, by
+// PyTorch from Python (train --runner python --allocator). Of the first network with such a close
+// call, the side with fewer runs (the rival on a tie) is trained once; a side with
+// setup_check_runs runs is not trained again, and the first run of a pair starts only when both
+// fit `request.budget_seconds`. Returns 1 when it trained, 0 when nothing is left to time, it
+// would not fit, or this machine's python3 cannot train (said): the caller refits and calls again
+// while its time allows. Why: the C++ trainer allocates otherwise than PyTorch, and showed two
+// layouts within 2% under glibc-tuned where PyTorch ran one 1.2x faster (docs/results.md).
+Expected<int> run_setup_check(const model::Calibration& calibration, const SeparatingAnchorRequest& request);
 
 }  // namespace dnntune::pipeline

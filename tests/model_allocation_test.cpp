@@ -371,3 +371,120 @@ TEST_CASE("a close call under glibc's defaults is decided under the recommended 
   tuner::recommend_allocator(apart, model, *network, installed, "");
   CHECK(apart.best.prediction.configuration.processes_per_node == 2);
 }
+
+TEST_CASE("the close call's setups timed by PyTorch decide it where they are apart by more than runs move") {
+  const auto network = workloads::load_network(DNNTUNE_SOURCE_DIR "/tests/fixtures/tiny_network.json");
+  REQUIRE(network);
+  const auto measured = [](int processes, int threads, double iteration_seconds) {
+    Prediction prediction;
+    prediction.configuration.processes_per_node = processes;
+    prediction.configuration.threads_per_process = threads;
+    prediction.configuration.batch_per_process = 8;
+    prediction.iteration_seconds = iteration_seconds;
+    prediction.images_per_second = 8.0 * processes / iteration_seconds;
+    prediction.images_per_second_low = 0.9 * prediction.images_per_second;
+    prediction.images_per_second_high = 1.1 * prediction.images_per_second;
+    prediction.confidence = "measured";
+    prediction.run_spread_log_sd = 0.05;
+    prediction.anchor.anchor.runs = 3;
+    return prediction;
+  };
+  tuner::Recommendation recommendation;
+  recommendation.ranking = {{measured(2, 1, 1.95), 8.2}, {measured(1, 2, 1.0), 8.0}};
+  recommendation.best = recommendation.ranking.front();
+  // glibc-tuned gains alike at both thread counts (the C++ trainer's view): the runs' pick, 2x1, stays.
+  AllocationModel model = one_ns_per_byte();
+  const double fresh = fresh_bytes_per_step(*network, 8);
+  const double unit_one = fresh * fault_seconds_per_byte(model, 1, 2), unit_two = fresh * fault_seconds_per_byte(model, 2, 1);
+  const auto fit = [](const std::string& name, double non_reuse, int threads) {
+    AllocatorFit result{name, non_reuse, 0.95 * non_reuse, 1.05 * non_reuse, 1};
+    result.own_sd = 0.01 * non_reuse;
+    result.threads = threads;
+    return result;
+  };
+  model.variants = {fit("glibc-tuned", 0, 0), fit("default", 0.3 / unit_two, 0), fit("glibc-tuned", 0, 1),
+                    fit("default", 0.5 / unit_one, 1), fit("glibc-tuned", 0, 2), fit("default", 0.3 / unit_two, 2)};
+  const std::vector<tuner::InstalledAllocator> installed = {
+      {"default", {}}, {"glibc-tuned", {{"MALLOC_MMAP_THRESHOLD_", "1073741824"}}}};
+  const auto answer = [&](const AllocationModel& with) {
+    tuner::Recommendation decided = recommendation;
+    tuner::recommend_allocator(decided, with, *network, installed, "");
+    return decided;
+  };
+  const tuner::Recommendation by_model = answer(model);
+  REQUIRE(by_model.allocator);
+  CHECK(by_model.allocator->chosen == "glibc-tuned");
+  CHECK(by_model.best.prediction.configuration.processes_per_node == 2);
+  const auto setup = [&](int processes, int threads, std::vector<double> seconds) {
+    return MeasuredSetup{network->name, 8, processes, threads, false, "glibc-tuned", std::move(seconds)};
+  };
+  // PyTorch timed both under glibc-tuned: 1x2 at 11.4 images/s, 2x1 at 8.9: 1x2 is recommended.
+  AllocationModel timed = model;
+  timed.pytorch_setups = {setup(2, 1, {1.8}), setup(1, 2, {0.70})};
+  const tuner::Recommendation by_pytorch = answer(timed);
+  CHECK(by_pytorch.best.prediction.configuration.processes_per_node == 1);
+  CHECK(by_pytorch.allocator->chosen == "glibc-tuned");
+  CHECK(by_pytorch.choice_note.find("timed by PyTorch from Python") != std::string::npos);
+  CHECK(by_pytorch.choice_note.find("is recommended") != std::string::npos);
+  // 3% apart, less than one run each moves: the pick stays, and the note says PyTorch agreed it could not tell.
+  timed.pytorch_setups = {setup(2, 1, {1.8}), setup(1, 2, {0.875})};
+  const tuner::Recommendation close = answer(timed);
+  CHECK(close.best.prediction.configuration.processes_per_node == 2);
+  CHECK(close.choice_note.find("they do not overturn the pick") != std::string::npos);
+  // Only one side timed: nothing to compare, the model's pick stays.
+  timed.pytorch_setups = {setup(1, 2, {0.5})};
+  CHECK(answer(timed).best.prediction.configuration.processes_per_node == 2);
+  // Timed under another allocator than the one the answer sets: not this close call.
+  timed.pytorch_setups = {setup(2, 1, {1.8}), setup(1, 2, {0.5})};
+  timed.pytorch_setups[1].allocator = "default";
+  CHECK(answer(timed).best.prediction.configuration.processes_per_node == 2);
+}
+
+TEST_CASE("PyTorch's whole setups come from the Python runner's records and are checked on read") {
+  const records::MachineProfile machine = test::test_machine();
+  records::Measurement record;
+  record.kind = records::MeasurementKind::network;
+  record.backend = "torch";
+  record.machine_fingerprint = records::fingerprint(machine);
+  record.network = "resnet18";
+  record.pass = "iteration";
+  record.batch = 8;
+  record.processes = 2;
+  record.allocator = "glibc-tuned";
+  record.median_seconds = 1.0;
+  record.trainer = records::kPythonTrainer;
+  std::vector<records::Measurement> records{record, record};
+  records[1].median_seconds = 1.2;
+  records.push_back(record);
+  records.back().trainer = records::kCppTrainer;  // the C++ trainer's runs are anchors, not setups
+  records.push_back(record);
+  records.back().pass = "forward";
+  const auto setups = measured_setups_from_records(records, machine, "torch");
+  REQUIRE(setups.size() == 1);
+  CHECK(setups[0].iteration_seconds == std::vector<double>{1.0, 1.2});
+  CHECK(setups[0].images_per_second() == Approx(16 / 1.1));
+  const auto back = measured_setups_from_json(measured_setups_to_json(setups), "test");
+  REQUIRE(back);
+  CHECK(back->at(0).iteration_seconds == setups[0].iteration_seconds);
+  CHECK(back->at(0).processes == 2);
+  const auto refused = [&](const std::string& member, const nlohmann::json& value) {
+    nlohmann::json bad = measured_setups_to_json(setups);
+    bad[0][member] = value;
+    return !measured_setups_from_json(bad, "test");
+  };
+  CHECK(refused("iteration_seconds", nlohmann::json::array()));
+  CHECK(refused("iteration_seconds", {1.0, -2.0}));
+  CHECK(refused("batch", 0));
+  CHECK(refused("threads_per_process", 2.5));
+  CHECK(refused("allocator", "Not An Allocator"));
+  nlohmann::json twice = measured_setups_to_json(setups);
+  twice.push_back(twice[0]);
+  CHECK_FALSE(measured_setups_from_json(twice, "test"));
+  // In the calibration's allocation member, and back.
+  AllocationModel model = one_ns_per_byte();
+  model.variants = {allocator_prior("glibc-tuned")};
+  model.pytorch_setups = setups;
+  const auto read = allocation_from_json(allocation_to_json(model), "test");
+  REQUIRE(read);
+  CHECK(read->pytorch_setups.size() == 1);
+}

@@ -168,53 +168,100 @@ void recommend_allocator(Recommendation& recommendation, const std::optional<mod
                          const workloads::Network& network, const std::vector<InstalledAllocator>& installed,
                          const std::string& user_choice) {
   // A candidate's whole setup: the allocator recommended for it, its images/s under that allocator,
-  // and whether that rests on real steps at its own threads per process (glibc's defaults always
-  // do: they are the anchors').
+  // whether that rests on real steps at its own threads per process (glibc's defaults always
+  // do: they are the anchors'), and PyTorch's runs of exactly that setup, if any.
   struct Setup {
+    const RankedPoint* point = nullptr;
     AllocatorChoice choice;
     double images_per_second = 0;
     bool measured_here = false;
+    const model::MeasuredSetup* timed = nullptr;
   };
-  const auto setup_of = [&](const model::Prediction& prediction) {
-    Setup setup{choose_allocator(model, network, prediction, installed, user_choice), prediction.images_per_second,
-                false};
+  const auto setup_of = [&](const RankedPoint& point) {
+    const model::Prediction& prediction = point.prediction;
+    const model::TrainingConfiguration& c = prediction.configuration;
+    Setup setup{&point, choose_allocator(model, network, prediction, installed, user_choice),
+                prediction.images_per_second, false, nullptr};
     if (const AllocatorCandidate* candidate = setup.choice.find(setup.choice.chosen))
       setup.images_per_second = candidate->images_per_second;
-    setup.measured_here = setup.choice.chosen == "default" ||
-                          (model && model->fitted_at(setup.choice.chosen, prediction.configuration.threads_per_process));
+    setup.measured_here = setup.choice.chosen == "default" || (model && model->fitted_at(setup.choice.chosen, c.threads_per_process));
+    if (model && c.nodes == 1)
+      setup.timed = model::find_setup(model->pytorch_setups, network.name, c.batch_per_process, c.processes_per_node,
+                                      c.threads_per_process, c.smt, setup.choice.chosen);
     return setup;
   };
-  const model::Prediction pick = recommendation.best.prediction;
-  const Setup pick_setup = setup_of(pick);
+  const RankedPoint pick_point = recommendation.best;
+  const model::Prediction& pick = pick_point.prediction;
+  const Setup pick_setup = setup_of(pick_point);
   recommendation.allocator = pick_setup.choice;
   if (!model || !pick_setup.measured_here) return;
-  const RankedPoint* faster = nullptr;
-  Setup faster_setup = pick_setup;
-  for (const RankedPoint& candidate : recommendation.ranking) {
-    const model::Prediction& rival = candidate.prediction;
-    if (rival.configuration == pick.configuration || !within_run_spread(rival, pick)) continue;
-    Setup rival_setup = setup_of(rival);
-    // Faster by more than the two settings' runs move: the allocator anchors are a step or a run
-    // each, and a difference their runs cannot resolve does not overturn the runs' pick.
-    const auto half_width = run_difference_half_width(rival, pick);
-    if (rival_setup.measured_here && rival_setup.images_per_second > faster_setup.images_per_second &&
-        half_width && std::log(rival_setup.images_per_second / pick_setup.images_per_second) > *half_width) {
-      faster = &candidate;
-      faster_setup = std::move(rival_setup);
-    }
+  // The measured candidates the pick's runs cannot tell from it.
+  std::vector<Setup> rivals;
+  for (const RankedPoint& candidate : recommendation.ranking)
+    if (candidate.prediction.configuration != pick.configuration && within_run_spread(candidate.prediction, pick))
+      rivals.push_back(setup_of(candidate));
+  // By the model: faster by more than the two settings' runs move (the allocator anchors are a
+  // step or a run each, and a difference their runs cannot resolve does not overturn the runs' pick).
+  const Setup* decided = &pick_setup;
+  for (const Setup& rival : rivals) {
+    const auto half_width = run_difference_half_width(rival.point->prediction, pick);
+    if (rival.measured_here && rival.images_per_second > decided->images_per_second && half_width &&
+        std::log(rival.images_per_second / pick_setup.images_per_second) > *half_width)
+      decided = &rival;
   }
   // Both under glibc's defaults: the close call stays the runs' (choose_among_ties).
-  if (!faster || (pick_setup.choice.chosen == "default" && faster_setup.choice.chosen == "default")) return;
-  recommendation.best = *faster;
+  if (pick_setup.choice.chosen == "default" && decided->choice.chosen == "default") decided = &pick_setup;
+  std::string why;
+  if (decided != &pick_setup)
+    why = model::describe(pick.configuration) + " and " + model::describe(decided->point->prediction.configuration) +
+          " are within what their runs move under glibc's defaults; with the allocator recommended for each, "
+          "measured at its layout, " + model::describe(decided->point->prediction.configuration) + " under " +
+          decided->choice.chosen + " is predicted " + format_fixed(decided->images_per_second, 1) +
+          " images/s against " + format_fixed(pick_setup.images_per_second, 1) + " under " + pick_setup.choice.chosen +
+          ": it is recommended";
+  // By PyTorch: where the decided setup and others of the close call were timed as the user's job
+  // runs them, the fastest wins when it is faster by more than their runs move (each run as
+  // uncertain as one of the anchors', over the root of the runs).
+  if (decided->timed) {
+    const Setup* timed_best = decided;
+    std::vector<const Setup*> sides{&pick_setup};
+    for (const Setup& rival : rivals) sides.push_back(&rival);
+    for (const Setup* other : sides) {
+      if (other == decided || !other->timed) continue;
+      const double sd = std::max(other->point->prediction.run_spread_log_sd, decided->point->prediction.run_spread_log_sd);
+      const double half_width =
+          z_90_percent * sd * std::sqrt(1.0 / other->timed->iteration_seconds.size() + 1.0 / decided->timed->iteration_seconds.size());
+      if (other->timed->images_per_second() > timed_best->timed->images_per_second() &&
+          std::log(other->timed->images_per_second() / decided->timed->images_per_second()) > half_width)
+        timed_best = other;
+    }
+    const Setup* compared = nullptr;  // the other side PyTorch timed, for the note
+    for (const Setup& rival : rivals)
+      if (&rival != decided && rival.timed && !compared) compared = &rival;
+    if (decided != &pick_setup && pick_setup.timed) compared = &pick_setup;
+    if (timed_best != decided) compared = decided;
+    if (compared) {
+      const auto words = [](const Setup& setup) {
+        return model::describe(setup.point->prediction.configuration) + " under " + setup.choice.chosen + " " +
+               format_fixed(setup.timed->images_per_second(), 1) + " images/s (" +
+               std::to_string(setup.timed->iteration_seconds.size()) + " run" +
+               (setup.timed->iteration_seconds.size() == 1 ? "" : "s") + ")";
+      };
+      why = "timed by PyTorch from Python as the job runs: " + words(*timed_best) + ", " + words(*compared) +
+            (timed_best != decided ? ": the faster by more than their runs move is recommended"
+                                   : ": they do not overturn the pick");
+    }
+    decided = timed_best;
+  }
+  if (decided == &pick_setup) {
+    if (!why.empty()) recommendation.choice_note = why;
+    return;
+  }
+  recommendation.best = *decided->point;
   recommendation.chosen_by_tie_break = recommendation.best.prediction.configuration !=
                                        recommendation.ranking.front().prediction.configuration;
-  recommendation.allocator = faster_setup.choice;
-  recommendation.choice_note =
-      model::describe(pick.configuration) + " and " + model::describe(faster->prediction.configuration) +
-      " are within what their runs move under glibc's defaults; with the allocator recommended for each, measured at "
-      "its layout, " + model::describe(faster->prediction.configuration) + " under " + faster_setup.choice.chosen +
-      " is predicted " + format_fixed(faster_setup.images_per_second, 1) + " images/s against " +
-      format_fixed(pick_setup.images_per_second, 1) + " under " + pick_setup.choice.chosen + ": it is recommended";
+  recommendation.allocator = decided->choice;
+  recommendation.choice_note = why;
 }
 
 std::string objective_name(Objective objective) {

@@ -97,8 +97,10 @@ bool within_run_spread(const model::Prediction& a, const model::Prediction& b);
 // (model::AllocationModel::fitted_at) and one setup is faster by more than the two settings' runs
 // move (as within_run_spread judges), the faster setup is the pick and the note says so. The
 // layout a close call picks under glibc's defaults can lose under the allocator the answer sets
-// (docs/results.md, "The first answer"). `model`, `installed`, `user_choice`: as choose_allocator
-// takes them (--allocator: both under it).
+// (docs/results.md, "The first answer"). Where PyTorch from Python timed the decided setup and
+// another side of the close call, each under its own allocator (AllocationModel::pytorch_setups),
+// those runs decide: the faster by more than their runs move is the pick. `model`, `installed`,
+// `user_choice`: as choose_allocator takes them (--allocator: both under it).
 void recommend_allocator(Recommendation& recommendation, const std::optional<model::AllocationModel>& model,
                          const workloads::Network& network, const std::vector<InstalledAllocator>& installed,
                          const std::string& user_choice);
