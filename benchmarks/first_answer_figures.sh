@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# benchmarks/first_answer_figures.sh [--cases LIST] [--configs LIST] [--repeats N] [--dnntune PATH]
-#                                    [--directory DIR] — issue 41's figures: is the first answer the
+# benchmarks/first_answer_figures.sh [--cases LIST] [--configs LIST] [--allocators LIST] [--repeats N]
+#                                    [--dnntune PATH] [--directory DIR] — issue 41's figures: is the first answer the
 # best setup? For each case MODEL:BATCH (default resnet18:8,resnet50:16,inception_v3:32,resnet152:32):
 #   1. `recommend --model MODEL --batch BATCH --json` from an EMPTY cache: the first run's wall time,
 #      what it announced at its start, what it measured and skipped (its progress lines), and the
@@ -8,10 +8,11 @@
 #   2. images/s measured by PyTorch from Python (`train --runner python`: torchvision's network,
 #      DistributedDataParallel over gloo for several ranks) under each allocator variant installed
 #      here (`dnntune probe` lists them) at each layout of --configs (default 1x2,2x1): the same
-#      allocator environment the answer's launch line sets (probe's one list of variants);
+#      allocator environment the answer's launch line sets (probe's one list of variants;
+#      --allocators keeps some: a cell of a variant that runs several times slower takes minutes);
 #   3. the recommended setup's measured images/s against the best measured: target within 5%.
 # Each run is a warm-up step and three timed ones (their median); --repeats N takes the median of N
-# runs. About half an hour on 2 cores with the defaults. Other work skews every timing: run it on
+# runs, the grid measured N times over so that a drift of the machine falls on every cell. About half an hour on 2 cores with the defaults. Other work skews every timing: run it on
 # an idle node, right after the build.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,15 +20,17 @@ dnntune=$here/../build/cli/dnntune
 cases=resnet18:8,resnet50:16,inception_v3:32,resnet152:32
 configs=1x2,2x1
 repeats=1
+allocators=""
 directory=""
 while (($#)); do
   case $1 in
     --cases) cases=$2; shift 2 ;;
     --configs) configs=$2; shift 2 ;;
     --repeats) repeats=$2; shift 2 ;;
+    --allocators) allocators=$2; shift 2 ;;
     --dnntune) dnntune=$2; shift 2 ;;
     --directory) directory=$2; shift 2 ;;
-    *) echo "first_answer_figures.sh: unknown argument '$1' (--cases, --configs, --repeats, --dnntune, --directory)" >&2
+    *) echo "first_answer_figures.sh: unknown argument '$1' (--cases, --configs, --allocators, --repeats, --dnntune, --directory)" >&2
        exit 2 ;;
   esac
 done
@@ -50,16 +53,22 @@ mapfile -t variants < <(DNNTUNE_CACHE_DIR="$directory/probe-cache" "$dnntune" pr
   on && /^  [a-z]/ { print $1; next }
   on { on = 0 }')
 ((${#variants[@]})) || { echo "first_answer_figures.sh: dnntune probe listed no allocator" >&2; exit 1; }
+if [[ -n $allocators ]]; then
+  for name in ${allocators//,/ }; do
+    [[ " ${variants[*]} " == *" $name "* ]] ||
+      { echo "first_answer_figures.sh: --allocators: '$name' is not installed here (${variants[*]})" >&2; exit 2; }
+  done
+  variants=(${allocators//,/ })
+fi
 
 # median of numbers on standard input ("-" when none)
 median() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) { print "-"; exit } printf "%.2f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-python_images_per_second() {  # MODEL BATCH PROCESSES THREADS ALLOCATOR
+python_images_per_second() {  # MODEL BATCH PROCESSES THREADS ALLOCATOR: one run's images/s, "-" on failure
   local arguments=(train --runner python --model "$1" --batch "$2" --threads "$4" --iters 3 --warmup 1 --allocator "$5" --json)
   if (($3 > 1)); then arguments+=(--launch --ppn "$3"); fi
-  for ((r = 0; r < repeats; r++)); do
-    "$dnntune" "${arguments[@]}" 2>/dev/null | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["images_per_second"])' || true
-  done | median
+  "$dnntune" "${arguments[@]}" 2>/dev/null | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["images_per_second"])' ||
+    echo -
 }
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) hardware threads; allocators here: ${variants[*]}"
@@ -96,16 +105,24 @@ print("%sx%s" % (c.get("processes_per_node", "?"), c.get("threads_per_process", 
   echo
   grid=(${configs//,/ })
   [[ " ${grid[*]} " == *" $chosen_config "* ]] || grid+=("$chosen_config")
+  declare -A runs=()
+  for ((r = 0; r < repeats; r++)); do
+    for config in "${grid[@]}"; do
+      for name in "${variants[@]}"; do
+        runs["$config $name"]+=" $(python_images_per_second "$model" "$batch" "${config%x*}" "${config#*x}" "$name")"
+      done
+    done
+  done
   for config in "${grid[@]}"; do
-    processes=${config%x*} threads=${config#*x}
     printf '   %-8s' "$config"
     for name in "${variants[@]}"; do
-      value=$(python_images_per_second "$model" "$batch" "$processes" "$threads" "$name")
+      value=$(tr ' ' '\n' <<<"${runs["$config $name"]}" | { grep -E '^[0-9.]+$' || true; } | median)
       measured["$config $name"]=$value
       printf ' %12s' "$value"
     done
-    echo
+    echo "   (runs: $(for name in "${variants[@]}"; do printf '%s:%s ' "$name" "${runs["$config $name"]# }"; done))"
   done
+  unset runs
   best_key="" best=0
   for key in "${!measured[@]}"; do
     value=${measured[$key]}
