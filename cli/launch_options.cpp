@@ -35,12 +35,6 @@ void add_launch_options(CLI::App& command, LaunchOptions& options) {
                              "NAME"));
 }
 
-std::vector<tuner::InstalledAllocator> installed_allocators() {
-  std::vector<tuner::InstalledAllocator> installed;
-  for (const auto& variant : probe::installed_allocators()) installed.push_back({variant.name, variant.environment});
-  return installed;
-}
-
 Expected<void> check_allocator(const LaunchOptions& options) {
   if (options.allocator.empty()) return {};
   if (auto allocator = probe::allocator_variant(options.allocator); !allocator)

@@ -23,9 +23,8 @@ struct LaunchOptions {
 };
 void add_launch_options(CLI::App& command, LaunchOptions& options);
 
-// The allocator variants this node can load, for choose_allocator; --allocator, when given, is
-// refused unless it is one of them (checked before anything is calibrated).
-std::vector<tuner::InstalledAllocator> installed_allocators();
+// --allocator, when given, is refused unless this node can load it (pipeline/installed_allocators.hpp;
+// checked before anything is calibrated).
 Expected<void> check_allocator(const LaunchOptions& options);
 // --time, --partition and --account as SLURM takes them (tuner::check_slurm_time and
 // check_slurm_name), checked before any work starts.

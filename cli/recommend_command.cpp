@@ -14,6 +14,7 @@
 #include "frontend/request_defaults.hpp"
 #include "cli/option_table.hpp"
 #include "data/builtin_machines.hpp"
+#include "pipeline/installed_allocators.hpp"
 #include "pipeline/real_training.hpp"
 #include "common/text_format.hpp"
 #include "model/scaling.hpp"
@@ -253,7 +254,7 @@ void run_recommend(const RecommendCommandOptions& options) {
   std::optional<model::AllocationModel> allocation;
   if (!predictor.spec_only())
     allocation = predictor.allocation() ? predictor.allocation() : model::prior_allocation(predictor.machine());
-  tuner::recommend_allocator(recommendation, allocation, network, installed_allocators(), options.launch.allocator);
+  tuner::recommend_allocator(recommendation, allocation, network, pipeline::installed_allocators(), options.launch.allocator);
   const auto& best = recommendation.best.prediction;  // the allocator may settle a close call
   auto job = value_or_fail(job_script_options(
       options.launch, network.name, options.epochs * static_cast<double>(options.dataset_images) / best.images_per_second,

@@ -5,11 +5,12 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include "calibrate/runner.hpp"
 #include "model/predictor.hpp"
 #include "model/allocation.hpp"
-#include "probe/allocators.hpp"
+#include "pipeline/installed_allocators.hpp"
 #include "probe/memory_budget.hpp"
 #include "train/anchor.hpp"
 #include "train/python_runner.hpp"
@@ -147,13 +148,6 @@ void say(const SeparatingAnchorRequest& request, const std::string& line) {
   if (request.progress) request.progress(line);
 }
 
-// The allocator variants this machine has, as the tuner chooses among them.
-std::vector<tuner::InstalledAllocator> installed_allocators() {
-  std::vector<tuner::InstalledAllocator> installed;
-  for (const auto& variant : probe::installed_allocators()) installed.push_back({variant.name, variant.environment});
-  return installed;
-}
-
 // The allocators a layout of another thread count is also trained under, so that the allocator's
 // gain is measured there too (model/allocation.hpp): glibc-tuned (the reference every variant is
 // fitted against) and the variant the first fit recommends for the top candidate, when that is not
@@ -178,6 +172,58 @@ bool recorded_at_threads(const std::vector<records::Measurement>& recorded, cons
            record.network == network && record.batch == batch && record.threads == threads &&
            record.allocator == allocator && record.status == records::MeasurementStatus::ok;
   });
+}
+
+// One setup the answer's check times by PyTorch: a layout and an allocator, and its predicted step.
+struct SetupSide {
+  const tuner::RankedPoint* point = nullptr;
+  std::string allocator;
+  double step_seconds = 0;  // one process's step under that allocator, predicted
+};
+
+// The setups that decide the answer, in the order they are timed: the answer's (layout and
+// allocator), the other side of its close call under the allocator recommended for it (the runs'
+// pick when the allocator turned the answer away from it, else the best-ranked measured candidate
+// within what the pick's runs move), then each of those layouts under glibc-tuned where glibc's
+// defaults were recommended for it: the C++ trainer's pair can miss what glibc keeping its memory
+// gains PyTorch (one timed step of it ran no faster than glibc's defaults where PyTorch ran 1.6x
+// faster), and glibc-tuned needs nothing installed.
+std::vector<SetupSide> setup_check_sides(const tuner::Recommendation& recommendation,
+                                         const tuner::RankedPoint& runs_pick,
+                                         const std::optional<model::AllocationModel>& allocation,
+                                         const workloads::Network& network,
+                                         const std::vector<tuner::InstalledAllocator>& installed) {
+  const tuner::RankedPoint& answer = recommendation.best;
+  const tuner::RankedPoint* rival = nullptr;
+  if (answer.prediction.configuration != runs_pick.prediction.configuration) {
+    rival = &runs_pick;
+  } else {
+    for (const tuner::RankedPoint& point : recommendation.ranking)
+      if (point.prediction.configuration != answer.prediction.configuration &&
+          tuner::within_run_spread(point.prediction, answer.prediction)) {
+        rival = &point;
+        break;
+      }
+  }
+  std::vector<SetupSide> sides;
+  const auto add = [&](const tuner::RankedPoint& point, const std::string& allocator) {
+    const model::TrainingConfiguration& c = point.prediction.configuration;
+    if (c.smt || c.nodes != 1) return;  // the trainers bind one thread per core, on this node
+    const tuner::AllocatorChoice choice = tuner::choose_allocator(allocation, network, point.prediction, installed, "");
+    double images_per_second = point.prediction.images_per_second;
+    if (const tuner::AllocatorCandidate* candidate = choice.find(allocator)) images_per_second = candidate->images_per_second;
+    sides.push_back({&point, allocator, static_cast<double>(c.batch_per_process * c.processes_per_node) / images_per_second});
+  };
+  const std::string answer_allocator = recommendation.allocator ? recommendation.allocator->chosen : "default";
+  add(answer, answer_allocator);
+  std::string rival_allocator;
+  if (rival) {
+    rival_allocator = tuner::choose_allocator(allocation, network, rival->prediction, installed, "").chosen;
+    add(*rival, rival_allocator);
+  }
+  if (answer_allocator == "default") add(answer, model::reference_allocator);
+  if (rival && rival_allocator == "default") add(*rival, model::reference_allocator);
+  return sides;
 }
 
 }  // namespace
@@ -355,77 +401,57 @@ Expected<int> run_setup_check(const model::Calibration& calibration, const Separ
     space.batches_per_process = request.batches;
     auto recommendation = tuner::recommend(anchoring->predictor, *network, space, {});
     if (!recommendation) return recommendation.error();
-    // The answer (its setup, under the allocator it sets), and the other side of its close call:
-    // the runs' pick when the answer switched away from it, else the best-ranked measured
-    // candidate within what the pick's runs move.
     const tuner::RankedPoint runs_pick = recommendation->best;
     tuner::recommend_allocator(*recommendation, allocation, *network, installed, "");
-    const tuner::RankedPoint& answer = recommendation->best;
-    const tuner::RankedPoint* rival = nullptr;
-    if (answer.prediction.configuration != runs_pick.prediction.configuration) {
-      rival = &runs_pick;
-    } else {
-      for (const tuner::RankedPoint& point : recommendation->ranking)
-        if (point.prediction.configuration != answer.prediction.configuration &&
-            tuner::within_run_spread(point.prediction, answer.prediction)) {
-          rival = &point;
-          break;
-        }
-    }
-    if (!rival) continue;
-    struct Side {
-      const tuner::RankedPoint* point;
-      std::string allocator;
-      double step_seconds;  // predicted under that allocator
-      std::size_t runs;     // PyTorch's so far
-    };
-    const auto side_of = [&](const tuner::RankedPoint& point, const std::string& allocator) {
-      const model::TrainingConfiguration& c = point.prediction.configuration;
-      double images_per_second = point.prediction.images_per_second;
-      const tuner::AllocatorChoice choice = tuner::choose_allocator(allocation, *network, point.prediction, installed, "");
-      if (const tuner::AllocatorCandidate* candidate = choice.find(allocator)) images_per_second = candidate->images_per_second;
+    const std::vector<SetupSide> sides = setup_check_sides(*recommendation, runs_pick, allocation, *network, installed);
+    if (sides.size() < 2) continue;
+    std::vector<std::size_t> runs;  // PyTorch's so far, per side
+    for (const SetupSide& side : sides) {
+      const model::TrainingConfiguration& c = side.point->prediction.configuration;
       const model::MeasuredSetup* timed = model::find_setup(allocation->pytorch_setups, network->name,
                                                             c.batch_per_process, c.processes_per_node,
-                                                            c.threads_per_process, c.smt, allocator);
-      return Side{&point, allocator,
-                  static_cast<double>(c.batch_per_process * c.processes_per_node) / images_per_second,
-                  timed ? timed->iteration_seconds.size() : 0};
-    };
-    const std::string rival_allocator =
-        tuner::choose_allocator(allocation, *network, rival->prediction, installed, "").chosen;
-    const Side sides[2] = {side_of(*rival, rival_allocator), side_of(answer, recommendation->allocator ? recommendation->allocator->chosen : "default")};
-    const std::size_t wanted_runs = static_cast<std::size_t>(request.setup_check_runs);
-    if (sides[0].runs >= wanted_runs && sides[1].runs >= wanted_runs) continue;
-    const Side& next = sides[1].runs < sides[0].runs ? sides[1] : sides[0];
-    const Side& other = &next == &sides[0] ? sides[1] : sides[0];
+                                                            c.threads_per_process, c.smt, side.allocator);
+      runs.push_back(timed ? timed->iteration_seconds.size() : 0);
+    }
+    // The side with the fewest runs, the first listed on a tie; none once each has its runs.
+    const std::size_t next = static_cast<std::size_t>(std::min_element(runs.begin(), runs.end()) - runs.begin());
+    if (runs[next] >= static_cast<std::size_t>(request.setup_check_runs)) continue;
     const int steps = request.setup_check_warmup + request.iterations;
-    const auto estimate = [&](const Side& side) {
+    const auto estimate = [&](const SetupSide& side) {
       return python_start_seconds * side.point->prediction.configuration.processes_per_node + steps * side.step_seconds;
     };
-    // A side timed alone compares nothing: the first run of a pair is started only when both fit.
-    const double needed = estimate(next) + (other.runs == 0 ? estimate(other) : 0);
-    const auto words = [&](const Side& side) {
+    // A side timed alone compares nothing: the first run of all starts only when a second fits too.
+    const bool first_of_all = std::all_of(runs.begin(), runs.end(), [](std::size_t count) { return count == 0; });
+    const double needed = estimate(sides[next]) + (first_of_all ? estimate(sides[next == 0 ? 1 : 0]) : 0);
+    const auto words = [&](const SetupSide& side) {
       return setting_label(side.point->prediction.configuration) + " under " + side.allocator;
     };
-    const std::string label = network->name + " mb" + std::to_string(next.point->prediction.configuration.batch_per_process);
+    const std::string label =
+        network->name + " mb" + std::to_string(sides[next].point->prediction.configuration.batch_per_process);
+    const std::string others = [&] {
+      std::string text;
+      for (std::size_t index = 0; index < sides.size(); ++index)
+        if (index != next) text += (text.empty() ? "" : ", ") + words(sides[index]);
+      return text;
+    }();
     if (needed > request.budget_seconds) {
-      progress("close call of " + label + " between " + words(next) + " and " + words(other) +
-               " not timed by PyTorch: it would take about " + whole_seconds(needed) + " s, past the " +
-               whole_seconds(request.budget_seconds) + " s left for it");
+      progress("the setups of " + label + " not timed by PyTorch: " + words(sides[next]) + " would take about " +
+               whole_seconds(needed) + " s, past the " + whole_seconds(request.budget_seconds) + " s left for it");
       continue;
     }
     if (auto available = train::check_python_runner(network->name); !available) {
-      progress("close call of " + label + " not timed by PyTorch from Python: " + available.error().message);
+      progress("the setups of " + label + " not timed by PyTorch from Python: " + available.error().message);
       return 0;
     }
-    progress("anchor: timing " + label + " at " + words(next) + " by PyTorch from Python, as the job runs it: "
-             "the answer's close call with " + words(other));
+    progress("anchor: timing " + label + " at " + words(sides[next]) + " by PyTorch from Python, as the job runs it, "
+             "against " + others);
     SeparatingAnchorRequest timed = request;
     timed.warmup = request.setup_check_warmup;
-    const double start = python_start_seconds * next.point->prediction.configuration.processes_per_node;
-    if (auto seconds = train_once(timed, model, next.point->prediction.configuration,
-                                  std::max(1.0, request.budget_seconds - start - request.setup_check_warmup * next.step_seconds),
-                                  next.allocator, records::kPythonTrainer);
+    const double start = python_start_seconds * sides[next].point->prediction.configuration.processes_per_node;
+    if (auto seconds = train_once(timed, model, sides[next].point->prediction.configuration,
+                                  std::max(1.0, request.budget_seconds - start -
+                                                    request.setup_check_warmup * sides[next].step_seconds),
+                                  sides[next].allocator, records::kPythonTrainer);
         !seconds)
       return seconds.error();
     return 1;

@@ -430,14 +430,37 @@ TEST_CASE("the close call's setups timed by PyTorch decide it where they are apa
   timed.pytorch_setups = {setup(2, 1, {1.8}), setup(1, 2, {0.875})};
   const tuner::Recommendation close = answer(timed);
   CHECK(close.best.prediction.configuration.processes_per_node == 2);
-  CHECK(close.choice_note.find("they do not overturn the pick") != std::string::npos);
+  CHECK(close.choice_note.find("none is faster than the pick by more than their runs move") != std::string::npos);
   // Only one side timed: nothing to compare, the model's pick stays.
   timed.pytorch_setups = {setup(1, 2, {0.5})};
   CHECK(answer(timed).best.prediction.configuration.processes_per_node == 2);
-  // Timed under another allocator than the one the answer sets: not this close call.
+  // PyTorch ran 1x2 fastest under another allocator than the model recommends there: that setup,
+  // and the answer says the allocator was PyTorch's pick.
   timed.pytorch_setups = {setup(2, 1, {1.8}), setup(1, 2, {0.5})};
   timed.pytorch_setups[1].allocator = "default";
-  CHECK(answer(timed).best.prediction.configuration.processes_per_node == 2);
+  const tuner::Recommendation by_allocator = answer(timed);
+  CHECK(by_allocator.best.prediction.configuration.processes_per_node == 1);
+  REQUIRE(by_allocator.allocator);
+  CHECK(by_allocator.allocator->chosen == "default");
+  CHECK(by_allocator.allocator->chosen_by == "pytorch");
+  CHECK(by_allocator.allocator->note.find("PyTorch ran default faster") != std::string::npos);
+  // --allocator glibc-tuned: only setups under it compete, so the default run does not count.
+  tuner::Recommendation asked = recommendation;
+  tuner::recommend_allocator(asked, timed, *network, installed, "glibc-tuned");
+  CHECK(asked.best.prediction.configuration.processes_per_node == 2);
+  CHECK(asked.allocator->chosen == "glibc-tuned");
+  // The same layout under glibc-tuned timed 1.6x faster than under glibc's defaults, which the
+  // C++ trainer's pair did not show: the allocator is PyTorch's, the layout stays.
+  AllocationModel no_gain = model;
+  no_gain.variants = {fit("glibc-tuned", 0, 0), fit("default", 0, 0)};
+  timed = no_gain;
+  timed.pytorch_setups = {setup(2, 1, {1.2}), setup(2, 1, {1.95})};
+  timed.pytorch_setups[1].allocator = "default";
+  const tuner::Recommendation allocator_only = answer(timed);
+  CHECK(answer(no_gain).allocator->chosen == "default");
+  CHECK(allocator_only.best.prediction.configuration.processes_per_node == 2);
+  CHECK(allocator_only.allocator->chosen == "glibc-tuned");
+  CHECK(allocator_only.allocator->chosen_by == "pytorch");
 }
 
 TEST_CASE("PyTorch's whole setups come from the Python runner's records and are checked on read") {

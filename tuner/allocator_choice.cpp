@@ -131,7 +131,9 @@ std::string allocator_summary(const AllocatorChoice& choice) {
   std::ostringstream out;
   const AllocatorCandidate* chosen = choice.find(choice.chosen);
   out << choice.chosen << (choice.chosen_by == "user" ? " (--allocator)" : "");
-  if (chosen && choice.modelled && choice.chosen != "default")
+  if (choice.chosen_by == "pytorch")
+    out << " (timed faster by PyTorch from Python than the model's pick: see the note)";
+  else if (chosen && choice.modelled && choice.chosen != "default")
     out << ", predicted " << gain_text(chosen->prediction.gain) << "x over glibc's defaults (90% band "
         << band_text(chosen->prediction.gain_low, chosen->prediction.gain_high) << ", " << basis(*chosen) << "): "
         << format_fixed(chosen->images_per_second, 1) << " images/s";

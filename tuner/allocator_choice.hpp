@@ -33,7 +33,9 @@ struct AllocatorCandidate {
 
 struct AllocatorChoice {
   std::string chosen = "default";
-  std::string chosen_by = "model";   // "model", "user" (--allocator), "unmodelled" (no fault cost)
+  // "model", "user" (--allocator), "unmodelled" (no fault cost), "pytorch" (PyTorch from Python
+  // timed it faster than the model's pick: tuner::recommend_allocator; the note says by how much)
+  std::string chosen_by = "model";
   bool modelled = false;             // the allocation term could be evaluated
   bool fitted = false;               // from anchors under the variants (else the prior)
   std::vector<AllocatorCandidate> candidates;  // every installed variant, the default first

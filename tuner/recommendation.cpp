@@ -194,16 +194,18 @@ void recommend_allocator(Recommendation& recommendation, const std::optional<mod
   const model::Prediction& pick = pick_point.prediction;
   const Setup pick_setup = setup_of(pick_point);
   recommendation.allocator = pick_setup.choice;
-  if (!model || !pick_setup.measured_here) return;
+  if (!model) return;
   // The measured candidates the pick's runs cannot tell from it.
   std::vector<Setup> rivals;
   for (const RankedPoint& candidate : recommendation.ranking)
     if (candidate.prediction.configuration != pick.configuration && within_run_spread(candidate.prediction, pick))
       rivals.push_back(setup_of(candidate));
   // By the model: faster by more than the two settings' runs move (the allocator anchors are a
-  // step or a run each, and a difference their runs cannot resolve does not overturn the runs' pick).
+  // step or a run each, and a difference their runs cannot resolve does not overturn the runs' pick),
+  // and only where the pick's allocator gain, too, rests on real steps at its threads per process.
   const Setup* decided = &pick_setup;
   for (const Setup& rival : rivals) {
+    if (!pick_setup.measured_here) break;
     const auto half_width = run_difference_half_width(rival.point->prediction, pick);
     if (rival.measured_here && rival.images_per_second > decided->images_per_second && half_width &&
         std::log(rival.images_per_second / pick_setup.images_per_second) > *half_width)
@@ -219,39 +221,69 @@ void recommend_allocator(Recommendation& recommendation, const std::optional<mod
           decided->choice.chosen + " is predicted " + format_fixed(decided->images_per_second, 1) +
           " images/s against " + format_fixed(pick_setup.images_per_second, 1) + " under " + pick_setup.choice.chosen +
           ": it is recommended";
-  // By PyTorch: where the decided setup and others of the close call were timed as the user's job
-  // runs them, the fastest wins when it is faster by more than their runs move (each run as
-  // uncertain as one of the anchors', over the root of the runs).
-  if (decided->timed) {
-    const Setup* timed_best = decided;
-    std::vector<const Setup*> sides{&pick_setup};
-    for (const Setup& rival : rivals) sides.push_back(&rival);
-    for (const Setup* other : sides) {
-      if (other == decided || !other->timed) continue;
-      const double sd = std::max(other->point->prediction.run_spread_log_sd, decided->point->prediction.run_spread_log_sd);
-      const double half_width =
-          z_90_percent * sd * std::sqrt(1.0 / other->timed->iteration_seconds.size() + 1.0 / decided->timed->iteration_seconds.size());
-      if (other->timed->images_per_second() > timed_best->timed->images_per_second() &&
-          std::log(other->timed->images_per_second() / decided->timed->images_per_second()) > half_width)
-        timed_best = other;
+  // By PyTorch: where the decided setup and others of the close call (each layout under any
+  // allocator: PyTorch's gain from an allocator can differ from the C++ trainer's) were timed as
+  // the user's job runs them, the fastest wins when it is faster by more than their runs move (each
+  // run as uncertain as one of the anchors', over the root of the runs).
+  struct Timed {
+    const Setup* side;
+    std::string allocator;
+    const model::MeasuredSetup* setup;
+  };
+  std::vector<Timed> timed;
+  std::vector<const Setup*> sides{&pick_setup};
+  for (const Setup& rival : rivals) sides.push_back(&rival);
+  for (const Setup* side : sides) {
+    const model::TrainingConfiguration& c = side->point->prediction.configuration;
+    if (c.nodes != 1) continue;
+    for (const InstalledAllocator& allocator : installed)
+      if (user_choice.empty() || allocator.name == user_choice)
+        if (const auto* setup = model::find_setup(model->pytorch_setups, network.name, c.batch_per_process,
+                                                  c.processes_per_node, c.threads_per_process, c.smt, allocator.name))
+          timed.push_back({side, allocator.name, setup});
+  }
+  const auto decided_timed = std::find_if(timed.begin(), timed.end(), [&](const Timed& item) {
+    return item.side == decided && item.allocator == decided->choice.chosen;
+  });
+  const Timed* winner = nullptr;
+  if (decided_timed != timed.end() && timed.size() > 1) {
+    winner = &*decided_timed;
+    for (const Timed& other : timed) {
+      const double sd = std::max(other.side->point->prediction.run_spread_log_sd,
+                                 decided->point->prediction.run_spread_log_sd);
+      const double half_width = z_90_percent * sd *
+                                std::sqrt(1.0 / other.setup->iteration_seconds.size() +
+                                          1.0 / decided_timed->setup->iteration_seconds.size());
+      if (other.setup->images_per_second() > winner->setup->images_per_second() &&
+          std::log(other.setup->images_per_second() / decided_timed->setup->images_per_second()) > half_width)
+        winner = &other;
     }
-    const Setup* compared = nullptr;  // the other side PyTorch timed, for the note
-    for (const Setup& rival : rivals)
-      if (&rival != decided && rival.timed && !compared) compared = &rival;
-    if (decided != &pick_setup && pick_setup.timed) compared = &pick_setup;
-    if (timed_best != decided) compared = decided;
-    if (compared) {
-      const auto words = [](const Setup& setup) {
-        return model::describe(setup.point->prediction.configuration) + " under " + setup.choice.chosen + " " +
-               format_fixed(setup.timed->images_per_second(), 1) + " images/s (" +
-               std::to_string(setup.timed->iteration_seconds.size()) + " run" +
-               (setup.timed->iteration_seconds.size() == 1 ? "" : "s") + ")";
-      };
-      why = "timed by PyTorch from Python as the job runs: " + words(*timed_best) + ", " + words(*compared) +
-            (timed_best != decided ? ": the faster by more than their runs move is recommended"
-                                   : ": they do not overturn the pick");
+    const auto words = [](const Timed& item) {
+      const std::size_t runs = item.setup->iteration_seconds.size();
+      return model::describe(item.side->point->prediction.configuration) + " under " + item.allocator + " " +
+             format_fixed(item.setup->images_per_second(), 1) + " images/s (" + std::to_string(runs) + " run" +
+             (runs == 1 ? "" : "s") + ")";
+    };
+    why = "timed by PyTorch from Python as the job runs: " + words(*winner);
+    for (const Timed& item : timed)
+      if (&item != winner) why += ", " + words(item);
+    why += winner != &*decided_timed ? ": the fastest, by more than their runs move, is recommended"
+                                     : ": none is faster than the pick by more than their runs move";
+  }
+  if (winner && winner != &*decided_timed) {
+    recommendation.best = *winner->side->point;
+    recommendation.chosen_by_tie_break = recommendation.best.prediction.configuration !=
+                                         recommendation.ranking.front().prediction.configuration;
+    recommendation.allocator = winner->side->choice;
+    if (winner->allocator != winner->side->choice.chosen) {
+      AllocatorChoice& choice = *recommendation.allocator;
+      choice.note = "the model predicted " + winner->side->choice.chosen + " here, but PyTorch ran " +
+                    winner->allocator + " faster: " + why.substr(why.find(':') + 2);
+      choice.chosen = winner->allocator;
+      choice.chosen_by = "pytorch";
     }
-    decided = timed_best;
+    recommendation.choice_note = why;
+    return;
   }
   if (decided == &pick_setup) {
     if (!why.empty()) recommendation.choice_note = why;
