@@ -354,6 +354,7 @@ FirstRunEstimates estimates_of(const calibrate::PreparedCalibration& prepared,
   // With the allocator variants: one more, the rival layout under the allocator the first fit
   // recommends (pipeline/separating_anchors.hpp), the usual pick being glibc-tuned alone.
   if (!estimates.allocators.empty()) ++estimates.separating_anchors;
+  estimates.pytorch_setups = estimates.allocators.empty() ? 0 : 2;
   return estimates;
 }
 
@@ -394,7 +395,8 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
   // they do not use goes to the later stages anyway).
   const double anchors_share = announced.seconds(FirstRunStage::base_anchor) +
                                announced.seconds(FirstRunStage::allocators) +
-                               announced.seconds(FirstRunStage::separating_anchors);
+                               announced.seconds(FirstRunStage::separating_anchors) +
+                               announced.seconds(FirstRunStage::pytorch_setups);
   auto summary = run_micro_runs(*prepared, first,
                                 std::max(announced.seconds(FirstRunStage::layer_passes), left() - anchors_share),
                                 progress, prepared->already_recorded);
@@ -478,6 +480,27 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
   if (!separating) return separating.error();
   trained += *separating;
   estimates.separating_anchors = 0;
+
+  // The answer's setups timed by PyTorch, before the extra layer passes: they can change the pick.
+  plan = replan();
+  if (plan.count(FirstRunStage::pytorch_setups) > 0) {
+    auto current = *separating > 0 ? fit(entry, request, coverage, false) : first_fit;
+    if (!current) return current.error();
+    auto answered = model::read_calibration(current->calibration_path);
+    if (!answered) return answered.error();
+    const double share = plan.seconds(FirstRunStage::pytorch_setups);
+    const auto started = std::chrono::steady_clock::now();
+    for (;;) {
+      separate.budget_seconds =
+          std::min(share - std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), left());
+      if (!(separate.budget_seconds > 0)) break;
+      auto timed = run_setup_check(*answered, separate);
+      if (!timed) return timed.error();
+      if (*timed == 0) break;
+      trained += *timed;
+    }
+  }
+  estimates.pytorch_setups = 0;
 
   // The other layer passes, with what is left.
   plan = replan();

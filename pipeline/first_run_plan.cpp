@@ -52,6 +52,10 @@ double separating_anchor_seconds(double step_seconds, double warmup_steps) {
   return 2 * trainer_start_seconds + (warmup_steps + 1) * 2 * step_seconds;
 }
 
+double pytorch_setups_seconds(double step_seconds, double warmup_steps) {
+  return 3 * python_start_seconds + 3 * (std::max(1.0, warmup_steps) + 4) * step_seconds;
+}
+
 FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   FirstRunPlan plan;
   plan.base_setting = estimates.base_setting;
@@ -92,6 +96,9 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
     left -= separating;
     ++separatings;
   }
+  const double pytorch = pytorch_setups_seconds(step, warmup);
+  const bool pytorch_kept = anchored && !plan.allocators.empty() && estimates.pytorch_setups > 0 && pytorch <= left;
+  if (pytorch_kept) left -= pytorch;
   const double more = std::clamp(left, 0.0, std::max(0.0, estimates.more_layer_seconds));
   left -= more;
 
@@ -103,6 +110,7 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   if (base_kept) add(FirstRunStage::base_anchor, static_cast<std::size_t>(std::max(1, estimates.anchored)), base);
   add(FirstRunStage::allocators, variants, variant * static_cast<double>(variants));
   add(FirstRunStage::separating_anchors, static_cast<std::size_t>(separatings), separating * separatings);
+  if (pytorch_kept) add(FirstRunStage::pytorch_setups, static_cast<std::size_t>(estimates.pytorch_setups), pytorch);
   add(FirstRunStage::more_layer_passes,
       kept_passes(estimates.more_layer_passes, estimates.more_layer_seconds, more), more);
   for (const PlannedStage& stage : plan.stages) plan.total_seconds += stage.seconds;
@@ -119,6 +127,7 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   if (separatings < estimates.separating_anchors)
     plan.left_out.push_back(plural(static_cast<std::size_t>(estimates.separating_anchors - separatings),
                                    "separating anchor", "separating anchors"));
+  if (estimates.pytorch_setups > 0 && !pytorch_kept) plan.left_out.push_back("PyTorch's runs of the answer's setups");
   const std::size_t dropped_more = estimates.more_layer_passes - plan.count(FirstRunStage::more_layer_passes);
   if (dropped_more > 0) plan.left_out.push_back(plural(dropped_more, "more layer pass", "more layer passes"));
   return plan;
@@ -149,6 +158,9 @@ std::string describe_first_run(const FirstRunPlan& plan) {
       }
       case FirstRunStage::separating_anchors:
         text += "up to " + plural(stage.count, "separating anchor", "separating anchors");
+        break;
+      case FirstRunStage::pytorch_setups:
+        text += plural(stage.count, "PyTorch run", "PyTorch runs") + " of the answer's setups";
         break;
       case FirstRunStage::more_layer_passes: text += plural(stage.count, "more layer pass", "more layer passes"); break;
     }

@@ -13,7 +13,9 @@
 //      reference the others are fitted against), two untimed steps and one timed each: a variant not
 //      anchored is never recommended, so without them the allocator is never chosen;
 //   5. the anchors at the settings whose bands overlap the top one's (separating_anchors.hpp);
-//   6. the other layer passes (priorities 2-4), with what is left;
+//   6. the answer's setups timed by PyTorch from Python (run_setup_check), at least a pair: what
+//      the user's job runs, which the C++ trainer's anchors can misjudge;
+//   7. the other layer passes (priorities 2-4), with what is left;
 // and after the plan's stages, with whatever they leave: the base anchor repeated (C++, Python)
 // and the close calls.
 // When the budget is tight the extra layer passes go first, then the further separating anchors,
@@ -49,9 +51,12 @@ struct FirstRunEstimates {
   // The most the top candidates ask for: two settings, and with allocator variants the closer one
   // again under the allocator the first fit recommends.
   int separating_anchors = 2;
+  // PyTorch runs of the answer's setups planned before the extra layer passes: 2 (the answer and
+  // the other side of its close call), or 0 (no allocator variant planned: nothing holds them).
+  int pytorch_setups = 0;
 };
 
-enum class FirstRunStage { probe, layer_passes, base_anchor, allocators, separating_anchors, more_layer_passes };
+enum class FirstRunStage { probe, layer_passes, base_anchor, allocators, separating_anchors, pytorch_setups, more_layer_passes };
 
 struct PlannedStage {
   FirstRunStage stage = FirstRunStage::probe;
@@ -92,6 +97,11 @@ double measured_warmup_steps(double wall_seconds, double step_seconds, int ancho
 double base_anchor_seconds(double step_seconds, int anchored, double warmup_steps = 1);
 double allocator_anchor_seconds(double step_seconds, int anchored, double warmup_steps = 1);
 double separating_anchor_seconds(double step_seconds, double warmup_steps = 1);
+// The first pair of PyTorch runs of the answer's setups: the base layout and one with twice its
+// processes (twice the images per step), each Python's start (importing torch and torchvision,
+// 10 s a process), a warm-up, one more untimed step and three timed.
+double pytorch_setups_seconds(double step_seconds, double warmup_steps = 1);
+constexpr double python_start_seconds = 10;
 
 FirstRunPlan plan_first_run(const FirstRunEstimates& estimates);
 

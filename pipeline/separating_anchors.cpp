@@ -10,6 +10,7 @@
 #include "calibrate/runner.hpp"
 #include "model/predictor.hpp"
 #include "model/allocation.hpp"
+#include "pipeline/first_run_plan.hpp"
 #include "pipeline/installed_allocators.hpp"
 #include "probe/memory_budget.hpp"
 #include "train/anchor.hpp"
@@ -23,8 +24,6 @@ namespace {
 
 // A launch and the trainer's set-up, besides its steps (the allocator anchors' estimate).
 constexpr double start_seconds = 5;
-// The same for PyTorch from Python: importing torch and torchvision, building the model.
-constexpr double python_start_seconds = 10;
 
 // "2x1": processes per node x threads per process, as --anchor-settings takes it.
 std::string setting_label(const model::TrainingConfiguration& configuration) {
@@ -391,8 +390,12 @@ Expected<int> run_setup_check(const model::Calibration& calibration, const Separ
   const auto progress = [&](const std::string& line) { say(request, line); };
   auto anchoring = start_anchoring(calibration, request);
   if (!anchoring) return anchoring.error();
-  const auto& allocation = anchoring->predictor.allocation();
+  std::optional<model::AllocationModel> allocation = anchoring->predictor.allocation();
   if (!allocation) return 0;  // no allocator variant measured: nothing holds PyTorch's setups
+  // Every run recorded so far, also those the calibration was fitted before: called again without a
+  // refit, this call sees the runs of the calls before it.
+  allocation->pytorch_setups = model::measured_setups_from_records(anchoring->recorded, calibration.machine,
+                                                                   calibration.backend);
   const std::vector<tuner::InstalledAllocator> installed = installed_allocators();
   for (const std::string& model : request.models) {
     auto network = workloads::load_network(model);

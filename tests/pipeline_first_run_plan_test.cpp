@@ -168,6 +168,36 @@ TEST_CASE("a first run announces its stages, their seconds and the total") {
              Catch::Contains("not within the budget:") && Catch::Contains("1 separating anchor"));
 }
 
+TEST_CASE("a first run times the answer's setups by PyTorch before the extra micro-runs, when they fit") {
+  // A mid-sized network: a step of 2.5 s at the base setting.
+  FirstRunEstimates estimates = large_network();
+  estimates.step_seconds = 2.5;
+  estimates.layer_seconds = 20;
+  estimates.pytorch_setups = 2;
+  const FirstRunPlan plan = plan_first_run(estimates);
+  INFO(describe_first_run(plan));
+  // 3 x 10 s of Python's starts and 3 x 5 steps of 2.5 s (the rival layout's steps twice the images).
+  CHECK(pytorch_setups_seconds(2.5) == Approx(67.5));
+  CHECK(plan.seconds(FirstRunStage::pytorch_setups) == Approx(67.5));
+  CHECK(plan.count(FirstRunStage::pytorch_setups) == 2);
+  CHECK(plan.total_seconds <= 240);
+  CHECK_THAT(describe_first_run(plan), Catch::Contains("2 PyTorch runs of the answer's setups (68 s)"));
+  // Without them the extra micro-runs would have had that time: they come after.
+  estimates.pytorch_setups = 0;
+  CHECK(plan_first_run(estimates).seconds(FirstRunStage::more_layer_passes) >
+        plan.seconds(FirstRunStage::more_layer_passes));
+  // A large network's pair does not fit beside its anchors: left out, and said.
+  FirstRunEstimates large = large_network();
+  large.pytorch_setups = 2;
+  const FirstRunPlan dropped = plan_first_run(large);
+  CHECK_FALSE(kept(dropped, FirstRunStage::pytorch_setups));
+  CHECK_THAT(describe_first_run(dropped), Catch::Contains("PyTorch's runs of the answer's setups"));
+  // Nothing to compare with: no allocator variant planned.
+  estimates.pytorch_setups = 2;
+  estimates.allocators.clear();
+  CHECK_FALSE(kept(plan_first_run(estimates), FirstRunStage::pytorch_setups));
+}
+
 // Not run by ctest (hidden): the plan a first run of resnet152 b32 and resnet18 b8 would announce
 // on this machine, with its cached probe ($DNNTUNE_CACHE_DIR) when there is one. For the figures
 // in docs/results.md: `build/tests/pipeline_tests '[.figures]' -s`.
