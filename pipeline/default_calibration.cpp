@@ -482,13 +482,16 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
   estimates.separating_anchors = 0;
 
   // The answer's setups timed by PyTorch, before the extra layer passes: they can change the pick.
+  // Announced, the pair may take what is left of the whole first run when the replan's estimate no
+  // longer fits (its own check starts it only when both runs fit).
   plan = replan();
-  if (plan.count(FirstRunStage::pytorch_setups) > 0) {
+  if (plan.count(FirstRunStage::pytorch_setups) > 0 || announced.count(FirstRunStage::pytorch_setups) > 0) {
     auto current = *separating > 0 ? fit(entry, request, coverage, false) : first_fit;
     if (!current) return current.error();
     auto answered = model::read_calibration(current->calibration_path);
     if (!answered) return answered.error();
-    const double share = plan.seconds(FirstRunStage::pytorch_setups);
+    const double share =
+        plan.count(FirstRunStage::pytorch_setups) > 0 ? plan.seconds(FirstRunStage::pytorch_setups) : left();
     const auto started = std::chrono::steady_clock::now();
     for (;;) {
       separate.budget_seconds =

@@ -87,6 +87,12 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   const double layers_kept = std::clamp(left - minimum(), 0.0, layers);
   left -= layers_kept + minimum();
 
+  // Then PyTorch's pair of the answer's setups: it decides the pick where the C++ trainer's anchors
+  // misjudge PyTorch, so it comes before the further variants and separating anchors.
+  const double pytorch = pytorch_setups_seconds(step, warmup);
+  const bool pytorch_kept = anchored && reference_kept && estimates.pytorch_setups > 0 && pytorch <= left;
+  if (pytorch_kept) left -= pytorch;
+
   std::size_t variants = reference_kept ? 1 : 0;
   for (std::size_t index = 1; reference_kept && index < estimates.allocators.size() && variant <= left; ++index, ++variants)
     left -= variant;
@@ -96,9 +102,6 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
     left -= separating;
     ++separatings;
   }
-  const double pytorch = pytorch_setups_seconds(step, warmup);
-  const bool pytorch_kept = anchored && !plan.allocators.empty() && estimates.pytorch_setups > 0 && pytorch <= left;
-  if (pytorch_kept) left -= pytorch;
   const double more = std::clamp(left, 0.0, std::max(0.0, estimates.more_layer_seconds));
   left -= more;
 
