@@ -168,6 +168,13 @@ GpuEfficiencies gpu_efficiency_priors() {
   return efficiencies;
 }
 
+double native_normalization_slowdown(std::int64_t channels, int multiprocessors, workloads::Pass pass) {
+  const double filled = std::min(1.0, static_cast<double>(std::max<std::int64_t>(1, channels)) /
+                                          (native_normalization_blocks_per_sm * std::max(1, multiprocessors)));
+  const double share = native_normalization_per_channel_share[pass_slot(pass)];
+  return share / filled + (1 - share);
+}
+
 GpuPassTime gpu_pass_time(const workloads::LayerSpec& spec, workloads::Pass pass, const workloads::PassCost& cost,
                           std::int64_t batch, const GpuNode& node, const GpuEfficiencies& efficiencies,
                           const GpuNumerics& numerics) {
@@ -199,6 +206,8 @@ GpuPassTime gpu_pass_time(const workloads::LayerSpec& spec, workloads::Pass pass
   if (kernel_class == GpuKernelClass::normalization && !numerics.isolated) {
     const GpuClassEfficiency& streaming = efficiencies.classes[static_cast<int>(GpuKernelClass::elementwise)];
     memory_rate = node.memory_bandwidth * streaming.memory / in_step_normalization_bytes_ratio[pass_slot(pass)];
+  } else if (kernel_class == GpuKernelClass::normalization) {
+    memory_rate /= native_normalization_slowdown(spec.input.channels, node.multiprocessors, pass);
   }
   time.memory_seconds = bytes / (memory_rate * time.utilisation);
   const double kernels = efficiency.kernels_per_pass;
