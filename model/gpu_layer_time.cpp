@@ -206,9 +206,11 @@ GpuPassTime gpu_pass_time(const workloads::LayerSpec& spec, workloads::Pass pass
   if (kernel_class == GpuKernelClass::normalization && !numerics.isolated) {
     const GpuClassEfficiency& streaming = efficiencies.classes[static_cast<int>(GpuKernelClass::elementwise)];
     memory_rate = node.memory_bandwidth * streaming.memory / in_step_normalization_bytes_ratio[pass_slot(pass)];
-  } else if (kernel_class == GpuKernelClass::normalization) {
-    memory_rate /= native_normalization_slowdown(spec.input.channels, node.multiprocessors, pass);
   }
+  // Native and cuDNN batch norm alike sum each channel of an NCHW tensor in one block; NHWC kernels
+  // split every channel's sums over many blocks.
+  if (kernel_class == GpuKernelClass::normalization && numerics.memory_format == GpuMemoryFormat::contiguous)
+    memory_rate /= native_normalization_slowdown(spec.input.channels, node.multiprocessors, pass);
   time.memory_seconds = bytes / (memory_rate * time.utilisation);
   const double kernels = efficiency.kernels_per_pass;
   const double on_gpu = std::max(time.compute_seconds, time.memory_seconds) + efficiency.fixed_seconds[pass_slot(pass)] +

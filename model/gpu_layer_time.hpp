@@ -92,18 +92,19 @@ struct GpuNumerics {
 // backward-weights (2).
 constexpr std::array<double, 3> in_step_normalization_bytes_ratio{1.5, 1.0, 1.0};
 
-// Batch norm in a micro-run (ATen's native_batch_norm, GpuNumerics::isolated): its channel sums
-// (the statistics forward, the sums of dy and dy * x-hat backward) run one thread block per
-// channel, so they stream at full rate only from this many blocks per multiprocessor on; with
-// fewer channels the sums slow by channels / (blocks x multiprocessors) (64 channels on a
-// 132-SM H200: a quarter). The rest of the pass (normalise, the data gradient) is spread over
-// every element.
+// Batch norm on NCHW (contiguous) tensors, in a micro-run (ATen's native_batch_norm) and in a
+// step (cuDNN's NCHW kernels) alike: its channel sums (the statistics forward, the sums of dy and
+// dy * x-hat backward) run one thread block per channel, so they stream at full rate only from
+// this many blocks per multiprocessor on; with fewer channels the sums slow by channels /
+// (blocks x multiprocessors) (64 channels on a 132-SM H200: a quarter of the rate). The rest of
+// the pass (normalise, the data gradient) is spread over every element. Channels_last kernels
+// split each channel's sums over many blocks: no slowdown.
 constexpr double native_normalization_blocks_per_sm = 2.0;
 // Of the bytes each native pass moves, the share its per-channel sums read: forward 1 of 3
 // passes over the data (statistics; then normalise: read, write), backward-data 2 of 5 (x and
 // dy for the sums; then x, dy, dx), backward-weights all (the sums alone).
 constexpr std::array<double, 3> native_normalization_per_channel_share{1.0 / 3, 2.0 / 5, 1.0};
-// What the per-channel sums' block count multiplies a native batch-norm pass's memory time by
+// What the per-channel sums' block count multiplies an NCHW batch-norm pass's memory time by
 // (1 from blocks x multiprocessors channels on).
 double native_normalization_slowdown(std::int64_t channels, int multiprocessors, workloads::Pass pass);
 
