@@ -100,10 +100,11 @@ constexpr std::array<double, 3> in_step_normalization_bytes_ratio{1.5, 1.0, 1.0}
 // the pass (normalise, the data gradient) is spread over every element. Channels_last kernels
 // split each channel's sums over many blocks: no slowdown.
 constexpr double native_normalization_blocks_per_sm = 2.0;
-// Of the bytes each native pass moves, the share its per-channel sums read: forward 1 of 3
-// passes over the data (statistics; then normalise: read, write), backward-data 2 of 5 (x and
-// dy for the sums; then x, dy, dx), backward-weights all (the sums alone).
-constexpr std::array<double, 3> native_normalization_per_channel_share{1.0 / 3, 2.0 / 5, 1.0};
+// Of the bytes each pass moves, the share that runs in the per-channel blocks: forward 1 of 3
+// passes over the data (the statistics; normalising, read and write, is an element-wise kernel),
+// backward-data all (ATen's fused NCHW backward sums dy and dy * x-hat and writes dx in the same
+// block per channel), backward-weights all (the sums alone).
+constexpr std::array<double, 3> native_normalization_per_channel_share{1.0 / 3, 1.0, 1.0};
 // What the per-channel sums' block count multiplies an NCHW batch-norm pass's memory time by
 // (1 from blocks x multiprocessors channels on).
 double native_normalization_slowdown(std::int64_t channels, int multiprocessors, workloads::Pass pass);
