@@ -168,6 +168,13 @@ GpuEfficiencies gpu_efficiency_priors() {
   return efficiencies;
 }
 
+double native_normalization_slowdown(std::int64_t channels, int multiprocessors, workloads::Pass pass) {
+  const double filled = std::min(1.0, static_cast<double>(std::max<std::int64_t>(1, channels)) /
+                                          (native_normalization_blocks_per_sm * std::max(1, multiprocessors)));
+  const double share = native_normalization_per_channel_share[pass_slot(pass)];
+  return share / filled + (1 - share);
+}
+
 GpuPassTime gpu_pass_time(const workloads::LayerSpec& spec, workloads::Pass pass, const workloads::PassCost& cost,
                           std::int64_t batch, const GpuNode& node, const GpuEfficiencies& efficiencies,
                           const GpuNumerics& numerics) {
@@ -200,6 +207,10 @@ GpuPassTime gpu_pass_time(const workloads::LayerSpec& spec, workloads::Pass pass
     const GpuClassEfficiency& streaming = efficiencies.classes[static_cast<int>(GpuKernelClass::elementwise)];
     memory_rate = node.memory_bandwidth * streaming.memory / in_step_normalization_bytes_ratio[pass_slot(pass)];
   }
+  // Native and cuDNN batch norm alike sum each channel of an NCHW tensor in one block; NHWC kernels
+  // split every channel's sums over many blocks.
+  if (kernel_class == GpuKernelClass::normalization && numerics.memory_format == GpuMemoryFormat::contiguous)
+    memory_rate /= native_normalization_slowdown(spec.input.channels, node.multiprocessors, pass);
   time.memory_seconds = bytes / (memory_rate * time.utilisation);
   const double kernels = efficiency.kernels_per_pass;
   const double on_gpu = std::max(time.compute_seconds, time.memory_seconds) + efficiency.fixed_seconds[pass_slot(pass)] +

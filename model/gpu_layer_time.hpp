@@ -92,6 +92,23 @@ struct GpuNumerics {
 // backward-weights (2).
 constexpr std::array<double, 3> in_step_normalization_bytes_ratio{1.5, 1.0, 1.0};
 
+// Batch norm on NCHW (contiguous) tensors, in a micro-run (ATen's native_batch_norm) and in a
+// step (cuDNN's NCHW kernels) alike: its channel sums (the statistics forward, the sums of dy and
+// dy * x-hat backward) run one thread block per channel, so they stream at full rate only from
+// this many blocks per multiprocessor on; with fewer channels the sums slow by channels /
+// (blocks x multiprocessors) (64 channels on a 132-SM H200: a quarter of the rate). The rest of
+// the pass (normalise, the data gradient) is spread over every element. Channels_last kernels
+// split each channel's sums over many blocks: no slowdown.
+constexpr double native_normalization_blocks_per_sm = 2.0;
+// Of the bytes each pass moves, the share that runs in the per-channel blocks: forward 1 of 3
+// passes over the data (the statistics; normalising, read and write, is an element-wise kernel),
+// backward-data all (ATen's fused NCHW backward sums dy and dy * x-hat and writes dx in the same
+// block per channel), backward-weights all (the sums alone).
+constexpr std::array<double, 3> native_normalization_per_channel_share{1.0 / 3, 1.0, 1.0};
+// What the per-channel sums' block count multiplies an NCHW batch-norm pass's memory time by
+// (1 from blocks x multiprocessors channels on).
+double native_normalization_slowdown(std::int64_t channels, int multiprocessors, workloads::Pass pass);
+
 struct GpuEfficiencies {
   std::array<GpuClassEfficiency, gpu_kernel_class_count> classes{};
   double kernel_gap_seconds = 0;       // GPU: idle between two back-to-back kernels

@@ -130,6 +130,35 @@ TEST_CASE("a kernel's fixed time adds to its roofline, batch norm in a step stre
         Approx(norm_backward.bytes / (0.8 * 1e11)));
 }
 
+TEST_CASE("NCHW batch norm sums each channel in one block: few channels do not fill the chip") {
+  GpuEfficiencies efficiencies = flat_efficiencies();
+  GpuNode node = hand_node();
+  node.multiprocessors = 128;  // full rate from 2 x 128 = 256 channels on
+  const auto few = must(workloads::parse_descriptor("bnorm:ic64ih56iw56"));
+  const auto many = must(workloads::parse_descriptor("bnorm:ic256ih28iw28"));
+  const auto seconds_per_byte = [&](const workloads::LayerSpec& spec, workloads::Pass pass, GpuNumerics numerics) {
+    const auto cost = workloads::layer_cost(spec, 1).pass(pass);
+    return gpu_pass_time(spec, pass, cost, 1, node, efficiencies, numerics).memory_seconds / cost.bytes;
+  };
+  CHECK(native_normalization_slowdown(256, 128, workloads::Pass::forward) == Approx(1));
+  for (const bool isolated : {true, false}) {
+    GpuNumerics numerics;
+    numerics.isolated = isolated;
+    // 64 channels: the per-channel blocks at a quarter of the rate; forward they read 1 of the 3
+    // passes over the data, backward (data: fused, and weights) all of them.
+    CHECK(seconds_per_byte(few, workloads::Pass::forward, numerics) ==
+          Approx((4.0 / 3 + 2.0 / 3) * seconds_per_byte(many, workloads::Pass::forward, numerics)));
+    CHECK(seconds_per_byte(few, workloads::Pass::backward_data, numerics) ==
+          Approx(4 * seconds_per_byte(many, workloads::Pass::backward_data, numerics)));
+    CHECK(seconds_per_byte(few, workloads::Pass::backward_weights, numerics) ==
+          Approx(4 * seconds_per_byte(many, workloads::Pass::backward_weights, numerics)));
+    // Channels_last kernels split each channel's sums over many blocks.
+    numerics.memory_format = GpuMemoryFormat::channels_last;
+    CHECK(seconds_per_byte(few, workloads::Pass::backward_weights, numerics) ==
+          Approx(seconds_per_byte(many, workloads::Pass::backward_weights, numerics)));
+  }
+}
+
 TEST_CASE("kernel classes: dense, thin, grouped convolutions, GEMM, streaming") {
   CHECK(gpu_kernel_class(conv3x3_64_56()) == GpuKernelClass::convolution);
   CHECK(gpu_kernel_class(must(workloads::parse_descriptor("conv:ic3ih224iw224oc64kh7kw7sh2ph3"))) ==
