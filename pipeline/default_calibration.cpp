@@ -441,8 +441,19 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
     estimates.base_anchor_done = true;
   }
 
-  // The allocator variants at the base setting, from the base anchor's measured step.
+  // The allocator variants at the base setting, from the base anchor's measured step. glibc-tuned,
+  // announced, stays while half its estimate is left: without it the allocator is never chosen
+  // (a loaded machine's slow layer passes and base anchor dropped it twice), and the other half
+  // is at most a few steps past the announced time.
   plan = replan();
+  if (plan.allocators.empty() && !announced.allocators.empty() &&
+      left() >= 0.5 * allocator_anchor_seconds(estimates.step_seconds, std::max(1, estimates.anchored),
+                                               estimates.warmup_steps)) {
+    plan.allocators = {announced.allocators.front()};
+    plan.stages.push_back({FirstRunStage::allocators, 1, left()});
+    progress("the " + plan.allocators.front() + " anchor is trained with the " +
+             std::to_string(std::lround(left())) + " s left: without it the allocator cannot be chosen");
+  }
   prepared->request.allocator_variants = plan.allocators;
   prepared->request.allocator_anchor_budget_seconds = plan.seconds(FirstRunStage::allocators);
   int trained = 0;
