@@ -170,44 +170,73 @@ probe::TimingOptions network_timing() {
 
 namespace {
 
-// One run of `measurement` (no set-up, no warm-up), and its set-up.
-std::pair<double, double> run_and_setup_seconds(const PlannedMeasurement& measurement, const SpeedModel& speed,
-                                                const std::vector<workloads::Network>& networks) {
+constexpr double page_bytes = 4096;
+
+// What one measurement costs: one run (no set-up, no warm-up), its set-up, and its operand sets.
+struct MeasurementCost {
+  double run = 0;
+  double setup = 0;
+  int operand_sets = 1;
+};
+
+MeasurementCost measurement_cost(const PlannedMeasurement& measurement, const SpeedModel& speed,
+                                 const std::vector<workloads::Network>& networks) {
   workloads::PassCost cost;
-  double setup = speed.setup_seconds;
+  MeasurementCost result;
+  result.setup = speed.setup_seconds;
+  const Setting& setting = measurement.setting;
+  const double per_page =
+      setting.processes > 1 ? speed.first_touch_seconds_per_page_all_cores : speed.first_touch_seconds_per_page;
+  double faulted_per_run = 0;  // bytes
   if (measurement.whole_network) {
     const auto* network = find_network(networks, measurement.network);
     if (network) {
       const auto totals = workloads::network_cost(*network, measurement.batch);
       if (totals) cost = totals->training();
-      setup = speed.network_setup_seconds;
+      result.setup = speed.network_setup_seconds;
     }
   } else {
     cost = workloads::layer_cost(measurement.spec, measurement.batch).pass(measurement.pass);
+    const PassOperands operands = pass_operands(measurement.spec, measurement.batch, measurement.pass);
+    result.operand_sets = operand_sets_for_cold_cache(operands, measurement.pass, speed.last_level_cache_bytes);
+    // Set-up fills the rotating operands of each set and one copy of the rest; the warm-up runs
+    // fault in the outputs that circulate (layer_timing); outputs glibc maps afresh fault every run.
+    double filled = 0;
+    for (const Operand& operand : operands.inputs)
+      filled += 4.0 * static_cast<double>(operand.elements()) *
+                (operand_just_written(operand.name, measurement.pass) ? 1 : result.operand_sets);
+    for (const Operand& operand : operands.outputs) {
+      const double bytes = 4.0 * static_cast<double>(operand.elements());
+      if (bytes >= static_cast<double>(settled_mmap_threshold_bytes))
+        faulted_per_run += bytes;
+      else
+        filled += bytes * (result.operand_sets + 1);
+    }
+    result.setup += filled / page_bytes * per_page;
   }
-  const Setting& setting = measurement.setting;
   const double cores = std::max(1, setting.cores_per_process(speed.smt_ways));
   const double compute = static_cast<double>(cost.flops) / (speed.peak_gflops_per_core * 1e9 * speed.efficiency * cores);
   const double memory = static_cast<double>(cost.bytes) * setting.processes / (speed.bandwidth_gbs * 1e9);
-  return {std::max(compute, memory) + speed.run_overhead_seconds, setup};
+  result.run = std::max(compute, memory) + faulted_per_run / page_bytes * per_page + speed.run_overhead_seconds;
+  return result;
 }
 
 }  // namespace
 
 double estimate_run_seconds(const PlannedMeasurement& measurement, const SpeedModel& speed,
                             const std::vector<workloads::Network>& networks) {
-  return run_and_setup_seconds(measurement, speed, networks).first;
+  return measurement_cost(measurement, speed, networks).run;
 }
 
 double estimate_seconds(const PlannedMeasurement& measurement, const SpeedModel& speed,
                         const std::vector<workloads::Network>& networks) {
-  const auto [run, setup] = run_and_setup_seconds(measurement, speed, networks);
-  // The operand sets depend on the last-level cache, not known here: one assumed.
-  const probe::TimingOptions timing = measurement.whole_network ? network_timing() : layer_timing(1);
-  const double repetitions = std::clamp(std::ceil(timing.min_total_seconds / run),
+  const MeasurementCost cost = measurement_cost(measurement, speed, networks);
+  const probe::TimingOptions timing =
+      measurement.whole_network ? network_timing() : layer_timing(cost.operand_sets);
+  const double repetitions = std::clamp(std::ceil(timing.min_total_seconds / cost.run),
                                         static_cast<double>(timing.min_repetitions),
                                         static_cast<double>(timing.max_repetitions));
-  return setup + (timing.warmup_runs + repetitions) * run;
+  return cost.setup + (timing.warmup_runs + repetitions) * cost.run;
 }
 
 std::vector<PlannedMeasurement> select_within_budget(std::vector<PlannedMeasurement> candidates, double budget_seconds,

@@ -104,6 +104,15 @@ struct SpeedModel {
   double peak_gflops_per_core = 50;     // the probe's FMA peak
   double bandwidth_gbs = 20;            // the node's memory bandwidth, shared by co-running processes
   double efficiency = 0.4;              // share of the peak layer kernels reach
+  // The probe's first touch of a fresh 4 KiB page, by one thread and with every core faulting at
+  // once (co-running processes). On a VM it can cost more than the layer itself: a micro-run
+  // faults in its operand sets once and every output glibc maps afresh (settled_mmap_threshold_bytes)
+  // in each run.
+  double first_touch_seconds_per_page = 0.5e-6;
+  double first_touch_seconds_per_page_all_cores = 0.5e-6;
+  // What the runner's operand sets span (runner.hpp, PreparedCalibration): how many sets a
+  // micro-run fills and warms up through.
+  std::int64_t last_level_cache_bytes = std::int64_t{32} << 20;
   double setup_seconds = 0.04;          // per measurement: kernels created, operands allocated and filled
   double network_setup_seconds = 0.5;   // per whole-network run: building the network
   double run_overhead_seconds = 30e-6;  // per run: dispatch
@@ -112,6 +121,11 @@ struct SpeedModel {
   int smt_ways = 1;
 };
 
+// glibc's largest dynamic mmap threshold (DEFAULT_MMAP_THRESHOLD_MAX on 64-bit), where a
+// micro-run's worker settles malloc (worker.cpp): a block at least this large is mapped afresh,
+// and its pages faulted in, by every run.
+constexpr std::int64_t settled_mmap_threshold_bytes = std::int64_t{32} << 20;
+
 // The timing discipline of micro-runs: warm-up (a run per operand set, and one more, so that
 // every output the rotation allocates has been touched once), then at least 3 repetitions and
 // 50 ms, at most 20 (medians of 3 are what a budget of minutes affords for the slowest layers);
@@ -119,7 +133,8 @@ struct SpeedModel {
 probe::TimingOptions layer_timing(int operand_sets);
 probe::TimingOptions network_timing();
 
-// Seconds one measurement is expected to take, set-up and warm-up included; one run of it alone.
+// Seconds one measurement is expected to take, set-up and warm-up included (with as many operand
+// sets as the runner will rotate through); one run of it alone.
 double estimate_run_seconds(const PlannedMeasurement& measurement, const SpeedModel& speed,
                             const std::vector<workloads::Network>& networks);
 double estimate_seconds(const PlannedMeasurement& measurement, const SpeedModel& speed,

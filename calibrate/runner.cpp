@@ -4,10 +4,12 @@
 #include "calibrate/runner.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -28,25 +30,22 @@ namespace dnntune::calibrate {
 
 namespace {
 
-// The last-level cache the cold operand sets must span (twice over), capped so that a reported
-// cache a hypervisor made up (hundreds of MB) cannot make every worker allocate gigabytes: the sets of all
-// co-running workers stay within a quarter of the spare memory, and each worker's within about
-// 512 MiB (on a real node with more L3 than 256 MiB, operands then stay partly warm).
-std::int64_t last_level_cache_bytes(const records::MachineProfile& profile, int workers) {
-  std::uint64_t bytes = 0;
-  for (const records::CacheLevel& cache : profile.topology.caches)
-    if (cache.type != "instruction") bytes = cache.size_bytes * cache.instances;
-  return static_cast<std::int64_t>(
-      probe::bounded_buffer_bytes(bytes, 0.25 / (2.0 * std::max(1, workers)), 0, std::uint64_t{256} << 20));
-}
-
-SpeedModel speed_model_of(const records::MachineProfile& profile) {
+SpeedModel speed_model_of(const records::MachineProfile& profile, std::int64_t last_level_cache_bytes) {
   SpeedModel speed;
-  if (profile.performance.peak_fp32_gflops_per_core)
-    speed.peak_gflops_per_core = profile.performance.peak_fp32_gflops_per_core->value;
+  const records::Performance& performance = profile.performance;
+  if (performance.peak_fp32_gflops_per_core) speed.peak_gflops_per_core = performance.peak_fp32_gflops_per_core->value;
   double bandwidth = 0;
-  for (const records::ScalingPoint& point : profile.performance.triad_scaling) bandwidth = std::max(bandwidth, point.median);
+  for (const records::ScalingPoint& point : performance.triad_scaling) bandwidth = std::max(bandwidth, point.median);
   if (bandwidth > 0) speed.bandwidth_gbs = bandwidth;
+  const auto positive = [](const std::optional<records::Figure>& figure) {
+    return figure && figure->value > 0 && std::isfinite(figure->value);
+  };
+  if (positive(performance.first_touch_ns_per_page))
+    speed.first_touch_seconds_per_page = speed.first_touch_seconds_per_page_all_cores =
+        performance.first_touch_ns_per_page->value * 1e-9;
+  if (positive(performance.first_touch_ns_per_page_all_cores))
+    speed.first_touch_seconds_per_page_all_cores = performance.first_touch_ns_per_page_all_cores->value * 1e-9;
+  if (last_level_cache_bytes > 0) speed.last_level_cache_bytes = last_level_cache_bytes;
   speed.smt_ways = std::max(1, profile.topology.pus_per_core);
   return speed;
 }
@@ -198,6 +197,23 @@ std::string reproducing_command(const PlannedMeasurement& measurement, const std
   return shell_command_line(reproducing_argv(measurement, allocator));
 }
 
+// No CPU sold has more than 12 MiB of last-level cache per core (AMD's 3D V-cache parts: 96 MiB
+// per 8-core die); a hypervisor reports its host's whole cache (hundreds of MB) to each vCPU.
+constexpr std::uint64_t plausible_cache_bytes_per_core = std::uint64_t{16} << 20;
+
+std::int64_t last_level_cache_bytes(const records::MachineProfile& profile, int workers) {
+  std::uint64_t bytes = 0;
+  const int pus_per_core = std::max(1, profile.topology.pus_per_core);
+  for (const records::CacheLevel& cache : profile.topology.caches) {
+    if (cache.type == "instruction") continue;
+    const std::uint64_t cores_sharing = static_cast<std::uint64_t>(std::max(1, cache.pus_sharing / pus_per_core));
+    bytes = std::min(cache.size_bytes, plausible_cache_bytes_per_core * cores_sharing) *
+            static_cast<std::uint64_t>(std::max(1, cache.instances));
+  }
+  return static_cast<std::int64_t>(
+      probe::bounded_buffer_bytes(bytes, 0.25 / (2.0 * std::max(1, workers)), 0, std::uint64_t{256} << 20));
+}
+
 Expected<PreparedCalibration> prepare_calibration(const CalibrationRequest& request,
                                                   const std::function<void(const std::string&)>& progress) {
   PreparedCalibration calibration;
@@ -273,7 +289,7 @@ Expected<PreparedCalibration> prepare_calibration(const CalibrationRequest& requ
   if (calibration.usable_cores.empty()) return failure("this process may run on no CPU of the topology");
   calibration.last_level_cache_bytes =
       last_level_cache_bytes(calibration.machine, static_cast<int>(calibration.usable_cores.size()));
-  const SpeedModel speed = speed_model_of(calibration.machine);
+  const SpeedModel speed = speed_model_of(calibration.machine, calibration.last_level_cache_bytes);
   auto settings = settings_for(request, calibration.usable_cores, speed.smt_ways);
   if (!settings) return settings.error();
   plan.settings = *settings;

@@ -88,6 +88,13 @@ struct PreparedCalibration {
   double started_at = 0;                       // probe::now_seconds() after the probe: the budget's start
 };
 
+// The last-level cache a micro-run's cold operand sets must span (twice over,
+// operand_sets_for_cold_cache): each instance at most what its cores could plausibly have (never a
+// hypervisor's report of its host's whole cache to each vCPU), and capped so that the sets of all
+// `workers` stay within a quarter of the spare memory and each worker's within about 512 MiB (on a
+// real node with more L3 than 256 MiB, operands then stay partly warm).
+std::int64_t last_level_cache_bytes(const records::MachineProfile& profile, int workers);
+
 // Checks the request (unknown network, backend or pass, batch < 1, a setting this machine
 // cannot run, DIR of another machine, DIR already holding records without --resume: bad_input),
 // creates DIR, probes the machine into DIR/machine.json unless it is there, and plans. A dry run

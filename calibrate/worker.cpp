@@ -134,9 +134,8 @@ void settle_malloc_as_training_does() {
   // Under an allocator chosen for the calibration (`calibrate --allocator`) the micro-runs time
   // what that allocator does: mallopt here would override glibc-tuned's thresholds.
   if (probe::allocator_of_this_process() != "default") return;
-  constexpr int dynamic_mmap_threshold_max = 32 * 1024 * 1024;
-  mallopt(M_MMAP_THRESHOLD, dynamic_mmap_threshold_max);
-  mallopt(M_TRIM_THRESHOLD, 2 * dynamic_mmap_threshold_max);
+  mallopt(M_MMAP_THRESHOLD, static_cast<int>(settled_mmap_threshold_bytes));
+  mallopt(M_TRIM_THRESHOLD, static_cast<int>(2 * settled_mmap_threshold_bytes));
 }
 
 }  // namespace

@@ -211,6 +211,48 @@ TEST_CASE("operand sets rotate small layers out of the cache", "[layers][plan]")
   CHECK(operand_sets_for_cold_cache(large, workloads::Pass::forward, 32 << 20) == 1);
 }
 
+TEST_CASE("a micro-run's estimate counts the pages it faults in: its operand sets once, an output glibc maps afresh every run",
+          "[layers][plan]") {
+  const auto measurement_of = [](const std::string& descriptor, std::int64_t batch) {
+    PlannedMeasurement measurement;
+    measurement.backend = "torch";
+    measurement.spec = *workloads::parse_descriptor(descriptor);
+    measurement.descriptor = descriptor;
+    measurement.pass = workloads::Pass::backward_data;
+    measurement.batch = batch;
+    measurement.setting = Setting{2, false, 1};
+    return measurement;
+  };
+  SpeedModel free_pages, slow_pages;
+  free_pages.first_touch_seconds_per_page = free_pages.first_touch_seconds_per_page_all_cores = 0;
+  slow_pages.first_touch_seconds_per_page = slow_pages.first_touch_seconds_per_page_all_cores = 10e-6;
+  // Batch 16 of 64 x 112 x 112: a 51 MB gradient, at least glibc's settled mmap threshold, so
+  // each run maps and faults in 12 544 pages (125 ms at 10 us a page).
+  const auto large = measurement_of("relu:ic64ih112iw112", 16);
+  const double large_fault = 16.0 * 64 * 112 * 112 * 4 / 4096 * 10e-6;
+  CHECK(estimate_run_seconds(large, slow_pages, {}) - estimate_run_seconds(large, free_pages, {}) ==
+        Approx(large_fault).epsilon(1e-9));
+  // Batch 4: 12.8 MB, served from the heap: its runs fault nothing, its set-up and warm-up do.
+  const auto small = measurement_of("relu:ic64ih112iw112", 4);
+  CHECK(estimate_run_seconds(small, slow_pages, {}) == Approx(estimate_run_seconds(small, free_pages, {})));
+  CHECK(estimate_seconds(small, slow_pages, {}) > estimate_seconds(small, free_pages, {}) + 0.1);
+  // A cache spanned by fewer operand sets fills and warms up fewer of them.
+  SpeedModel small_cache = slow_pages;
+  small_cache.last_level_cache_bytes = 1 << 20;
+  CHECK(estimate_seconds(small, small_cache, {}) < estimate_seconds(small, slow_pages, {}));
+}
+
+TEST_CASE("the cache cold operand sets span is what cores could have, not what a hypervisor reports", "[layers][plan]") {
+  records::MachineProfile machine;
+  machine.topology.pus_per_core = 2;
+  // A VM's two vCPUs, each shown its host's 508 MiB L3: at most 16 MiB a core is believed.
+  machine.topology.caches = {{3, "unified", std::uint64_t{508} << 20, 2, 1}};
+  CHECK(last_level_cache_bytes(machine, 1) == std::int64_t{32} << 20);
+  // A real socket's L3, 33 MB shared by 24 cores (48 PUs): as reported.
+  machine.topology.caches = {{3, "unified", 33ull * 1000 * 1000, 2, 48}};
+  CHECK(last_level_cache_bytes(machine, 1) == 66ll * 1000 * 1000);
+}
+
 TEST_CASE("micro-runs rotate weights and kept results but not what training has just written", "[layers][plan]") {
   using workloads::Pass;
   CHECK(operand_just_written("src", Pass::forward));
