@@ -172,9 +172,11 @@ namespace {
 
 constexpr double page_bytes = 4096;
 
-// What one measurement costs: one run (no set-up, no warm-up), its set-up, and its operand sets.
+// What one measurement costs: one run (no set-up, no warm-up) and the faults each run adds, its
+// set-up, and its operand sets.
 struct MeasurementCost {
   double run = 0;
+  double run_faults = 0;
   double setup = 0;
   int operand_sets = 1;
 };
@@ -217,7 +219,8 @@ MeasurementCost measurement_cost(const PlannedMeasurement& measurement, const Sp
   const double cores = std::max(1, setting.cores_per_process(speed.smt_ways));
   const double compute = static_cast<double>(cost.flops) / (speed.peak_gflops_per_core * 1e9 * speed.efficiency * cores);
   const double memory = static_cast<double>(cost.bytes) * setting.processes / (speed.bandwidth_gbs * 1e9);
-  result.run = std::max(compute, memory) + faulted_per_run / page_bytes * per_page + speed.run_overhead_seconds;
+  result.run = std::max(compute, memory) + speed.run_overhead_seconds;
+  result.run_faults = faulted_per_run / page_bytes * per_page;
   return result;
 }
 
@@ -228,15 +231,21 @@ double estimate_run_seconds(const PlannedMeasurement& measurement, const SpeedMo
   return measurement_cost(measurement, speed, networks).run;
 }
 
+double estimate_run_fault_seconds(const PlannedMeasurement& measurement, const SpeedModel& speed,
+                                  const std::vector<workloads::Network>& networks) {
+  return measurement_cost(measurement, speed, networks).run_faults;
+}
+
 double estimate_seconds(const PlannedMeasurement& measurement, const SpeedModel& speed,
                         const std::vector<workloads::Network>& networks) {
   const MeasurementCost cost = measurement_cost(measurement, speed, networks);
   const probe::TimingOptions timing =
       measurement.whole_network ? network_timing() : layer_timing(cost.operand_sets);
-  const double repetitions = std::clamp(std::ceil(timing.min_total_seconds / cost.run),
+  const double run = cost.run + cost.run_faults;
+  const double repetitions = std::clamp(std::ceil(timing.min_total_seconds / run),
                                         static_cast<double>(timing.min_repetitions),
                                         static_cast<double>(timing.max_repetitions));
-  return cost.setup + (timing.warmup_runs + repetitions) * cost.run;
+  return cost.setup + (timing.warmup_runs + repetitions) * run;
 }
 
 std::vector<PlannedMeasurement> select_within_budget(std::vector<PlannedMeasurement> candidates, double budget_seconds,

@@ -134,11 +134,16 @@ probe::TimingOptions layer_timing(int operand_sets);
 probe::TimingOptions network_timing();
 
 // Seconds one measurement is expected to take, set-up and warm-up included (with as many operand
-// sets as the runner will rotate through); one run of it alone.
+// sets as the runner will rotate through); one run of it alone, as a training step sums it.
 double estimate_run_seconds(const PlannedMeasurement& measurement, const SpeedModel& speed,
                             const std::vector<workloads::Network>& networks);
 double estimate_seconds(const PlannedMeasurement& measurement, const SpeedModel& speed,
                         const std::vector<workloads::Network>& networks);
+// What each run adds faulting in the outputs glibc maps afresh (settled_mmap_threshold_bytes): part
+// of what the measurement takes and of its median (estimate_seconds counts it), but a training step
+// sums far less of it (docs/results.md, "First-touch in the plan"): not in estimate_run_seconds.
+double estimate_run_fault_seconds(const PlannedMeasurement& measurement, const SpeedModel& speed,
+                                  const std::vector<workloads::Network>& networks);
 
 struct PlanRequest {
   std::vector<workloads::Network> networks;

@@ -289,7 +289,8 @@ Expected<PreparedCalibration> prepare_calibration(const CalibrationRequest& requ
   if (calibration.usable_cores.empty()) return failure("this process may run on no CPU of the topology");
   calibration.last_level_cache_bytes =
       last_level_cache_bytes(calibration.machine, static_cast<int>(calibration.usable_cores.size()));
-  const SpeedModel speed = speed_model_of(calibration.machine, calibration.last_level_cache_bytes);
+  calibration.speed = speed_model_of(calibration.machine, calibration.last_level_cache_bytes);
+  const SpeedModel& speed = calibration.speed;
   auto settings = settings_for(request, calibration.usable_cores, speed.smt_ways);
   if (!settings) return settings.error();
   plan.settings = *settings;
