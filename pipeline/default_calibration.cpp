@@ -228,10 +228,11 @@ Expected<Measured> read_measured(const Entry& entry) {
 }
 
 // One training step of each (network, batch) at the base setting, summed: the recorded base
-// anchor where there is one; else the sum of the network's layer passes, each the recorded median
-// where it was measured, else the plan's estimate of one run (`planned`).
+// anchor where there is one (unless `layers_only`); else the sum of the network's layer passes,
+// each the recorded median less the faults of outputs each micro-run maps afresh, where it was
+// measured, else the plan's estimate of one run (`planned`).
 double step_seconds(const calibrate::PreparedCalibration& prepared, const std::vector<calibrate::PlannedMeasurement>& planned,
-                    const Measured& measured) {
+                    const Measured& measured, bool layers_only = false) {
   const calibrate::Setting base =
       prepared.plan_request.settings.empty() ? calibrate::Setting{} : prepared.plan_request.settings.front();
   const auto key = [](const std::string& descriptor, const std::string& pass, std::int64_t batch) {
@@ -264,7 +265,8 @@ double step_seconds(const calibrate::PreparedCalibration& prepared, const std::v
   for (const workloads::Network& network : prepared.plan_request.networks)
     for (const std::int64_t batch : prepared.plan_request.batches) {
       if (const records::Measurement* anchor = calibrate::recorded_anchor(measured.anchors, prepared.fingerprint,
-                                                                          network.name, batch, base, "default")) {
+                                                                          network.name, batch, base, "default");
+          anchor && !layers_only) {
         total += anchor->median_seconds;
         continue;
       }
@@ -356,6 +358,7 @@ FirstRunEstimates estimates_of(const calibrate::PreparedCalibration& prepared,
   estimates.anchored = unanchored(prepared, measured);
   estimates.base_anchor_done = estimates.anchored == 0;
   estimates.step_seconds = step_seconds(prepared, prepared.plan.measurements, measured);
+  estimates.kept_memory_step_seconds = step_seconds(prepared, prepared.plan.measurements, measured, true);
   // The variants a resumed entry has anchored at every (network, batch) already: nothing to plan.
   for (const std::string& variant : calibrate::allocator_variants_to_anchor()) {
     bool recorded = true;
@@ -426,6 +429,7 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
   const auto replan = [&] {
     estimates.budget_seconds = std::max(0.0, left());
     estimates.step_seconds = step_seconds(*prepared, prepared->plan.measurements, *measured);
+    estimates.kept_memory_step_seconds = step_seconds(*prepared, prepared->plan.measurements, *measured, true);
     return plan_first_run(estimates);
   };
   // The base anchor, glibc's default allocator.
@@ -461,7 +465,8 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
   // is at most a few steps past the announced time.
   plan = replan();
   if (plan.allocators.empty() && !announced.allocators.empty() &&
-      left() >= 0.5 * allocator_anchor_seconds(estimates.step_seconds, std::max(1, estimates.anchored),
+      left() >= 0.5 * allocator_anchor_seconds(std::min(estimates.step_seconds, estimates.kept_memory_step_seconds),
+                                               std::max(1, estimates.anchored),
                                                estimates.warmup_steps)) {
     plan.allocators = {announced.allocators.front()};
     plan.stages.push_back({FirstRunStage::allocators, 1, left()});

@@ -42,6 +42,10 @@ struct FirstRunEstimates {
   // One training step at the base setting, summed over those pairs: first the layer passes'
   // estimates summed over the networks, then the base anchor's measured step.
   double step_seconds = 0;
+  // The same step without the page faults of glibc's defaults, what an allocator variant that keeps
+  // its memory (glibc-tuned) runs: the layer passes' sum less what each micro-run faults in
+  // (calibrate::estimate_run_fault_seconds), at most step_seconds. 0: step_seconds.
+  double kept_memory_step_seconds = 0;
   bool base_anchor_done = false;       // a replan after it: it costs nothing more
   // What a trainer's warm-up step costs, in steady steps: one before any anchor ran; then what the
   // base anchor's wall time says (its first step creates every kernel and faults every activation

@@ -126,6 +126,27 @@ TEST_CASE("a replanned first run counts the base anchor done and its measured st
   CHECK(plan.total_seconds <= 160);
 }
 
+TEST_CASE("glibc-tuned's anchor is estimated by the step without glibc's page faults, once the base anchor measured a slower one") {
+  FirstRunEstimates estimates = large_network();
+  estimates.probe_seconds = 0;
+  estimates.layer_seconds = 0;
+  estimates.layer_passes = 0;
+  estimates.base_anchor_done = true;
+  estimates.budget_seconds = 50;
+  estimates.allocators = {"glibc-tuned"};
+  estimates.separating_anchors = 0;
+  estimates.step_seconds = 16;  // glibc's defaults fault its activations in at every step
+  INFO(describe_first_run(plan_first_run(estimates)));
+  CHECK_FALSE(kept(plan_first_run(estimates), FirstRunStage::allocators));  // 5 + 3 x 16 s
+  estimates.kept_memory_step_seconds = 8;  // the layer passes without those faults
+  const FirstRunPlan plan = plan_first_run(estimates);
+  INFO(describe_first_run(plan));
+  CHECK(plan.seconds(FirstRunStage::allocators) == Approx(29));  // 5 + 3 x 8 s
+  // Never more than the step itself.
+  estimates.kept_memory_step_seconds = 30;
+  CHECK_FALSE(kept(plan_first_run(estimates), FirstRunStage::allocators));
+}
+
 TEST_CASE("a warm-up the base anchor measured long makes the later anchors' estimates long, and drops what no longer fits") {
   // The base anchor's wall time: a 5 s start, a warm-up of 3.5 steps and three timed steps of 12 s.
   const double warmup = measured_warmup_steps(5 + 3.5 * 12 + 3 * 12, 12, 1, 3);
