@@ -434,8 +434,8 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
   };
   // The base anchor, glibc's default allocator. Announced, it stays while half its estimate is left,
   // as glibc-tuned's below: every later stage rests on it, its timed steps stop at the end of the
-  // first run (its time limit), and a step estimated from micro-runs is the least certain one
-  // (resnet152 b32: priced at 128 s with 113 s left after a slow layer stage, where it takes 70).
+  // first run (its time limit), and a step estimated from micro-runs is the least certain estimate
+  // of all (docs/results.md, "First-touch in the plan").
   FirstRunPlan plan = replan();
   if (!estimates.base_anchor_done) {
     if (plan.count(FirstRunStage::base_anchor) == 0 &&
