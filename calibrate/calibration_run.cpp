@@ -244,7 +244,7 @@ class CalibrationRun {
     item.memory_format = measurement.precision.memory_format;
     if (!measurement.whole_network)
       item.operand_sets = operand_sets_for_cold_cache(pass_operands(measurement.spec, measurement.batch, measurement.pass),
-                                                      measurement.pass, calibration_.last_level_cache_bytes);
+                                                      measurement.pass, calibration_.speed.last_level_cache_bytes);
     const double started = probe::now_seconds();
     // Whatever would run past the end of the budget is stopped there.
     const GroupOutcome outcome = group_->measure(item, std::max(0.0, left()));

@@ -45,7 +45,7 @@ SpeedModel speed_model_of(const records::MachineProfile& profile, std::int64_t l
         performance.first_touch_ns_per_page->value * 1e-9;
   if (positive(performance.first_touch_ns_per_page_all_cores))
     speed.first_touch_seconds_per_page_all_cores = performance.first_touch_ns_per_page_all_cores->value * 1e-9;
-  if (last_level_cache_bytes > 0) speed.last_level_cache_bytes = last_level_cache_bytes;
+  speed.last_level_cache_bytes = last_level_cache_bytes;  // what the runner's operand sets span, 0 included
   speed.smt_ways = std::max(1, profile.topology.pus_per_core);
   return speed;
 }
@@ -287,9 +287,8 @@ Expected<PreparedCalibration> prepare_calibration(const CalibrationRequest& requ
                        "): resume only on the machine that made them");
   calibration.usable_cores = usable_cores(calibration.machine);
   if (calibration.usable_cores.empty()) return failure("this process may run on no CPU of the topology");
-  calibration.last_level_cache_bytes =
-      last_level_cache_bytes(calibration.machine, static_cast<int>(calibration.usable_cores.size()));
-  calibration.speed = speed_model_of(calibration.machine, calibration.last_level_cache_bytes);
+  calibration.speed = speed_model_of(
+      calibration.machine, last_level_cache_bytes(calibration.machine, static_cast<int>(calibration.usable_cores.size())));
   const SpeedModel& speed = calibration.speed;
   auto settings = settings_for(request, calibration.usable_cores, speed.smt_ways);
   if (!settings) return settings.error();

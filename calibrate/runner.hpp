@@ -81,8 +81,7 @@ struct PreparedCalibration {
   records::MachineProfile machine;
   std::string fingerprint;
   std::vector<std::vector<int>> usable_cores;  // each usable core's allowed OS CPUs
-  std::int64_t last_level_cache_bytes = 0;
-  SpeedModel speed;                            // what the plan's estimates assume of this machine
+  SpeedModel speed;  // what the plan's estimates assume of this machine, the operand sets' cache too
   PlanRequest plan_request;
   Plan plan;                                   // what is left to measure (resumed work removed)
   std::size_t already_recorded = 0;            // planned measurements DIR already has
