@@ -236,6 +236,16 @@ double estimate_run_fault_seconds(const PlannedMeasurement& measurement, const S
   return measurement_cost(measurement, speed, networks).run_faults;
 }
 
+double estimate_first_step_fault_seconds(const workloads::Network& network, std::int64_t batch, const Setting& setting,
+                                         const SpeedModel& speed) {
+  const auto cost = workloads::network_cost(network, batch);
+  if (!cost) return 0;
+  // Co-running processes fault their own memory at once, each at the all-cores rate.
+  const double per_page =
+      setting.processes > 1 ? speed.first_touch_seconds_per_page_all_cores : speed.first_touch_seconds_per_page;
+  return cost->training_memory_bytes() / page_bytes * per_page;
+}
+
 double estimate_seconds(const PlannedMeasurement& measurement, const SpeedModel& speed,
                         const std::vector<workloads::Network>& networks) {
   const MeasurementCost cost = measurement_cost(measurement, speed, networks);

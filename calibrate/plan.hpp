@@ -145,6 +145,12 @@ double estimate_seconds(const PlannedMeasurement& measurement, const SpeedModel&
 double estimate_run_fault_seconds(const PlannedMeasurement& measurement, const SpeedModel& speed,
                                   const std::vector<workloads::Network>& networks);
 
+// What a training process's first step adds faulting in its memory at `setting` (one process's
+// peak, workloads::NetworkCost::training_memory_bytes, every page first touched): a trainer's
+// warm-up step pays it on top of a steady step, and on a VM it can cost more than the step itself.
+double estimate_first_step_fault_seconds(const workloads::Network& network, std::int64_t batch, const Setting& setting,
+                                         const SpeedModel& speed);
+
 struct PlanRequest {
   std::vector<workloads::Network> networks;
   std::vector<workloads::LayerSpec> extra_layers;  // measured besides the networks' layers

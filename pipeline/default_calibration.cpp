@@ -284,6 +284,18 @@ double step_seconds(const calibrate::PreparedCalibration& prepared, const std::v
   return total;
 }
 
+// What the first step of each (network, batch) at the base setting adds faulting in its memory,
+// summed as step_seconds sums the steps.
+double first_step_fault_seconds(const calibrate::PreparedCalibration& prepared) {
+  const calibrate::Setting base =
+      prepared.plan_request.settings.empty() ? calibrate::Setting{} : prepared.plan_request.settings.front();
+  double total = 0;
+  for (const workloads::Network& network : prepared.plan_request.networks)
+    for (const std::int64_t batch : prepared.plan_request.batches)
+      total += calibrate::estimate_first_step_fault_seconds(network, batch, base, prepared.speed);
+  return total;
+}
+
 // How many (network, batch) pairs have no base anchor recorded yet.
 int unanchored(const calibrate::PreparedCalibration& prepared, const Measured& measured) {
   const calibrate::Setting base =
@@ -359,6 +371,7 @@ FirstRunEstimates estimates_of(const calibrate::PreparedCalibration& prepared,
   estimates.base_anchor_done = estimates.anchored == 0;
   estimates.step_seconds = step_seconds(prepared, prepared.plan.measurements, measured);
   estimates.kept_memory_step_seconds = step_seconds(prepared, prepared.plan.measurements, measured, true);
+  estimates.warmup_steps = first_step_warmup_steps(estimates.step_seconds, first_step_fault_seconds(prepared));
   // The variants a resumed entry has anchored at every (network, batch) already: nothing to plan.
   for (const std::string& variant : calibrate::allocator_variants_to_anchor()) {
     bool recorded = true;
@@ -426,10 +439,13 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
   estimates.probe_seconds = 0;
   estimates.layer_passes = 0;
   estimates.layer_seconds = 0;
+  const double first_step_faults = first_step_fault_seconds(*prepared);
   const auto replan = [&] {
     estimates.budget_seconds = std::max(0.0, left());
     estimates.step_seconds = step_seconds(*prepared, prepared->plan.measurements, *measured);
     estimates.kept_memory_step_seconds = step_seconds(*prepared, prepared->plan.measurements, *measured, true);
+    if (!estimates.base_anchor_done)
+      estimates.warmup_steps = first_step_warmup_steps(estimates.step_seconds, first_step_faults);
     return plan_first_run(estimates);
   };
   // The base anchor, glibc's default allocator. Announced, it stays while half its estimate is left,
@@ -440,9 +456,10 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
   if (!estimates.base_anchor_done) {
     if (plan.count(FirstRunStage::base_anchor) == 0 &&
         !(announced.count(FirstRunStage::base_anchor) > 0 &&
-          left() >= 0.5 * base_anchor_seconds(estimates.step_seconds, estimates.anchored))) {
+          left() >= 0.5 * base_anchor_seconds(estimates.step_seconds, estimates.anchored, estimates.warmup_steps))) {
       progress("anchor at " + estimates.base_setting + " not trained: about " +
-               std::to_string(std::lround(base_anchor_seconds(estimates.step_seconds, estimates.anchored))) +
+               std::to_string(std::lround(
+                   base_anchor_seconds(estimates.step_seconds, estimates.anchored, estimates.warmup_steps))) +
                " s, past the " + std::to_string(std::lround(std::max(0.0, left()))) + " s left of the first run");
       return fit(entry, request, coverage);
     }

@@ -34,6 +34,11 @@ std::size_t FirstRunPlan::count(FirstRunStage stage) const {
   return 0;
 }
 
+double first_step_warmup_steps(double step_seconds, double first_step_fault_seconds) {
+  if (!(step_seconds > 0) || !(first_step_fault_seconds > 0)) return 1;
+  return std::clamp(1 + first_step_fault_seconds / step_seconds, 1.0, 10.0);
+}
+
 double measured_warmup_steps(double wall_seconds, double step_seconds, int anchored, int timed_steps) {
   if (!(step_seconds > 0) || !(wall_seconds > 0)) return 1;
   const double warmup = (wall_seconds - trainer_start_seconds * std::max(1, anchored)) / step_seconds - timed_steps;

@@ -47,9 +47,10 @@ struct FirstRunEstimates {
   // (calibrate::estimate_run_fault_seconds), at most step_seconds. 0: step_seconds.
   double kept_memory_step_seconds = 0;
   bool base_anchor_done = false;       // a replan after it: it costs nothing more
-  // What a trainer's warm-up step costs, in steady steps: one before any anchor ran; then what the
-  // base anchor's wall time says (its first step creates every kernel and faults every activation
-  // in, and may take several steady steps), so that the later anchors' estimates hold.
+  // What a trainer's warm-up step costs, in steady steps: before any anchor ran, one step and the
+  // first touch of the process's memory (first_step_warmup_steps); then what the base anchor's wall
+  // time says (its first step creates every kernel and faults every activation in), so that the
+  // later anchors' estimates hold.
   double warmup_steps = 1;
   std::vector<std::string> allocators;  // the variants to anchor besides glibc's default, glibc-tuned first
   // The most the top candidates ask for: two settings, and with allocator variants the closer one
@@ -89,6 +90,10 @@ constexpr double trainer_start_seconds = 5;
 // The close calls, after the stages, take at most this share of the whole first run: on a small
 // network they would otherwise take all the stages leave, for a refinement of a few percent.
 constexpr double close_call_share = 0.25;
+// The warm-up cost in steady steps before an anchor measured it: a steady step of `step_seconds`
+// and the first touch of every page the process holds at its peak (`first_step_fault_seconds`,
+// calibrate::estimate_first_step_fault_seconds), at most 10 steps.
+double first_step_warmup_steps(double step_seconds, double first_step_fault_seconds);
 // The warm-up cost in steady steps that the base anchor's wall time shows (`wall_seconds` for
 // `anchored` anchors of `step_seconds` together, `timed_steps` timed steps each), at least one.
 double measured_warmup_steps(double wall_seconds, double step_seconds, int anchored, int timed_steps);

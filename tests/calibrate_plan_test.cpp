@@ -245,6 +245,23 @@ TEST_CASE("a micro-run's estimate counts the pages it faults in: its operand set
   CHECK(estimate_seconds(small, small_cache, {}) < estimate_seconds(small, slow_pages, {}));
 }
 
+TEST_CASE("a training process's first step faults in every page it holds at its peak", "[plan]") {
+  const auto network = *workloads::load_network("resnet152");
+  const auto cost = *workloads::network_cost(network, 32);
+  SpeedModel speed;
+  speed.first_touch_seconds_per_page = 10e-6;
+  speed.first_touch_seconds_per_page_all_cores = 15e-6;
+  const double pages = cost.training_memory_bytes() / 4096;
+  CHECK(pages > 1e6);  // ResNet-152 at batch 32: several GB, tens of seconds at 10 us a page
+  CHECK(estimate_first_step_fault_seconds(network, 32, Setting{2, false, 1}, speed) == Approx(pages * 10e-6));
+  // Co-running processes fault their own memory at once, at the all-cores rate.
+  CHECK(estimate_first_step_fault_seconds(network, 32, Setting{1, false, 2}, speed) == Approx(pages * 15e-6));
+  CHECK(estimate_first_step_fault_seconds(network, 8, Setting{2, false, 1}, speed) <
+        0.5 * estimate_first_step_fault_seconds(network, 32, Setting{2, false, 1}, speed));
+  speed.first_touch_seconds_per_page = 0;
+  CHECK(estimate_first_step_fault_seconds(network, 32, Setting{2, false, 1}, speed) == 0);
+}
+
 TEST_CASE("the cache cold operand sets span is what cores could have, not what a hypervisor reports", "[layers][plan]") {
   records::MachineProfile machine;
   machine.topology.pus_per_core = 2;

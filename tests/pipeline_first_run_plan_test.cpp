@@ -173,6 +173,27 @@ TEST_CASE("a warm-up the base anchor measured long makes the later anchors' esti
   CHECK(separating_anchor_seconds(12, warmup) == Approx(118));
 }
 
+TEST_CASE("before any anchor, a warm-up is a step and the first touch of the process's memory; the layers make room for it") {
+  CHECK(first_step_warmup_steps(12, 0) == Approx(1));
+  CHECK(first_step_warmup_steps(12, 24) == Approx(3));
+  CHECK(first_step_warmup_steps(0, 24) == Approx(1));        // nothing to divide by: one step
+  CHECK(first_step_warmup_steps(1, 1e6) == Approx(10));      // a probe far off does not empty the plan
+  // A large network whose first step faults in 24 s on top of a 12 s step: the base anchor is
+  // 5 + 6 x 12 s and glibc-tuned 5 + 5 x 12 s, and both stay, the priority-1 layer passes
+  // giving up time for them rather than the first run overrunning what it announced.
+  FirstRunEstimates estimates = large_network();
+  estimates.layer_seconds = 110;
+  estimates.warmup_steps = first_step_warmup_steps(estimates.step_seconds, 24);
+  const FirstRunPlan plan = plan_first_run(estimates);
+  INFO(describe_first_run(plan));
+  CHECK(plan.seconds(FirstRunStage::base_anchor) == Approx(77));
+  CHECK(plan.seconds(FirstRunStage::allocators) == Approx(65));
+  CHECK(plan.seconds(FirstRunStage::layer_passes) == Approx(240 - 10 - 77 - 65));
+  CHECK(plan.total_seconds <= 240);
+  // The closest separating anchor (10 + 4 x 24 s) no longer fits beside them: said, not overrun.
+  CHECK_FALSE(kept(plan, FirstRunStage::separating_anchors));
+}
+
 TEST_CASE("a first run announces its stages, their seconds and the total") {
   FirstRunEstimates estimates = large_network();
   estimates.more_layer_seconds = 0;
