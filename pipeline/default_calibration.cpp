@@ -227,12 +227,18 @@ Expected<Measured> read_measured(const Entry& entry) {
   return measured;
 }
 
-// One training step of each (network, batch) at the base setting, summed: the recorded base
-// anchor where there is one (unless `layers_only`); else the sum of the network's layer passes,
+// One training step of each (network, batch) at the base setting, summed two ways: `step` the
+// recorded base anchor where there is one, else `layers`: the sum of the network's layer passes,
 // each the recorded median less the faults of outputs each micro-run maps afresh, where it was
-// measured, else the plan's estimate of one run (`planned`).
-double step_seconds(const calibrate::PreparedCalibration& prepared, const std::vector<calibrate::PlannedMeasurement>& planned,
-                    const Measured& measured, bool layers_only = false) {
+// measured, else the plan's estimate of one run (`planned`) (FirstRunEstimates::step_seconds and
+// kept_memory_step_seconds).
+struct StepSeconds {
+  double step = 0;
+  double layers = 0;
+};
+
+StepSeconds step_seconds(const calibrate::PreparedCalibration& prepared,
+                         const std::vector<calibrate::PlannedMeasurement>& planned, const Measured& measured) {
   const calibrate::Setting base =
       prepared.plan_request.settings.empty() ? calibrate::Setting{} : prepared.plan_request.settings.front();
   const auto key = [](const std::string& descriptor, const std::string& pass, std::int64_t batch) {
@@ -261,27 +267,34 @@ double step_seconds(const calibrate::PreparedCalibration& prepared, const std::v
       }
       pass_seconds[key(record.descriptor, record.pass, record.batch)] = seconds;
     }
-  double total = 0;
+  StepSeconds total;
   for (const workloads::Network& network : prepared.plan_request.networks)
     for (const std::int64_t batch : prepared.plan_request.batches) {
-      if (const records::Measurement* anchor = calibrate::recorded_anchor(measured.anchors, prepared.fingerprint,
-                                                                          network.name, batch, base, "default");
-          anchor && !layers_only) {
-        total += anchor->median_seconds;
-        continue;
-      }
+      double layers = 0;
       for (const workloads::Layer& layer : network.layers) {
         const auto add = [&](workloads::Pass pass) {
           if (const auto found = pass_seconds.find(key(layer.descriptor, workloads::pass_name(pass), batch));
               found != pass_seconds.end())
-            total += found->second;
+            layers += found->second;
         };
         add(workloads::Pass::forward);
         if (layer.runs_backward) add(workloads::Pass::backward_weights);
         if (layer.computes_data_gradient) add(workloads::Pass::backward_data);
       }
+      const records::Measurement* anchor =
+          calibrate::recorded_anchor(measured.anchors, prepared.fingerprint, network.name, batch, base, "default");
+      total.step += anchor ? anchor->median_seconds : layers;
+      total.layers += layers;
     }
   return total;
+}
+
+// The step estimates of a first run's plan from what is measured so far.
+void estimate_steps(const calibrate::PreparedCalibration& prepared, const Measured& measured,
+                    FirstRunEstimates& estimates) {
+  const StepSeconds seconds = step_seconds(prepared, prepared.plan.measurements, measured);
+  estimates.step_seconds = seconds.step;
+  estimates.kept_memory_step_seconds = seconds.layers;
 }
 
 // What the first step of each (network, batch) at the base setting adds faulting in its memory,
@@ -369,8 +382,7 @@ FirstRunEstimates estimates_of(const calibrate::PreparedCalibration& prepared,
   estimates.base_setting = std::to_string(base.processes) + "x" + std::to_string(base.threads);
   estimates.anchored = unanchored(prepared, measured);
   estimates.base_anchor_done = estimates.anchored == 0;
-  estimates.step_seconds = step_seconds(prepared, prepared.plan.measurements, measured);
-  estimates.kept_memory_step_seconds = step_seconds(prepared, prepared.plan.measurements, measured, true);
+  estimate_steps(prepared, measured, estimates);
   estimates.warmup_steps = first_step_warmup_steps(estimates.step_seconds, first_step_fault_seconds(prepared));
   // The variants a resumed entry has anchored at every (network, batch) already: nothing to plan.
   for (const std::string& variant : calibrate::allocator_variants_to_anchor()) {
@@ -442,25 +454,22 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
   const double first_step_faults = first_step_fault_seconds(*prepared);
   const auto replan = [&] {
     estimates.budget_seconds = std::max(0.0, left());
-    estimates.step_seconds = step_seconds(*prepared, prepared->plan.measurements, *measured);
-    estimates.kept_memory_step_seconds = step_seconds(*prepared, prepared->plan.measurements, *measured, true);
+    estimate_steps(*prepared, *measured, estimates);
     if (!estimates.base_anchor_done)
       estimates.warmup_steps = first_step_warmup_steps(estimates.step_seconds, first_step_faults);
     return plan_first_run(estimates);
   };
-  // The base anchor, glibc's default allocator. Announced, it stays while half its estimate is left,
-  // as glibc-tuned's below: every later stage rests on it, its timed steps stop at the end of the
-  // first run (its time limit), and a step estimated from micro-runs is the least certain estimate
-  // of all (docs/results.md, "First-touch in the plan").
+  // The base anchor, glibc's default allocator: every later stage rests on it
+  // (announced_stage_stays; docs/results.md, "First-touch in the plan").
   FirstRunPlan plan = replan();
   if (!estimates.base_anchor_done) {
+    const double base_estimate =
+        base_anchor_seconds(estimates.step_seconds, estimates.anchored, estimates.warmup_steps);
     if (plan.count(FirstRunStage::base_anchor) == 0 &&
-        !(announced.count(FirstRunStage::base_anchor) > 0 &&
-          left() >= 0.5 * base_anchor_seconds(estimates.step_seconds, estimates.anchored, estimates.warmup_steps))) {
+        !announced_stage_stays(announced, FirstRunStage::base_anchor, base_estimate, left())) {
       progress("anchor at " + estimates.base_setting + " not trained: about " +
-               std::to_string(std::lround(
-                   base_anchor_seconds(estimates.step_seconds, estimates.anchored, estimates.warmup_steps))) +
-               " s, past the " + std::to_string(std::lround(std::max(0.0, left()))) + " s left of the first run");
+               std::to_string(std::lround(base_estimate)) + " s, past the " +
+               std::to_string(std::lround(std::max(0.0, left()))) + " s left of the first run");
       return fit(entry, request, coverage);
     }
     // Its timed steps stop where the whole first run's time ends at the latest.
@@ -475,21 +484,30 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
     // estimates use it, so that the first run keeps to what it announced.
     if (*anchors > 0)
       estimates.warmup_steps =
-          measured_warmup_steps(anchor_wall, step_seconds(*prepared, prepared->plan.measurements, *measured),
+          measured_warmup_steps(anchor_wall, step_seconds(*prepared, prepared->plan.measurements, *measured).step,
                                 estimates.anchored, prepared->request.anchor_iterations);
     estimates.anchored = 0;
     estimates.base_anchor_done = true;
   }
 
-  // The allocator variants at the base setting, from the base anchor's measured step. glibc-tuned,
-  // announced, stays while half its estimate is left: without it the allocator is never chosen
-  // (a loaded machine's slow layer passes and base anchor dropped it twice), and the other half
-  // is at most a few steps past the announced time.
+  // The allocator variants at the base setting, from the base anchor's measured step; glibc-tuned,
+  // announced, without which the allocator is never chosen (announced_stage_stays: a loaded
+  // machine's slow layer passes and base anchor dropped it twice). Each variant times as many
+  // steps as its step (what glibc keeping its memory runs, of one network at one batch) affords.
+  estimate_steps(*prepared, *measured, estimates);
+  const double pairs = static_cast<double>(std::max<std::size_t>(
+      1, prepared->plan_request.networks.size() * prepared->plan_request.batches.size()));
+  const double kept_memory_step = estimates.kept_memory_step_seconds > 0
+                                      ? std::min(estimates.step_seconds, estimates.kept_memory_step_seconds)
+                                      : estimates.step_seconds;
+  estimates.allocator_timed_steps = allocator_timed_steps(kept_memory_step / pairs);
+  prepared->request.allocator_anchor_iterations = estimates.allocator_timed_steps;
   plan = replan();
-  if (plan.allocators.empty() && !announced.allocators.empty() &&
-      left() >= 0.5 * allocator_anchor_seconds(std::min(estimates.step_seconds, estimates.kept_memory_step_seconds),
-                                               std::max(1, estimates.anchored),
-                                               estimates.warmup_steps)) {
+  if (plan.allocators.empty() &&
+      announced_stage_stays(announced, FirstRunStage::allocators,
+                            allocator_anchor_seconds(kept_memory_step, std::max(1, estimates.anchored),
+                                                     estimates.warmup_steps, estimates.allocator_timed_steps),
+                            left())) {
     plan.allocators = {announced.allocators.front()};
     plan.stages.push_back({FirstRunStage::allocators, 1, left()});
     progress("the " + plan.allocators.front() + " anchor is trained with the " +

@@ -49,8 +49,14 @@ double base_anchor_seconds(double step_seconds, int anchored, double warmup_step
   return trainer_start_seconds * std::max(1, anchored) + (warmup_steps + 3) * step_seconds;
 }
 
-double allocator_anchor_seconds(double step_seconds, int anchored, double warmup_steps) {
-  return trainer_start_seconds * std::max(1, anchored) + (warmup_steps + 2) * step_seconds;
+double allocator_anchor_seconds(double step_seconds, int anchored, double warmup_steps, int timed_steps) {
+  return trainer_start_seconds * std::max(1, anchored) + (warmup_steps + 1 + std::max(1, timed_steps)) * step_seconds;
+}
+
+int allocator_timed_steps(double step_seconds) {
+  constexpr double least_timed_seconds = 3;
+  if (!(step_seconds > 0)) return 1;
+  return static_cast<int>(std::clamp(std::ceil(least_timed_seconds / step_seconds), 1.0, 10.0));
 }
 
 double separating_anchor_seconds(double step_seconds, double warmup_steps) {
@@ -69,7 +75,8 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   const double base = estimates.base_anchor_done ? 0 : base_anchor_seconds(step, estimates.anchored, warmup);
   const double kept_memory_step =
       estimates.kept_memory_step_seconds > 0 ? std::min(step, estimates.kept_memory_step_seconds) : step;
-  const double variant = allocator_anchor_seconds(kept_memory_step, estimates.anchored, warmup);
+  const double variant =
+      allocator_anchor_seconds(kept_memory_step, estimates.anchored, warmup, estimates.allocator_timed_steps);
   const double separating = separating_anchor_seconds(step, warmup);
   const double layers = std::max(0.0, estimates.layer_seconds);
   const double probe = std::max(0.0, estimates.probe_seconds);
@@ -141,6 +148,11 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   const std::size_t dropped_more = estimates.more_layer_passes - plan.count(FirstRunStage::more_layer_passes);
   if (dropped_more > 0) plan.left_out.push_back(plural(dropped_more, "more layer pass", "more layer passes"));
   return plan;
+}
+
+bool announced_stage_stays(const FirstRunPlan& announced, FirstRunStage stage, double estimate_seconds,
+                           double left_seconds) {
+  return announced.count(stage) > 0 && left_seconds >= 0.5 * estimate_seconds;
 }
 
 std::string describe_first_run(const FirstRunPlan& plan) {

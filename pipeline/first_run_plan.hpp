@@ -10,8 +10,9 @@
 //      setting, and the cliff extremes);
 //   3. the base anchor under glibc's default allocator (a warm-up and three timed steps);
 //   4. the anchors under the other allocator variants at the base setting, glibc-tuned first (the
-//      reference the others are fitted against), two untimed steps and one timed each: a variant not
-//      anchored is never recommended, so without them the allocator is never chosen;
+//      reference the others are fitted against), then tcmalloc and jemalloc, two untimed steps and
+//      one timed each (more for a short step: allocator_timed_steps): a variant not anchored is
+//      never recommended, so without them the allocator is never chosen;
 //   5. the anchors at the settings whose bands overlap the top one's (separating_anchors.hpp);
 //   6. the answer's setups timed by PyTorch from Python (run_setup_check), at least a pair: what
 //      the user's job runs, which the C++ trainer's anchors can misjudge;
@@ -52,6 +53,7 @@ struct FirstRunEstimates {
   // time says (its first step creates every kernel and faults every activation in), so that the
   // later anchors' estimates hold.
   double warmup_steps = 1;
+  int allocator_timed_steps = 1;        // each variant's (allocator_timed_steps(), from the base anchor)
   std::vector<std::string> allocators;  // the variants to anchor besides glibc's default, glibc-tuned first
   // The most the top candidates ask for: two settings, and with allocator variants the closer one
   // again under the allocator the first fit recommends.
@@ -98,13 +100,18 @@ double first_step_warmup_steps(double step_seconds, double first_step_fault_seco
 // `anchored` anchors of `step_seconds` together, `timed_steps` timed steps each), at least one.
 double measured_warmup_steps(double wall_seconds, double step_seconds, int anchored, int timed_steps);
 // What one anchor of each stage is estimated to take from the base setting's step: the base anchor
-// a warm-up and three timed steps; an allocator variant two untimed steps and one timed; a
+// a warm-up and three timed steps; an allocator variant two untimed steps and `timed_steps`; a
 // separating anchor a warm-up and one timed step at a setting with twice the base's processes (on
 // the small nodes a default first run is for, the rival of the base layout is the one with more
 // processes at the same per-process batch: twice the images per step), its trainer's time limit
 // stopping the timed steps where its share ends.
 double base_anchor_seconds(double step_seconds, int anchored, double warmup_steps = 1);
-double allocator_anchor_seconds(double step_seconds, int anchored, double warmup_steps = 1);
+double allocator_anchor_seconds(double step_seconds, int anchored, double warmup_steps = 1, int timed_steps = 1);
+// An allocator variant's timed steps: one, or as many as time about 3 s where the base anchor's step
+// (`step_seconds`, of one network at one batch) is shorter, at most 10. A variant decides the pick
+// by a few percent, and one step of a fraction of a second is one burst of a neighbour's load away
+// from either side; more such steps cost seconds.
+int allocator_timed_steps(double step_seconds);
 double separating_anchor_seconds(double step_seconds, double warmup_steps = 1);
 // The first pair of PyTorch runs of the answer's setups: the base layout and one with twice its
 // processes (twice the images per step), each Python's start (importing torch and torchvision,
@@ -113,6 +120,14 @@ double pytorch_setups_seconds(double step_seconds, double warmup_steps = 1);
 constexpr double python_start_seconds = 10;
 
 FirstRunPlan plan_first_run(const FirstRunEstimates& estimates);
+
+// Whether a stage the replan dropped still runs: announced at the start, it stays while half of
+// its estimate (`estimate_seconds`, from what was measured since) is left. The base anchor and
+// glibc-tuned keep to it: without them nothing later compares and the allocator is never chosen,
+// and a step estimated from micro-runs, before any anchor, is the least certain estimate of all;
+// their trainers' time limit ends the first run's timed steps at its end.
+bool announced_stage_stays(const FirstRunPlan& announced, FirstRunStage stage, double estimate_seconds,
+                           double left_seconds);
 
 // "first run: about 3.9 minutes: probe (8 s), 138 layer passes (60 s), the anchor at 1x2 (52 s),
 // 3 allocator variants (75 s), up to 2 separating anchors (50 s), 40 more layer passes (40 s)",

@@ -66,10 +66,14 @@ std::vector<AllocatorVariant> installed_allocators() {
       // Freed memory stays in the heap, never unmapped or trimmed: no fresh pages after step one.
       {"glibc-tuned", "glibc malloc keeping freed memory (MALLOC_MMAP_THRESHOLD_ 1 GiB, no trimming)",
        {{"MALLOC_MMAP_THRESHOLD_", "1073741824"}, {"MALLOC_TRIM_THRESHOLD_", "4294967295"}}}};
-  if (const auto jemalloc = installed_library({"libjemalloc.so.2", "libjemalloc.so"}); !jemalloc.empty())
-    variants.push_back({"jemalloc", "jemalloc (" + jemalloc + ")", {{"LD_PRELOAD", jemalloc}}});
+  // tcmalloc before jemalloc, the order a first run anchors them in: tcmalloc keeps what it frees in
+  // its caches, as glibc-tuned does (and Intel's PyTorch launcher preloads it by default), where
+  // jemalloc hands dirty pages back to the kernel after its decay time and faults them in again:
+  // where faults are dear it can step slower than glibc's defaults and take the variants' time.
   if (const auto tcmalloc = installed_library({"libtcmalloc_minimal.so.4", "libtcmalloc.so.4"}); !tcmalloc.empty())
     variants.push_back({"tcmalloc", "tcmalloc (" + tcmalloc + ")", {{"LD_PRELOAD", tcmalloc}}});
+  if (const auto jemalloc = installed_library({"libjemalloc.so.2", "libjemalloc.so"}); !jemalloc.empty())
+    variants.push_back({"jemalloc", "jemalloc (" + jemalloc + ")", {{"LD_PRELOAD", jemalloc}}});
   return variants;
 }
 

@@ -194,6 +194,36 @@ TEST_CASE("before any anchor, a warm-up is a step and the first touch of the pro
   CHECK_FALSE(kept(plan, FirstRunStage::separating_anchors));
 }
 
+TEST_CASE("an allocator variant times about 3 s of a short step, one step of a long one") {
+  CHECK(allocator_timed_steps(12) == 1);
+  CHECK(allocator_timed_steps(3) == 1);
+  CHECK(allocator_timed_steps(0.5) == 6);
+  CHECK(allocator_timed_steps(0.01) == 10);  // at most 10
+  CHECK(allocator_timed_steps(0) == 1);      // no step measured: one
+  // Its estimate counts them: a start, the warm-up, one more untimed step and the timed ones.
+  CHECK(allocator_anchor_seconds(0.5, 1, 2, 6) == Approx(5 + 9 * 0.5));
+  FirstRunEstimates estimates = large_network();
+  estimates.step_seconds = 0.5;
+  const double one = plan_first_run(estimates).seconds(FirstRunStage::allocators);
+  estimates.allocator_timed_steps = 6;
+  CHECK(plan_first_run(estimates).seconds(FirstRunStage::allocators) > one);
+}
+
+TEST_CASE("an announced base anchor or glibc-tuned that the replan dropped stays while half its estimate is left") {
+  FirstRunEstimates estimates = large_network();
+  estimates.warmup_steps = 3;
+  const FirstRunPlan announced = plan_first_run(estimates);
+  REQUIRE(kept(announced, FirstRunStage::base_anchor));
+  REQUIRE(kept(announced, FirstRunStage::allocators));
+  CHECK(announced_stage_stays(announced, FirstRunStage::base_anchor, 96, 48));
+  CHECK_FALSE(announced_stage_stays(announced, FirstRunStage::base_anchor, 96, 47));
+  CHECK(announced_stage_stays(announced, FirstRunStage::allocators, 70, 41));
+  // Not announced: the replan's word stands.
+  CHECK_FALSE(announced_stage_stays(announced, FirstRunStage::separating_anchors, 10, 200));
+  estimates.allocators.clear();
+  CHECK_FALSE(announced_stage_stays(plan_first_run(estimates), FirstRunStage::allocators, 10, 200));
+}
+
 TEST_CASE("a first run announces its stages, their seconds and the total") {
   FirstRunEstimates estimates = large_network();
   estimates.more_layer_seconds = 0;
