@@ -18,9 +18,9 @@ network=$source_dir/tests/fixtures/tiny_network.json
 work=$(mktemp -d /tmp/dnntune-cache-test-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAILED: $*" >&2; for log in "$work"/*.log; do echo "--- $log"; tail -15 "$log"; done >&2; exit 1; }
-# A minute's budget: what is tested here is the cache's safety, not what a first run measures (the
+# A budget of 45 s: what is tested here is the cache's safety, not what a first run measures (the
 # default budget's close calls repeat anchors for minutes, in each of the five full first runs).
-recommend() { "$dnntune" recommend --model "$network" --batch 4 --calibration-budget 60 "$@"; }
+recommend() { "$dnntune" recommend --model "$network" --batch 4 --calibration-budget 45 "$@"; }
 
 # Duplicate measurements: the same record key (kind, backend, network, descriptor, pass, batch,
 # setting) twice among the records that are not `skipped`.
@@ -84,7 +84,7 @@ echo "ok: an entry without measurements is rebuilt"
 # 5. SIGTERM or SIGKILL in the middle of the first calibration, then resume.
 for signal in TERM KILL; do
     export DNNTUNE_CACHE_DIR=$work/killed-$signal
-    "$dnntune" recommend --model "$network" --batch 4 --calibration-budget 60 >"$work/killed.out" 2>"$work/killed.log" & pid=$!
+    "$dnntune" recommend --model "$network" --batch 4 --calibration-budget 45 >"$work/killed.out" 2>"$work/killed.log" & pid=$!
     # Killed once a layer pass has been recorded (a progress line), so there is something to
     # resume; the probe before it took over 30 s on a loaded 2-core machine, so wait up to 5 min.
     started=0

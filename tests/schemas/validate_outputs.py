@@ -99,7 +99,8 @@ finally:
     shutil.rmtree(modules_directory, ignore_errors=True)
 os.environ["DNNTUNE_CACHE_DIR"] = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"dnntune-schemas-{os.getpid()}")
 try:
-    validate(["validate", "--model", tiny, "--batch", "4", "--iters", "2", "--warmup", "1", "--json"])
+    validate(["validate", "--model", tiny, "--batch", "4", "--iters", "2", "--warmup", "1", "--json",
+              "--calibration-budget", "45"])
     validate(["predict", "--model", tiny, "--batch", "4", "--json"])  # this machine: measured
     # What a `calibrate --slurm` job does on its node, here from the calibration just made: the
     # node record (CACHE/slurm/nodes/NODE.json).
