@@ -11,8 +11,10 @@
 #      allocator environment the answer's launch line sets (probe's one list of variants;
 #      --allocators keeps some: a cell of a variant that runs several times slower takes minutes);
 #   3. the recommended setup's measured images/s against the best measured: target within 5%.
-# Each run is a warm-up step and three timed ones (their median); --repeats N takes the median of N
-# runs, the grid measured N times over so that a drift of the machine falls on every cell. About half an hour on 2 cores with the defaults. Other work skews every timing: run it on
+# Each run is a warm-up step and timed steps (their median): three, or as many as take about 10 s
+# at the first run's base anchor step (resnet18 b8: 0.3-0.5 s a step, whose three steps' 1 s of timing
+# moved a cell by 30% from run to run); --repeats N takes the median of N runs, the grid measured N
+# times over so that a drift of the machine falls on every cell. About half an hour on 2 cores with the defaults. Other work skews every timing: run it on
 # an idle node, right after the build.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -64,8 +66,8 @@ fi
 # median of numbers on standard input ("-" when none)
 median() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) { print "-"; exit } printf "%.2f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-python_images_per_second() {  # MODEL BATCH PROCESSES THREADS ALLOCATOR: one run's images/s, "-" on failure
-  local arguments=(train --runner python --model "$1" --batch "$2" --threads "$4" --iters 3 --warmup 1 --allocator "$5" --json)
+python_images_per_second() {  # MODEL BATCH PROCESSES THREADS ALLOCATOR ITERS: one run's images/s, "-" on failure
+  local arguments=(train --runner python --model "$1" --batch "$2" --threads "$4" --iters "$6" --warmup 1 --allocator "$5" --json)
   if (($3 > 1)); then arguments+=(--launch --ppn "$3"); fi
   "$dnntune" "${arguments[@]}" 2>/dev/null | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["images_per_second"])' ||
     echo -
@@ -98,6 +100,15 @@ basis = next((v.get("basis", "-") for v in a.get("variants", []) if v.get("name"
 print("%sx%s" % (c.get("processes_per_node", "?"), c.get("threads_per_process", "?")), chosen, basis.replace(" ", "_"))' \
     "$case_directory/recommend.json")
   echo "   answer: $chosen_config under $chosen_allocator (allocator basis: ${basis//_/ })"
+  # The timed steps of each cell: about 10 s at the base anchor's step (its first record), 3 to 30.
+  iters=$(/usr/bin/python3 - "$case_directory"/cache/*/measurements/network.jsonl <<'PY' 2>/dev/null || echo 3
+import json, math, sys
+steps = [r["median_seconds"] for r in map(json.loads, open(sys.argv[1]))
+         if r.get("kind") == "network" and r.get("pass") == "iteration" and r.get("status") == "ok"]
+print(min(30, max(3, math.ceil(10 / steps[0]))) if steps and steps[0] > 0 else 3)
+PY
+)
+  echo "   grid: $iters timed steps a cell"
   # The grid, the recommended setup measured in it (or on its own when outside --configs).
   declare -A measured=()
   printf '   %-8s' "PyTorch"
@@ -109,7 +120,7 @@ print("%sx%s" % (c.get("processes_per_node", "?"), c.get("threads_per_process", 
   for ((r = 0; r < repeats; r++)); do
     for config in "${grid[@]}"; do
       for name in "${variants[@]}"; do
-        runs["$config $name"]+=" $(python_images_per_second "$model" "$batch" "${config%x*}" "${config#*x}" "$name")"
+        runs["$config $name"]+=" $(python_images_per_second "$model" "$batch" "${config%x*}" "${config#*x}" "$name" "$iters")"
       done
     done
   done
