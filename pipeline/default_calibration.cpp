@@ -524,6 +524,10 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
     progress("allocator anchors not trained: not one fits the " + std::to_string(std::lround(std::max(0.0, left()))) +
              " s left of the first run; the allocator stays glibc's default, never an unmeasured variant");
   }
+  std::vector<std::string> variants_left_out;
+  for (const std::string& variant : estimates.allocators)
+    if (std::find(plan.allocators.begin(), plan.allocators.end(), variant) == plan.allocators.end())
+      variants_left_out.push_back(variant);
   estimates.allocators.clear();
 
   // The first fit, then the settings whose bands overlap the top one's, the closest call first.
@@ -574,6 +578,18 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
     }
   }
   estimates.pytorch_setups = 0;
+
+  // The first variant the allocator stage left out, where a later stage overran less than planned
+  // or was dropped: a variant can change the pick, an extra layer pass only refines the layers' sum.
+  // One: a variant's own steps can be several times glibc's (jemalloc on a VM), past what is left.
+  if (!variants_left_out.empty() &&
+      left() >= allocator_anchor_seconds(kept_memory_step, 1, estimates.warmup_steps, estimates.allocator_timed_steps)) {
+    prepared->request.allocator_variants = {variants_left_out.front()};
+    prepared->request.allocator_anchor_budget_seconds = std::max(0.0, left());
+    auto late = calibrate::run_anchors(*prepared, progress, calibrate::AnchorKinds::other_allocators);
+    if (!late) return late.error();
+    trained += *late;
+  }
 
   // The other layer passes, with what is left.
   plan = replan();

@@ -82,20 +82,23 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   const double probe = std::max(0.0, estimates.probe_seconds);
   double left = std::max(0.0, estimates.budget_seconds) - probe;
 
-  // The minimum that decides the pick, dropped from its end while the layer passes of priority 1
-  // would keep less than half of their time.
+  // The minimum that decides the pick, dropped from its end: the closest separating anchor while the
+  // layer passes of priority 1 would keep less than half of their time; glibc-tuned, then the base
+  // anchor, only while they would keep less than a quarter (without glibc-tuned the allocator is never
+  // chosen; without the layers an anchor has nothing to correct). The layers' estimate is the least
+  // sure of the plan's: its stage then takes what the anchors leave (default_calibration.cpp).
   bool base_kept = !estimates.base_anchor_done;
   bool reference_kept = !estimates.allocators.empty();
   bool closest_kept = estimates.separating_anchors > 0;
   const auto minimum = [&] {
     return (base_kept ? base : 0) + (reference_kept ? variant : 0) + (closest_kept ? separating : 0);
   };
-  while (left - minimum() < std::max(0.0, 0.5 * layers) || left - minimum() < 0) {
-    if (closest_kept) closest_kept = false;
-    else if (reference_kept) reference_kept = false;
-    else if (base_kept) base_kept = false;
-    else break;
-  }
+  const auto layers_keep = [&](double share) {
+    return left - minimum() >= std::max(0.0, share * layers);
+  };
+  if (closest_kept && !layers_keep(0.5)) closest_kept = false;
+  if (reference_kept && !layers_keep(0.25)) reference_kept = false;
+  if (base_kept && !layers_keep(0.25)) base_kept = false;
   const bool anchored = base_kept || estimates.base_anchor_done;
   if (!anchored) reference_kept = closest_kept = false;  // nothing to compare them with
   const double layers_kept = std::clamp(left - minimum(), 0.0, layers);

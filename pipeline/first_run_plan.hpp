@@ -20,9 +20,10 @@
 // and after the plan's stages, with whatever they leave: the base anchor repeated (C++, Python)
 // and the close calls.
 // When the budget is tight the extra layer passes go first, then the further separating anchors,
-// then the allocator variants after glibc-tuned, then PyTorch's pair; the base anchor, glibc-tuned and the closest
-// separating anchor stay while the layer passes of priority 1 keep at least half of their time
-// (a model without its layers has nothing for an anchor to correct).
+// then the allocator variants after glibc-tuned, then PyTorch's pair; the closest separating anchor
+// stays while the layer passes of priority 1 keep at least half of their time, the base anchor and
+// glibc-tuned while they keep a quarter (a model without its layers has nothing for an anchor to
+// correct).
 #pragma once
 
 #include <cstddef>

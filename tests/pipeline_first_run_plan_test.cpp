@@ -224,6 +224,30 @@ TEST_CASE("an announced base anchor or glibc-tuned that the replan dropped stays
   CHECK_FALSE(announced_stage_stays(plan_first_run(estimates), FirstRunStage::allocators, 10, 200));
 }
 
+TEST_CASE("glibc-tuned stays beside the base anchor while the layer passes keep a quarter of their time") {
+  // A large network whose layer passes are estimated at 129 s, its step at 13 s with a warm-up of
+  // three steps: the base anchor (5 + 6 x 13 s) and glibc-tuned (5 + 5 x 13 s) leave the layers
+  // 61 s, less than half their estimate but more than a quarter: both anchors stay, the closest
+  // separating anchor does not.
+  FirstRunEstimates estimates = large_network();
+  estimates.probe_seconds = 26;
+  estimates.layer_seconds = 129;
+  estimates.step_seconds = 13;
+  estimates.warmup_steps = 3;
+  const FirstRunPlan plan = plan_first_run(estimates);
+  INFO(describe_first_run(plan));
+  CHECK(kept(plan, FirstRunStage::base_anchor));
+  REQUIRE(plan.allocators.size() == 1);
+  CHECK(plan.allocators.front() == "glibc-tuned");
+  CHECK_FALSE(kept(plan, FirstRunStage::separating_anchors));
+  CHECK(plan.seconds(FirstRunStage::layer_passes) == Approx(240 - 26 - 83 - 70));
+  // With the layers' estimate four times larger, less than a quarter would be left: glibc-tuned goes.
+  estimates.layer_seconds = 4 * 129;
+  const FirstRunPlan long_layers = plan_first_run(estimates);
+  INFO(describe_first_run(long_layers));
+  CHECK(long_layers.allocators.empty());
+}
+
 TEST_CASE("a first run announces its stages, their seconds and the total") {
   FirstRunEstimates estimates = large_network();
   estimates.more_layer_seconds = 0;
