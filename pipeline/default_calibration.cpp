@@ -472,8 +472,17 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
                std::to_string(std::lround(std::max(0.0, left()))) + " s left of the first run");
       return fit(entry, request, coverage);
     }
-    // Its timed steps stop where the whole first run's time ends at the latest.
-    prepared->request.anchor_time_limit_seconds = std::max(1.0, left());
+    // Its timed steps stop where glibc-tuned's announced share begins (one timed step at least),
+    // else where the whole first run's time ends: a step or two fewer here is what lets the
+    // allocator be measured at all when the layer passes or this warm-up ran long.
+    const double reference_share =
+        announced.allocators.empty()
+            ? 0
+            : allocator_anchor_seconds(std::min(estimates.step_seconds, estimates.kept_memory_step_seconds > 0
+                                                                             ? estimates.kept_memory_step_seconds
+                                                                             : estimates.step_seconds),
+                                       std::max(1, estimates.anchored), estimates.warmup_steps);
+    prepared->request.anchor_time_limit_seconds = std::max(1.0, left() - reference_share);
     const auto anchor_started = std::chrono::steady_clock::now();
     auto anchors = calibrate::run_anchors(*prepared, progress, calibrate::AnchorKinds::default_allocator);
     if (!anchors) return anchors.error();
@@ -482,10 +491,20 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
     if (!measured) return measured.error();
     // Its wall time beside its measured steps says what a warm-up costs here: the later anchors'
     // estimates use it, so that the first run keeps to what it announced.
+    // Its timed steps: as many as its time limit let it run (the first pair's record says).
+    const calibrate::Setting base =
+        prepared->plan_request.settings.empty() ? calibrate::Setting{} : prepared->plan_request.settings.front();
+    const records::Measurement* first_anchor =
+        prepared->plan_request.networks.empty() || prepared->plan_request.batches.empty()
+            ? nullptr
+            : calibrate::recorded_anchor(measured->anchors, prepared->fingerprint,
+                                         prepared->plan_request.networks.front().name,
+                                         prepared->plan_request.batches.front(), base, "default");
     if (*anchors > 0)
       estimates.warmup_steps =
           measured_warmup_steps(anchor_wall, step_seconds(*prepared, prepared->plan.measurements, *measured).step,
-                                estimates.anchored, prepared->request.anchor_iterations);
+                                estimates.anchored,
+                                first_anchor ? first_anchor->repetitions : prepared->request.anchor_iterations);
     estimates.anchored = 0;
     estimates.base_anchor_done = true;
   }
