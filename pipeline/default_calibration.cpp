@@ -227,6 +227,11 @@ Expected<Measured> read_measured(const Entry& entry) {
   return measured;
 }
 
+// The setting a first run measures first and anchors at (the plan's first).
+calibrate::Setting base_setting(const calibrate::PreparedCalibration& prepared) {
+  return prepared.plan_request.settings.empty() ? calibrate::Setting{} : prepared.plan_request.settings.front();
+}
+
 // One training step of each (network, batch) at the base setting, summed two ways: `step` the
 // recorded base anchor where there is one, else `layers`: the sum of the network's layer passes,
 // each the recorded median less the faults of outputs each micro-run maps afresh, where it was
@@ -239,8 +244,7 @@ struct StepSeconds {
 
 StepSeconds step_seconds(const calibrate::PreparedCalibration& prepared,
                          const std::vector<calibrate::PlannedMeasurement>& planned, const Measured& measured) {
-  const calibrate::Setting base =
-      prepared.plan_request.settings.empty() ? calibrate::Setting{} : prepared.plan_request.settings.front();
+  const calibrate::Setting base = base_setting(prepared);
   const auto key = [](const std::string& descriptor, const std::string& pass, std::int64_t batch) {
     return descriptor + "|" + pass + "|" + std::to_string(batch);
   };
@@ -300,8 +304,7 @@ void estimate_steps(const calibrate::PreparedCalibration& prepared, const Measur
 // What the first step of each (network, batch) at the base setting adds faulting in its memory,
 // summed as step_seconds sums the steps.
 double first_step_fault_seconds(const calibrate::PreparedCalibration& prepared) {
-  const calibrate::Setting base =
-      prepared.plan_request.settings.empty() ? calibrate::Setting{} : prepared.plan_request.settings.front();
+  const calibrate::Setting base = base_setting(prepared);
   double total = 0;
   for (const workloads::Network& network : prepared.plan_request.networks)
     for (const std::int64_t batch : prepared.plan_request.batches)
@@ -311,8 +314,7 @@ double first_step_fault_seconds(const calibrate::PreparedCalibration& prepared) 
 
 // How many (network, batch) pairs have no base anchor recorded yet.
 int unanchored(const calibrate::PreparedCalibration& prepared, const Measured& measured) {
-  const calibrate::Setting base =
-      prepared.plan_request.settings.empty() ? calibrate::Setting{} : prepared.plan_request.settings.front();
+  const calibrate::Setting base = base_setting(prepared);
   int count = 0;
   for (const workloads::Network& network : prepared.plan_request.networks)
     for (const std::int64_t batch : prepared.plan_request.batches)
@@ -370,8 +372,7 @@ FirstRunEstimates estimates_of(const calibrate::PreparedCalibration& prepared,
                                const std::vector<calibrate::PlannedMeasurement>& first,
                                const std::vector<calibrate::PlannedMeasurement>& more, const Measured& measured,
                                double budget_seconds, double probe_seconds) {
-  const calibrate::Setting base =
-      prepared.plan_request.settings.empty() ? calibrate::Setting{} : prepared.plan_request.settings.front();
+  const calibrate::Setting base = base_setting(prepared);
   FirstRunEstimates estimates;
   estimates.budget_seconds = budget_seconds;
   estimates.probe_seconds = probe_seconds;
@@ -478,10 +479,8 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
     const double reference_share =
         announced.allocators.empty()
             ? 0
-            : allocator_anchor_seconds(std::min(estimates.step_seconds, estimates.kept_memory_step_seconds > 0
-                                                                             ? estimates.kept_memory_step_seconds
-                                                                             : estimates.step_seconds),
-                                       std::max(1, estimates.anchored), estimates.warmup_steps);
+            : allocator_anchor_seconds(estimates.kept_memory_step(), std::max(1, estimates.anchored),
+                                       estimates.warmup_steps);
     prepared->request.anchor_time_limit_seconds = std::max(1.0, left() - reference_share);
     const auto anchor_started = std::chrono::steady_clock::now();
     auto anchors = calibrate::run_anchors(*prepared, progress, calibrate::AnchorKinds::default_allocator);
@@ -490,10 +489,9 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
     measured = read_measured(entry);
     if (!measured) return measured.error();
     // Its wall time beside its measured steps says what a warm-up costs here: the later anchors'
-    // estimates use it, so that the first run keeps to what it announced.
-    // Its timed steps: as many as its time limit let it run (the first pair's record says).
-    const calibrate::Setting base =
-        prepared->plan_request.settings.empty() ? calibrate::Setting{} : prepared->plan_request.settings.front();
+    // estimates use it, so that the first run keeps to what it announced. Its timed steps: as many
+    // as its time limit let it run (the first pair's record says).
+    const calibrate::Setting base = base_setting(*prepared);
     const records::Measurement* first_anchor =
         prepared->plan_request.networks.empty() || prepared->plan_request.batches.empty()
             ? nullptr
@@ -516,9 +514,7 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
   estimate_steps(*prepared, *measured, estimates);
   const double pairs = static_cast<double>(std::max<std::size_t>(
       1, prepared->plan_request.networks.size() * prepared->plan_request.batches.size()));
-  const double kept_memory_step = estimates.kept_memory_step_seconds > 0
-                                      ? std::min(estimates.step_seconds, estimates.kept_memory_step_seconds)
-                                      : estimates.step_seconds;
+  const double kept_memory_step = estimates.kept_memory_step();
   estimates.allocator_timed_steps = allocator_timed_steps(kept_memory_step / pairs);
   prepared->request.allocator_anchor_iterations = estimates.allocator_timed_steps;
   plan = replan();

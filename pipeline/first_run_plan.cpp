@@ -73,8 +73,7 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   const double step = std::max(0.0, estimates.step_seconds);
   const double warmup = std::max(1.0, estimates.warmup_steps);
   const double base = estimates.base_anchor_done ? 0 : base_anchor_seconds(step, estimates.anchored, warmup);
-  const double kept_memory_step =
-      estimates.kept_memory_step_seconds > 0 ? std::min(step, estimates.kept_memory_step_seconds) : step;
+  const double kept_memory_step = estimates.kept_memory_step();
   const double variant =
       allocator_anchor_seconds(kept_memory_step, estimates.anchored, warmup, estimates.allocator_timed_steps);
   const double separating = separating_anchor_seconds(step, warmup);

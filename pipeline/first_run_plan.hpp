@@ -48,6 +48,11 @@ struct FirstRunEstimates {
   // its memory (glibc-tuned) runs: the layer passes' sum less what each micro-run faults in
   // (calibrate::estimate_run_fault_seconds), at most step_seconds. 0: step_seconds.
   double kept_memory_step_seconds = 0;
+  // The step an allocator variant is priced at: kept_memory_step_seconds, at most step_seconds.
+  double kept_memory_step() const {
+    const double step = step_seconds > 0 ? step_seconds : 0;
+    return kept_memory_step_seconds > 0 ? (kept_memory_step_seconds < step ? kept_memory_step_seconds : step) : step;
+  }
   bool base_anchor_done = false;       // a replan after it: it costs nothing more
   // What a trainer's warm-up step costs, in steady steps: before any anchor ran, one step and the
   // first touch of the process's memory (first_step_warmup_steps); then what the base anchor's wall
