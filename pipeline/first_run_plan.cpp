@@ -64,7 +64,7 @@ double separating_anchor_seconds(double step_seconds, double warmup_steps) {
 }
 
 double pytorch_setups_seconds(double step_seconds, double warmup_steps) {
-  return 3 * python_start_seconds + 3 * (std::max(1.0, warmup_steps) + 4) * step_seconds;
+  return 3 * python_start_seconds + 3 * (std::max(1.0, warmup_steps) + 1 + std::max(3, allocator_timed_steps(step_seconds))) * step_seconds;
 }
 
 FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {

@@ -121,7 +121,8 @@ int allocator_timed_steps(double step_seconds);
 double separating_anchor_seconds(double step_seconds, double warmup_steps = 1);
 // The first pair of PyTorch runs of the answer's setups: the base layout and one with twice its
 // processes (twice the images per step), each Python's start (importing torch and torchvision,
-// 10 s a process), a warm-up, one more untimed step and three timed.
+// 10 s a process), a warm-up, one more untimed step and three timed (about 3 s of a short step:
+// allocator_timed_steps).
 double pytorch_setups_seconds(double step_seconds, double warmup_steps = 1);
 constexpr double python_start_seconds = 10;
 

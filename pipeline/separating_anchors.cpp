@@ -419,9 +419,14 @@ Expected<int> run_setup_check(const model::Calibration& calibration, const Separ
     // The side with the fewest runs, the first listed on a tie; none once each has its runs.
     const std::size_t next = static_cast<std::size_t>(std::min_element(runs.begin(), runs.end()) - runs.begin());
     if (runs[next] >= static_cast<std::size_t>(request.setup_check_runs)) continue;
-    const int steps = request.setup_check_warmup + request.iterations;
+    // A short step times about 3 s of steps, as an allocator anchor does (allocator_timed_steps):
+    // three PyTorch steps of 0.35 s moved a run by more than the layouts of a close call differ.
+    const auto timed_steps = [&](const SetupSide& side) {
+      return std::max(request.iterations, allocator_timed_steps(side.step_seconds));
+    };
     const auto estimate = [&](const SetupSide& side) {
-      return python_start_seconds * side.point->prediction.configuration.processes_per_node + steps * side.step_seconds;
+      return python_start_seconds * side.point->prediction.configuration.processes_per_node +
+             (request.setup_check_warmup + timed_steps(side)) * side.step_seconds;
     };
     // A side timed alone compares nothing: the first run of all starts only when a second fits too.
     const bool first_of_all = std::all_of(runs.begin(), runs.end(), [](std::size_t count) { return count == 0; });
@@ -450,6 +455,7 @@ Expected<int> run_setup_check(const model::Calibration& calibration, const Separ
              "against " + others);
     SeparatingAnchorRequest timed = request;
     timed.warmup = request.setup_check_warmup;
+    timed.iterations = timed_steps(sides[next]);
     const double start = python_start_seconds * sides[next].point->prediction.configuration.processes_per_node;
     if (auto seconds = train_once(timed, model, sides[next].point->prediction.configuration,
                                   std::max(1.0, request.budget_seconds - start -

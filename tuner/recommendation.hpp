@@ -99,7 +99,8 @@ bool within_run_spread(const model::Prediction& a, const model::Prediction& b);
 // layout a close call picks under glibc's defaults can lose under the allocator the answer sets
 // (docs/results.md, "The first answer"). Where PyTorch from Python timed the decided setup and
 // another side of the close call, each under its own allocator (AllocationModel::pytorch_setups),
-// those runs decide: the faster by more than their runs move is the pick. `model`, `installed`,
+// those runs decide: the fastest median is the pick, and the note says whether by more than
+// their runs move. `model`, `installed`,
 // `user_choice`: as choose_allocator takes them (--allocator: both under it).
 void recommend_allocator(Recommendation& recommendation, const std::optional<model::AllocationModel>& model,
                          const workloads::Network& network, const std::vector<InstalledAllocator>& installed,
