@@ -231,8 +231,11 @@ std::optional<AllocationModel> fit_allocation_from_records(const std::vector<rec
       const auto network = trained_network(*record);
       fresh_bytes[{name, batch}] = network ? fresh_bytes_per_step(*network, batch) : 0;
     }
-    const double spread = std::max(record->coefficient_of_variation * record->median_seconds,
-                                   (record->max_seconds - record->min_seconds) / 2);
+    // A run of one timed step shows no spread, yet its step moves between runs as any run's median
+    // does: at least run_to_run_log_sd, so that a gain from two one-step anchors keeps a band.
+    const double spread = std::max({record->coefficient_of_variation * record->median_seconds,
+                                    (record->max_seconds - record->min_seconds) / 2,
+                                    run_to_run_log_sd * record->median_seconds});
     anchors.push_back({allocator, name, batch, threads, smt, processes, record->median_seconds, spread,
                        fresh_bytes[{name, batch}]});
   }
