@@ -172,6 +172,12 @@ namespace {
 
 constexpr double page_bytes = 4096;
 
+// What first touching one page costs a process of `setting`: co-running processes fault their own
+// memory at once, each at the all-cores rate.
+double fault_seconds_per_page(const Setting& setting, const SpeedModel& speed) {
+  return setting.processes > 1 ? speed.first_touch_seconds_per_page_all_cores : speed.first_touch_seconds_per_page;
+}
+
 // What one measurement costs: one run (no set-up, no warm-up) and the faults each run adds, its
 // set-up, and its operand sets.
 struct MeasurementCost {
@@ -187,8 +193,7 @@ MeasurementCost measurement_cost(const PlannedMeasurement& measurement, const Sp
   MeasurementCost result;
   result.setup = speed.setup_seconds;
   const Setting& setting = measurement.setting;
-  const double per_page =
-      setting.processes > 1 ? speed.first_touch_seconds_per_page_all_cores : speed.first_touch_seconds_per_page;
+  const double per_page = fault_seconds_per_page(setting, speed);
   double faulted_per_run = 0;  // bytes
   if (measurement.whole_network) {
     const auto* network = find_network(networks, measurement.network);
@@ -240,10 +245,7 @@ double estimate_first_step_fault_seconds(const workloads::Network& network, std:
                                          const SpeedModel& speed) {
   const auto cost = workloads::network_cost(network, batch);
   if (!cost) return 0;
-  // Co-running processes fault their own memory at once, each at the all-cores rate.
-  const double per_page =
-      setting.processes > 1 ? speed.first_touch_seconds_per_page_all_cores : speed.first_touch_seconds_per_page;
-  return cost->training_memory_bytes() / page_bytes * per_page;
+  return cost->training_memory_bytes() / page_bytes * fault_seconds_per_page(setting, speed);
 }
 
 double estimate_seconds(const PlannedMeasurement& measurement, const SpeedModel& speed,
