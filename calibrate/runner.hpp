@@ -129,7 +129,7 @@ Expected<CalibrationSummary> run_calibration(const PreparedCalibration& calibrat
 // training job fails.
 // Then each of request.anchor_settings, under the default allocator only.
 // `kinds` picks a part: a first run trains the default allocator's anchors before its fit and
-// the other allocators' last, with what is left of its time (pipeline/default_calibration.cpp),
+// the other allocators' last, with what is left of its time (pipeline/first_run.cpp),
 // because predictions under the default allocator never use the others' anchors.
 enum class AnchorKinds { all, default_allocator, other_allocators };
 // The allocator variants installed here besides glibc's default, glibc-tuned (the reference the
