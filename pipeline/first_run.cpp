@@ -432,6 +432,19 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
     trained += *late;
   }
 
+  // The separating anchors their stage left out (a rival layout under the allocator the answer
+  // sets, the one-thread setting), where what came after it left the time: a real step of a rival
+  // layout can change the pick, an extra layer pass only refines the layers' sum (docs/results.md,
+  // "The first answer": a rival layout under glibc-tuned left out by seconds while its time went
+  // to extra layer passes, and the answer's layout was the slower one).
+  if (left() > 0) {
+    separate.budget_seconds = std::max(0.0, left());
+    separate.first_budget_seconds = 0;
+    auto late_separating = run_separating_anchors(*calibration, separate);
+    if (!late_separating) return late_separating.error();
+    trained += *late_separating;
+  }
+
   // The other layer passes, with what is left.
   plan = replan();
   if (!more.empty()) {

@@ -258,17 +258,19 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
       const std::string label = network->name + " mb" + std::to_string(configuration.batch_per_process) + " at " +
                                 setting_label(configuration);
       const calibrate::Setting setting = setting_of(configuration);
-      if (calibrate::recorded_anchor(recorded, fingerprint, network->name, configuration.batch_per_process, setting,
-                                     "default"))
-        continue;  // trained by an earlier run (resumed): the fit already has it
-      if (configuration.smt) {
+      // Trained by an earlier call or run (resumed): the fit has it, but not always its pair under
+      // the recommended allocator (the earlier call's budget can have left that out).
+      const bool recorded_before = calibrate::recorded_anchor(recorded, fingerprint, network->name,
+                                                              configuration.batch_per_process, setting, "default");
+      if (!recorded_before && configuration.smt) {
         progress("anchor of " + label + " not trained: the trainer binds one thread per core (SMT off), so it stays " +
                  item.prediction.confidence);
         continue;
       }
       const auto cost = workloads::network_cost(*network, configuration.batch_per_process);
       const double needed = cost ? cost->training_memory_bytes() * configuration.processes_per_node : 0;
-      if (const auto spare = probe::spare_memory_bytes(); spare && needed > 0.8 * static_cast<double>(*spare)) {
+      if (const auto spare = probe::spare_memory_bytes();
+          !recorded_before && spare && needed > 0.8 * static_cast<double>(*spare)) {
         progress("anchor of " + label + " skipped: training it needs about " + whole_seconds(needed / 1e9) +
                  " GB, this machine can spare " + whole_seconds(static_cast<double>(*spare) / 1e9) + " GB");
         continue;
@@ -283,19 +285,21 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
                                                     request.warmup * std::max(1.0, request.warmup_steps) + 1);
       const double budget = trained == 0 ? std::max(request.budget_seconds, request.first_budget_seconds)
                                          : request.budget_seconds;
-      if (spent + estimate > budget) {
-        progress("anchor of " + label + " skipped: it would take about " + whole_seconds(estimate) +
-                 " s, past the anchor budget of " + whole_seconds(budget) + " s (" + whole_seconds(spent) +
-                 " s spent); it stays " + item.prediction.confidence);
-        continue;
+      if (!recorded_before) {
+        if (spent + estimate > budget) {
+          progress("anchor of " + label + " skipped: it would take about " + whole_seconds(estimate) +
+                   " s, past the anchor budget of " + whole_seconds(budget) + " s (" + whole_seconds(spent) +
+                   " s spent); it stays " + item.prediction.confidence);
+          continue;
+        }
+        progress("anchor: training " + network->name + " mb" + std::to_string(configuration.batch_per_process) +
+                 " for real (" + setting_label(configuration) + ") " + item.why);
+        auto seconds =
+            train_once(request, model, configuration, std::min(request.steps_limit_seconds, budget - spent - start));
+        if (!seconds) return seconds.error();
+        spent += *seconds;
+        ++trained;
       }
-      progress("anchor: training " + network->name + " mb" + std::to_string(configuration.batch_per_process) +
-               " for real (" + setting_label(configuration) + ") " + item.why);
-      auto seconds =
-          train_once(request, model, configuration, std::min(request.steps_limit_seconds, budget - spent - start));
-      if (!seconds) return seconds.error();
-      spent += *seconds;
-      ++trained;
       // The recommended allocator at this layout too, when its thread count has no such run yet: a
       // close call under glibc's defaults can turn the other way under it (model/allocation.hpp).
       for (const std::string& allocator : paired) {
