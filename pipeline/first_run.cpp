@@ -394,6 +394,7 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
   auto separating = run_separating_anchors(*calibration, separate);
   if (!separating) return separating.error();
   trained += *separating;
+  separate.first_budget_seconds = 0;  // the closest call's allowance, taken
   estimates.separating_anchors = 0;
 
   // The answer's setups timed by PyTorch, before the extra layer passes: they can change the pick.
@@ -439,7 +440,6 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
   // to extra layer passes, and the answer's layout was the slower one).
   if (left() > 0) {
     separate.budget_seconds = std::max(0.0, left());
-    separate.first_budget_seconds = 0;
     auto late_separating = run_separating_anchors(*calibration, separate);
     if (!late_separating) return late_separating.error();
     trained += *late_separating;
@@ -480,7 +480,6 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
   // The close calls, within their share: first the answer's, timed by PyTorch as the job runs it
   // (layout and allocator together: what the C++ trainer cannot settle), then those the anchors'
   // runs leave open.
-  separate.first_budget_seconds = 0;
   const auto settling_started = std::chrono::steady_clock::now();
   for (const auto settle : {run_setup_check, run_close_call_anchor}) {
     for (;;) {

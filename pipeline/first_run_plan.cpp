@@ -64,7 +64,12 @@ double separating_anchor_seconds(double step_seconds, double warmup_steps) {
 }
 
 double pytorch_setups_seconds(double step_seconds, double warmup_steps) {
-  return 3 * python_start_seconds + 3 * (std::max(1.0, warmup_steps) + 1 + std::max(3, allocator_timed_steps(step_seconds))) * step_seconds;
+  return 3 * python_start_seconds +
+         3 * (std::max(1.0, warmup_steps) + 1 + setup_check_timed_steps(step_seconds)) * step_seconds;
+}
+
+int setup_check_timed_steps(double step_seconds, int least) {
+  return std::max(least, allocator_timed_steps(step_seconds));
 }
 
 FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {

@@ -26,6 +26,7 @@
 // correct).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -50,8 +51,8 @@ struct FirstRunEstimates {
   double kept_memory_step_seconds = 0;
   // The step an allocator variant is priced at: kept_memory_step_seconds, at most step_seconds.
   double kept_memory_step() const {
-    const double step = step_seconds > 0 ? step_seconds : 0;
-    return kept_memory_step_seconds > 0 ? (kept_memory_step_seconds < step ? kept_memory_step_seconds : step) : step;
+    const double step = std::max(0.0, step_seconds);
+    return kept_memory_step_seconds > 0 ? std::min(step, kept_memory_step_seconds) : step;
   }
   bool base_anchor_done = false;       // a replan after it: it costs nothing more
   // What a trainer's warm-up step costs, in steady steps: before any anchor ran, one step and the
@@ -124,6 +125,10 @@ double separating_anchor_seconds(double step_seconds, double warmup_steps = 1);
 // 10 s a process), a warm-up, one more untimed step and three timed (about 3 s of a short step:
 // allocator_timed_steps).
 double pytorch_setups_seconds(double step_seconds, double warmup_steps = 1);
+// The timed steps of one PyTorch run of the answer's setups: `least`, more for a short step (about
+// 3 s of steps, allocator_timed_steps): three steps of 0.35 s moved a run by more than the layouts of
+// a close call differ.
+int setup_check_timed_steps(double step_seconds, int least = 3);
 constexpr double python_start_seconds = 10;
 
 FirstRunPlan plan_first_run(const FirstRunEstimates& estimates);

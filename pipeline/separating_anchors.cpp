@@ -262,19 +262,6 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
       // the recommended allocator (the earlier call's budget can have left that out).
       const bool recorded_before = calibrate::recorded_anchor(recorded, fingerprint, network->name,
                                                               configuration.batch_per_process, setting, "default");
-      if (!recorded_before && configuration.smt) {
-        progress("anchor of " + label + " not trained: the trainer binds one thread per core (SMT off), so it stays " +
-                 item.prediction.confidence);
-        continue;
-      }
-      const auto cost = workloads::network_cost(*network, configuration.batch_per_process);
-      const double needed = cost ? cost->training_memory_bytes() * configuration.processes_per_node : 0;
-      if (const auto spare = probe::spare_memory_bytes();
-          !recorded_before && spare && needed > 0.8 * static_cast<double>(*spare)) {
-        progress("anchor of " + label + " skipped: training it needs about " + whole_seconds(needed / 1e9) +
-                 " GB, this machine can spare " + whole_seconds(static_cast<double>(*spare) / 1e9) + " GB");
-        continue;
-      }
       // Trained when one timed step is expected to fit; the trainer's time limit then stops the
       // timed steps where the budget ends. A slow setting (a one-thread cliff: steps of many
       // seconds, which the model, not having seen the cliff, may predict far shorter) then costs its warm-up
@@ -283,9 +270,21 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
       const double start = start_seconds * configuration.processes_per_node;
       const double estimate = estimated_run_seconds(anchoring->predictor, *network, item.prediction,
                                                     request.warmup * std::max(1.0, request.warmup_steps) + 1);
-      const double budget = trained == 0 ? std::max(request.budget_seconds, request.first_budget_seconds)
-                                         : request.budget_seconds;
       if (!recorded_before) {
+        if (configuration.smt) {
+          progress("anchor of " + label + " not trained: the trainer binds one thread per core (SMT off), so it stays " +
+                   item.prediction.confidence);
+          continue;
+        }
+        const auto cost = workloads::network_cost(*network, configuration.batch_per_process);
+        const double needed = cost ? cost->training_memory_bytes() * configuration.processes_per_node : 0;
+        if (const auto spare = probe::spare_memory_bytes(); spare && needed > 0.8 * static_cast<double>(*spare)) {
+          progress("anchor of " + label + " skipped: training it needs about " + whole_seconds(needed / 1e9) +
+                   " GB, this machine can spare " + whole_seconds(static_cast<double>(*spare) / 1e9) + " GB");
+          continue;
+        }
+        const double budget = trained == 0 ? std::max(request.budget_seconds, request.first_budget_seconds)
+                                           : request.budget_seconds;
         if (spent + estimate > budget) {
           progress("anchor of " + label + " skipped: it would take about " + whole_seconds(estimate) +
                    " s, past the anchor budget of " + whole_seconds(budget) + " s (" + whole_seconds(spent) +
@@ -423,10 +422,8 @@ Expected<int> run_setup_check(const model::Calibration& calibration, const Separ
     // The side with the fewest runs, the first listed on a tie; none once each has its runs.
     const std::size_t next = static_cast<std::size_t>(std::min_element(runs.begin(), runs.end()) - runs.begin());
     if (runs[next] >= static_cast<std::size_t>(request.setup_check_runs)) continue;
-    // A short step times about 3 s of steps, as an allocator anchor does (allocator_timed_steps):
-    // three PyTorch steps of 0.35 s moved a run by more than the layouts of a close call differ.
     const auto timed_steps = [&](const SetupSide& side) {
-      return std::max(request.iterations, allocator_timed_steps(side.step_seconds));
+      return setup_check_timed_steps(side.step_seconds, request.iterations);
     };
     const auto estimate = [&](const SetupSide& side) {
       return python_start_seconds * side.point->prediction.configuration.processes_per_node +

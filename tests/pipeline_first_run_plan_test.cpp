@@ -200,6 +200,9 @@ TEST_CASE("an allocator variant times about 3 s of a short step, one step of a l
   CHECK(allocator_timed_steps(0.5) == 6);
   CHECK(allocator_timed_steps(0.01) == 10);  // at most 10
   CHECK(allocator_timed_steps(0) == 1);      // no step measured: one
+  // A PyTorch run of the answer's setups: at least its three timed steps, as many for a short step.
+  CHECK(setup_check_timed_steps(12) == 3);
+  CHECK(setup_check_timed_steps(0.5) == 6);
   // Its estimate counts them: a start, the warm-up, one more untimed step and the timed ones.
   CHECK(allocator_anchor_seconds(0.5, 1, 2, 6) == Approx(5 + 9 * 0.5));
   FirstRunEstimates estimates = large_network();
