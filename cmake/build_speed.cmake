@@ -1,17 +1,18 @@
 # cmake/build_speed.cmake — how a clean build of the `dnntune` command stays short (a fresh
 # clone's first command builds it: README). Figures: docs/results.md, "Build time".
 #
-# Unity builds: each listed target compiles its files in batches of 10 joined into one source (the command's 20 files in two), so
+# Unity builds: each listed target compiles its files in batches of 10 joined into one source (the
+# command's 20 files in two, model's 27 in three), so
 # the heavy headers every file includes (CLI11, whose header-only library is compiled again in
 # every file that includes it; nlohmann/json; libtorch's torch/torch.h, about 15 CPU-seconds to
 # parse) are compiled once per batch instead of once per file. The rule this puts on the files of
 # these targets: a name in an anonymous namespace (or a `static` function) must be unique within
 # its target, since the batch sees every file's. The build fails with "redefinition of ..." when
-# two clash: rename one. model/, pipeline/ and data/ are not (yet) built this way.
+# two clash: rename one. data/ (three generated files of embedded text) is not built this way.
 # -DDNNTUNE_UNITY_BUILD=OFF compiles each file alone (to check a file on its own, or for the
 # shortest rebuild after editing one file).
 option(DNNTUNE_UNITY_BUILD "Compile the targets listed in cmake/build_speed.cmake as unity builds" ON)
-set(dnntune_unity_targets common workloads records probe train calibrate tuner frontend dnntune)
+set(dnntune_unity_targets common workloads records probe train calibrate model pipeline tuner frontend dnntune)
 if(DNNTUNE_UNITY_BUILD)
   set_target_properties(${dnntune_unity_targets} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 10)
   # GCC warns when a class of one file holds a type of that file's anonymous namespace, except in
@@ -20,3 +21,25 @@ if(DNNTUNE_UNITY_BUILD)
     target_compile_options(${target} PRIVATE $<$<CXX_COMPILER_ID:GNU>:-Wno-subobject-linkage>)
   endforeach()
 endif()
+
+# The command's own files (cli/) parse options and print, once per command: at -O1 they compile
+# in half the time of -O3 (the optimizer's time goes to CLI11's and nlohmann/json's templates),
+# and nothing in them runs long enough for the difference to show. The libraries keep -O3.
+target_compile_options(dnntune PRIVATE $<$<CONFIG:Release>:-O1>)
+
+# The test executables (tests/, which `./run-tests` builds and `./dnntune` does not): each one's
+# files are compiled as one unity build (Catch2's header, the fixtures and the libraries' headers
+# parsed once per executable, not once per file) and at -O1, since what they exercise is the
+# libraries' code, compiled as above.
+get_property(dnntune_test_targets DIRECTORY tests PROPERTY BUILDSYSTEM_TARGETS)
+foreach(target IN LISTS dnntune_test_targets)
+  get_target_property(type ${target} TYPE)
+  if(NOT type STREQUAL "EXECUTABLE")
+    continue()
+  endif()
+  if(DNNTUNE_UNITY_BUILD)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 16)
+    target_compile_options(${target} PRIVATE $<$<CXX_COMPILER_ID:GNU>:-Wno-subobject-linkage>)
+  endif()
+  target_compile_options(${target} PRIVATE $<$<CONFIG:Release>:-O1>)
+endforeach()

@@ -24,6 +24,7 @@
 using dnntune::test::CommandResult;
 using dnntune::test::read_whole_file;
 using dnntune::test::source_path;
+using dnntune::test::write_file;
 
 namespace {
 
@@ -52,7 +53,7 @@ std::map<std::string, std::string> fingerprint(const std::string& directory) {
 }
 
 // A few deterministic mutations of `original`: truncations, byte flips, numbers replaced.
-std::vector<std::string> mutations(const std::string& original, unsigned seed, int count) {
+std::vector<std::string> few_mutations(const std::string& original, unsigned seed, int count) {
   std::mt19937 random(seed);
   std::vector<std::string> result = {"", original.substr(0, original.size() / 2)};
   const std::regex number("-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?");
@@ -98,11 +99,6 @@ void check_run(const std::vector<std::string>& args, const std::string& director
   CHECK(before == after);
 }
 
-void write_file(const std::string& path, const std::string& content) {
-  std::remove(path.c_str());
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
-}
-
 // The kinds of non-file a reader may meet in a file's place.
 void replace_by(const std::string& path, const std::string& kind) {
   std::remove(path.c_str());
@@ -124,7 +120,7 @@ void fuzz_reader(const std::string& original, const std::string& directory, cons
     return words;
   };
   int index = 0;
-  for (const std::string& content : mutations(original, seed, count)) {
+  for (const std::string& content : few_mutations(original, seed, count)) {
     write_file(path, content);
     check_run(with_file(args), directory, "", name + " mutation " + std::to_string(index++));
   }

@@ -18,12 +18,9 @@ using dnntune::test::CommandResult;
 using dnntune::test::run_dnntune;
 using dnntune::test::read_whole_file;
 using dnntune::test::source_path;
+using dnntune::test::write_file;
 
 namespace {
-
-void write_file(const std::string& path, const std::string& content) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
-}
 
 // Deterministic mutations of `original`, about `count` of them (seeded by `seed`).
 std::vector<std::string> mutations(const std::string& original, unsigned seed, int count) {

@@ -11,6 +11,7 @@
 
 #include "tests/cli_support.hpp"
 
+using dnntune::test::check_bad_input;
 using dnntune::test::run_dnntune;
 using nlohmann::json;
 
@@ -20,13 +21,6 @@ const char* const all_networks[] = {"resnet18", "resnet34", "resnet50", "resnet1
                                     "resnet152", "inception_v3", "inception_v3_noaux",
                                     "inception_v4", "vgg16", "alexnet", "mobilenet_v2"};
 
-void check_bad_input(const dnntune::test::CommandResult& result, const std::string& text) {
-  INFO(result.err);
-  CHECK(result.exit_code == 2);
-  CHECK(result.out.empty());
-  CHECK(result.err.find(text) != std::string::npos);
-  CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
-}
 
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -10,19 +10,12 @@
 #include "tests/cli_support.hpp"
 #include "tests/topology_fixtures.hpp"
 
+using dnntune::test::check_bad_input;
 using dnntune::test::run_dnntune;
 using nlohmann::json;
 
 namespace {
 
-// A bad-input failure: exit 2, nothing on stdout, one line on stderr containing `text`.
-void check_bad_input(const dnntune::test::CommandResult& result, const std::string& text) {
-  INFO(result.err);
-  CHECK(result.exit_code == 2);
-  CHECK(result.out.empty());
-  CHECK(result.err.find(text) != std::string::npos);
-  CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
-}
 
 }  // namespace
 

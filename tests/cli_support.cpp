@@ -6,6 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -14,9 +18,20 @@
 extern char** environ;
 
 namespace dnntune::test {
-namespace {
 
-}  // namespace
+void check_bad_input(const CommandResult& result, const std::string& text) {
+  INFO(result.err);
+  CHECK(result.exit_code == 2);
+  CHECK(result.out.empty());
+  CHECK(result.err.find("dnntune: error: ") == 0);
+  CHECK(result.err.find(text) != std::string::npos);
+  CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
+}
+
+void write_file(const std::string& path, const std::string& content) {
+  std::remove(path.c_str());
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+}
 
 std::string read_whole_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -19,6 +19,13 @@ CommandResult run_program(const std::string& program, const std::vector<std::str
 // Runs the built dnntune (DNNTUNE_BINARY) with `args`.
 CommandResult run_dnntune(const std::vector<std::string>& args);
 
+// A refusal of bad input: exit 2, nothing on standard output, one line on standard error that
+// starts "dnntune: error: " and contains `text`.
+void check_bad_input(const CommandResult& result, const std::string& text);
+
+// Writes `content` as the whole of a new plain file at `path` (whatever was there is removed).
+void write_file(const std::string& path, const std::string& content);
+
 // The whole content of a file ("" when it cannot be read).
 std::string read_whole_file(const std::string& path);
 

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "data/builtin_machines.hpp"
+#include "tests/expected_support.hpp"
 #include "model/gpu_calibration.hpp"
 #include "model/gpu_predictor.hpp"
 #include "model/gpu_precision.hpp"
@@ -15,15 +16,10 @@
 #include "workloads/zoo.hpp"
 
 using namespace dnntune;
+using dnntune::test::must;
 using namespace dnntune::model;
 
 namespace {
-
-template <class T>
-T must(Expected<T> result) {
-  REQUIRE(result);
-  return std::move(*result);
-}
 
 GpuNode spec_gpu(const std::string& name) { return must(gpu_node(must(data::load_machine(name)))); }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "data/builtin_machines.hpp"
+#include "tests/expected_support.hpp"
 #include "model/gpu_calibration.hpp"
 #include "model/gpu_communication.hpp"
 #include "model/gpu_layer_time.hpp"
@@ -15,15 +16,10 @@
 #include "workloads/zoo.hpp"
 
 using namespace dnntune;
+using dnntune::test::must;
 using namespace dnntune::model;
 
 namespace {
-
-template <class T>
-T must(Expected<T> result) {
-  REQUIRE(result);
-  return std::move(*result);
-}
 
 // 1 TFLOP/s, 100 GB/s, one SM, 16 GB: numbers a hand calculation can follow.
 GpuNode hand_node() {

@@ -13,6 +13,7 @@
 #include "records/measurement.hpp"
 #include "tests/cli_support.hpp"
 
+using dnntune::test::check_bad_input;
 using dnntune::test::CommandResult;
 using dnntune::test::run_dnntune;
 using dnntune::test::run_program;
@@ -69,14 +70,6 @@ std::vector<std::string> worker_checksums(const json& report) {
   return checksums;
 }
 
-void check_bad_input(const CommandResult& result, const std::string& text) {
-  INFO(result.err);
-  CHECK(result.exit_code == 2);
-  CHECK(result.out.empty());
-  CHECK(result.err.find("dnntune: error: ") == 0);
-  CHECK(result.err.find(text) != std::string::npos);
-  CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
-}
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "data/builtin_machines.hpp"
+#include "tests/expected_support.hpp"
 #include "model/gpu_calibration.hpp"
 #include "model/gpu_predictor.hpp"
 #include "tuner/gpu_recommendation.hpp"
@@ -13,14 +14,9 @@
 #include "workloads/zoo.hpp"
 
 using namespace dnntune;
+using dnntune::test::must;
 
 namespace {
-
-template <class T>
-T must(Expected<T> result) {
-  REQUIRE(result);
-  return std::move(*result);
-}
 
 model::GpuPrediction predicted(const std::string& machine, int gpus, model::GpuPrecision precision,
                                model::GpuMemoryFormat memory_format, int nodes = 1) {

@@ -23,7 +23,7 @@ LayerDefinition define(const std::string& name, const std::string& descriptor,
   return {name, *spec, std::move(inputs)};
 }
 
-std::string error_of(const std::vector<LayerDefinition>& definitions) {
+std::string graph_error_of(const std::vector<LayerDefinition>& definitions) {
   const auto network = make_network("user", definitions);
   REQUIRE_FALSE(network);
   CHECK(network.error().kind == dnntune::ErrorKind::bad_input);
@@ -49,7 +49,7 @@ std::string file_error(const json& document) {
 }  // namespace
 
 TEST_CASE("an add of two different shapes names both inputs") {
-  const std::string message = error_of({define("image", "input:ic3ih8iw8", {}),
+  const std::string message = graph_error_of({define("image", "input:ic3ih8iw8", {}),
                                         define("wide", "conv:ic3ih8iw8oc8kh1kw1sh1ph0", {"image"}),
                                         define("narrow", "conv:ic3ih8iw8oc4kh1kw1sh1ph0", {"image"}),
                                         define("sum", "add:ic8ih8iw8", {"wide", "narrow"})});
@@ -59,7 +59,7 @@ TEST_CASE("an add of two different shapes names both inputs") {
 
 TEST_CASE("a concat of different spatial sizes names both inputs") {
   const std::string message =
-      error_of({define("image", "input:ic3ih8iw8", {}),
+      graph_error_of({define("image", "input:ic3ih8iw8", {}),
                 define("full", "conv:ic3ih8iw8oc4kh1kw1sh1ph0", {"image"}),
                 define("half", "conv:ic3ih8iw8oc4kh1kw1sh2ph0", {"image"}),
                 define("joined", "concat:ic4+4ih8iw8", {"full", "half"})});
@@ -68,27 +68,27 @@ TEST_CASE("a concat of different spatial sizes names both inputs") {
 }
 
 TEST_CASE("a cycle is refused with the layers on it, in data-flow order") {
-  const std::string message = error_of({define("image", "input:ic4ih8iw8", {}),
+  const std::string message = graph_error_of({define("image", "input:ic4ih8iw8", {}),
                                         define("a", "relu:ic4ih8iw8", {"c"}),
                                         define("b", "relu:ic4ih8iw8", {"a"}),
                                         define("c", "add:ic4ih8iw8", {"b", "image"}),
                                         define("d", "relu:ic4ih8iw8", {"c"})});
   CHECK(message == "network 'user' has a cycle: 'a' -> 'b' -> 'c' -> 'a'");
-  CHECK(error_of({define("self", "relu:ic4ih8iw8", {"self"})}) ==
+  CHECK(graph_error_of({define("self", "relu:ic4ih8iw8", {"self"})}) ==
         "network 'user' has a cycle: 'self' -> 'self'");
 }
 
 TEST_CASE("other graph errors name the layer") {
-  CHECK(error_of({}) == "network 'user' has no layers");
-  CHECK(error_of({define("image", "input:ic4ih8iw8", {}), define("image", "relu:ic4ih8iw8", {"image"})}) ==
+  CHECK(graph_error_of({}) == "network 'user' has no layers");
+  CHECK(graph_error_of({define("image", "input:ic4ih8iw8", {}), define("image", "relu:ic4ih8iw8", {"image"})}) ==
         "network 'user': two layers are called 'image'");
-  CHECK(error_of({define("image", "input:ic4ih8iw8", {}), define("r", "relu:ic4ih8iw8", {"missing"})}) ==
+  CHECK(graph_error_of({define("image", "input:ic4ih8iw8", {}), define("r", "relu:ic4ih8iw8", {"missing"})}) ==
         "network 'user': layer 'r' reads 'missing', which is not a layer of this network");
-  CHECK(error_of({define("image", "input:ic4ih8iw8", {}), define("r", "relu:ic4ih8iw8", {"image", "image"})}) ==
+  CHECK(graph_error_of({define("image", "input:ic4ih8iw8", {}), define("r", "relu:ic4ih8iw8", {"image", "image"})}) ==
         "layer 'r' (relu:ic4ih8iw8) takes 1 input(s), has 2");
-  CHECK(error_of({define("image", "input:ic4ih8iw8", {}), define("r", "relu:ic4ih9iw9", {"image"})}) ==
+  CHECK(graph_error_of({define("image", "input:ic4ih8iw8", {}), define("r", "relu:ic4ih9iw9", {"image"})}) ==
         "layer 'r' (relu:ic4ih9iw9): input 'image' (4x8x8) does not match the 4x9x9 the layer expects");
-  CHECK(error_of({define("image", "input:ic4ih8iw8", {}), define("fc", "linear:ic256oc10", {"image"})})
+  CHECK(graph_error_of({define("image", "input:ic4ih8iw8", {}), define("fc", "linear:ic256oc10", {"image"})})
             .find("layer 'fc' (linear:ic256oc10): input 'image' (4x8x8) does not match the 256x1x1") == 0);
 }
 
@@ -197,7 +197,7 @@ TEST_CASE("a network that computes nothing, or of more layers than dnntune predi
   json only_input = small_network_document();
   only_input["layers"] = json::array({only_input["layers"][0]});
   CHECK(file_error(only_input).find("net.json: network 'small' computes nothing") == 0);
-  CHECK(error_of({define("image", "input:ic3ih8iw8", {}), define("flat", "flatten:ic3ih8iw8", {"image"})})
+  CHECK(graph_error_of({define("image", "input:ic3ih8iw8", {}), define("flat", "flatten:ic3ih8iw8", {"image"})})
             .find("computes nothing") != std::string::npos);
   CHECK(network_from_json(small_network_document(), "net.json"));
 
