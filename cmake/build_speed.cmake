@@ -13,33 +13,30 @@
 # shortest rebuild after editing one file).
 option(DNNTUNE_UNITY_BUILD "Compile the targets listed in cmake/build_speed.cmake as unity builds" ON)
 set(dnntune_unity_targets common workloads records probe train calibrate model pipeline tuner frontend dnntune)
+# The test executables (tests/, which `./run-tests` builds and `./dnntune` does not) are one unity
+# build each (Catch2's header, the fixtures and the libraries' headers parsed once per executable).
+get_property(dnntune_test_targets DIRECTORY tests PROPERTY BUILDSYSTEM_TARGETS)
+set(dnntune_test_executables "")
+foreach(target IN LISTS dnntune_test_targets)
+  get_target_property(type ${target} TYPE)
+  if(type STREQUAL "EXECUTABLE")
+    list(APPEND dnntune_test_executables ${target})
+  endif()
+endforeach()
 if(DNNTUNE_UNITY_BUILD)
   set_target_properties(${dnntune_unity_targets} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 10)
+  set_target_properties(${dnntune_test_executables} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 16)
   # GCC warns when a class of one file holds a type of that file's anonymous namespace, except in
   # the file it compiles; in a unity build every file is an included one.
-  foreach(target IN LISTS dnntune_unity_targets)
+  foreach(target IN LISTS dnntune_unity_targets dnntune_test_executables)
     target_compile_options(${target} PRIVATE $<$<CXX_COMPILER_ID:GNU>:-Wno-subobject-linkage>)
   endforeach()
 endif()
 
-# The command's own files (cli/) parse options and print, once per command: at -O1 they compile
-# in half the time of -O3 (the optimizer's time goes to CLI11's and nlohmann/json's templates),
-# and nothing in them runs long enough for the difference to show. The libraries keep -O3.
-target_compile_options(dnntune PRIVATE $<$<CONFIG:Release>:-O1>)
-
-# The test executables (tests/, which `./run-tests` builds and `./dnntune` does not): each one's
-# files are compiled as one unity build (Catch2's header, the fixtures and the libraries' headers
-# parsed once per executable, not once per file) and at -O1, since what they exercise is the
-# libraries' code, compiled as above.
-get_property(dnntune_test_targets DIRECTORY tests PROPERTY BUILDSYSTEM_TARGETS)
-foreach(target IN LISTS dnntune_test_targets)
-  get_target_property(type ${target} TYPE)
-  if(NOT type STREQUAL "EXECUTABLE")
-    continue()
-  endif()
-  if(DNNTUNE_UNITY_BUILD)
-    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 16)
-    target_compile_options(${target} PRIVATE $<$<CXX_COMPILER_ID:GNU>:-Wno-subobject-linkage>)
-  endif()
+# The command's own files (cli/) parse options and print, once per command, and the tests assert on
+# what the libraries return: at -O1 they compile in half the time of -O3 (the optimizer's time goes
+# to CLI11's, Catch2's and nlohmann/json's templates), and nothing in them runs long enough for the
+# difference to show. The libraries keep -O3.
+foreach(target IN LISTS dnntune_test_executables ITEMS dnntune)
   target_compile_options(${target} PRIVATE $<$<CONFIG:Release>:-O1>)
 endforeach()

@@ -88,8 +88,8 @@ profile=$entry/measurements/machine.json
 [[ -s "$profile" ]] || fail "the rebuilt entry has no machine profile"
 for signal in TERM KILL; do
     export DNNTUNE_CACHE_DIR=$work/killed-$signal
-    mkdir -p "$DNNTUNE_CACHE_DIR/$(basename "$entry")/measurements"
-    cp "$profile" "$DNNTUNE_CACHE_DIR/$(basename "$entry")/measurements/"
+    seeded=$DNNTUNE_CACHE_DIR/$(basename "$entry")/measurements
+    mkdir -p "$seeded" && cp "$profile" "$seeded/"
     "$dnntune" recommend --model "$network" --batch 4 --calibration-budget 45 >"$work/killed.out" 2>"$work/killed.log" & pid=$!
     # Killed once a layer pass has been recorded (a progress line), so there is something to
     # resume; up to 5 minutes on a loaded machine.
