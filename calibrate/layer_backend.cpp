@@ -25,18 +25,39 @@ std::vector<std::string> available_backends() {
   return names;
 }
 
-Expected<std::unique_ptr<LayerBackend>> make_backend(const std::string& name) {
+namespace {
+
+const workloads::BackendTraits* runnable_backend(const std::string& name) {
   const auto* backend = workloads::find_backend(name);
-  if (backend && can_run_here(*backend)) {
-    const bool cuda = backend->device == workloads::Device::cuda;
-    switch (backend->library) {
-      case workloads::KernelLibrary::onednn: return make_onednn_backend();
-      case workloads::KernelLibrary::libtorch: return make_torch_backend(cuda);
-    }
-  }
+  return backend && can_run_here(*backend) ? backend : nullptr;
+}
+
+Error unavailable(const std::string& name) {
   std::string known;
   for (const auto& available : available_backends()) known += (known.empty() ? "" : ", ") + available;
   return bad_input("unknown or unavailable backend '" + name + "' (available here: " + known + ")");
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<LayerBackend>> make_backend(const std::string& name) {
+  const auto* backend = runnable_backend(name);
+  if (!backend) return unavailable(name);
+  switch (backend->library) {
+    case workloads::KernelLibrary::onednn: return make_onednn_backend();
+    case workloads::KernelLibrary::libtorch: return make_torch_backend(backend->device == workloads::Device::cuda);
+  }
+  return unavailable(name);
+}
+
+Expected<std::string> backend_version(const std::string& name) {
+  const auto* backend = runnable_backend(name);
+  if (!backend) return unavailable(name);
+  switch (backend->library) {
+    case workloads::KernelLibrary::onednn: return onednn_backend_version();
+    case workloads::KernelLibrary::libtorch: return libtorch_version();
+  }
+  return unavailable(name);
 }
 
 }  // namespace dnntune::calibrate

@@ -77,9 +77,21 @@ std::vector<std::string> available_backends();
 // A backend by name; an unknown or unavailable one is bad_input naming the available ones.
 Expected<std::unique_ptr<LayerBackend>> make_backend(const std::string& name);
 
-// The constructors make_backend chooses from, one per backend file.
+// The backend's version as its version() says it ("oneDNN 2.6.3", "libtorch 1.13.0"), without
+// making it (a cache entry is named by it: the torch backend's would load libtorch); an unknown
+// or unavailable one as make_backend.
+Expected<std::string> backend_version(const std::string& name);
+
+// The constructors make_backend chooses from, one per backend file. The torch backend lives in
+// the libtorch module (torch_module/): make_torch_backend and torch_cuda_available load it on
+// their first call (torch_backend_loader.cpp), a failure when it cannot be loaded;
+// make_libtorch_backend and libtorch_cuda_available are the module's own (torch_backend.cpp).
 std::unique_ptr<LayerBackend> make_onednn_backend();
-std::unique_ptr<LayerBackend> make_torch_backend(bool cuda);
-bool torch_cuda_available();  // a CUDA libtorch that sees a GPU
+std::string onednn_backend_version();  // "oneDNN 2.6.3": the library loaded
+Expected<std::unique_ptr<LayerBackend>> make_torch_backend(bool cuda);
+bool torch_cuda_available();  // a CUDA libtorch that sees a GPU (false when the module cannot load)
+std::unique_ptr<LayerBackend> make_libtorch_backend(bool cuda);
+bool libtorch_cuda_available();
+std::string libtorch_version();  // "libtorch 1.13.0": the headers this build compiled against
 
 }  // namespace dnntune::calibrate

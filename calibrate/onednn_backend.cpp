@@ -93,7 +93,7 @@ class OnednnBackend final : public LayerBackend {
   OnednnBackend() : engine_(dnnl::engine::kind::cpu, 0) {}
 
   std::string name() const override { return "onednn"; }
-  std::string version() const override { return "oneDNN " + probe::onednn_version(); }
+  std::string version() const override { return onednn_backend_version(); }
   // oneDNN here runs on OpenMP and sizes its parallel regions (and some blockings, at creation)
   // by omp_get_max_threads.
   void set_threads(int threads) override { omp_set_num_threads(threads); }
@@ -138,5 +138,7 @@ class OnednnBackend final : public LayerBackend {
 }  // namespace
 
 std::unique_ptr<LayerBackend> make_onednn_backend() { return std::make_unique<OnednnBackend>(); }
+
+std::string onednn_backend_version() { return "oneDNN " + probe::onednn_version(); }
 
 }  // namespace dnntune::calibrate

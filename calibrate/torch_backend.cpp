@@ -18,7 +18,6 @@
 #include <ATen/Parallel.h>
 #include <torch/cuda.h>
 #include <torch/nn/module.h>
-#include <torch/version.h>
 
 #include <optional>
 #include <stdexcept>
@@ -464,7 +463,7 @@ class TorchBackend final : public LayerBackend {
   }
 
   std::string name() const override { return cuda_ ? "torch-cuda" : "torch"; }
-  std::string version() const override { return std::string("libtorch ") + TORCH_VERSION; }
+  std::string version() const override { return libtorch_version(); }
   void set_threads(int threads) override { at::set_num_threads(threads); }
 
   Expected<void> set_precision(const std::string& precision, const std::string& memory_format) override {
@@ -512,8 +511,8 @@ class TorchBackend final : public LayerBackend {
 
 }  // namespace
 
-std::unique_ptr<LayerBackend> make_torch_backend(bool cuda) { return std::make_unique<TorchBackend>(cuda); }
+std::unique_ptr<LayerBackend> make_libtorch_backend(bool cuda) { return std::make_unique<TorchBackend>(cuda); }
 
-bool torch_cuda_available() { return torch::cuda::is_available(); }
+bool libtorch_cuda_available() { return torch::cuda::is_available(); }
 
 }  // namespace dnntune::calibrate

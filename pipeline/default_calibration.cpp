@@ -96,10 +96,10 @@ Expected<void> move_aside(const std::string& directory, const std::string& why, 
 
 // The entry's folder name: this machine's fingerprint, the backend and its version, dnntune's.
 Expected<std::string> entry_directory(const records::MachineProfile& machine, const std::string& backend_name) {
-  auto backend = calibrate::make_backend(backend_name);
-  if (!backend) return backend.error();
+  auto version = calibrate::backend_version(backend_name);
+  if (!version) return version.error();
   return cache_directory() + "/" + records::fingerprint(machine) + "-" + backend_name + "-" +
-         file_safe((*backend)->version()) + "-dnntune" + DNNTUNE_VERSION;
+         file_safe(*version) + "-dnntune" + DNNTUNE_VERSION;
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// train/precision.cpp — see precision.hpp.
+// train/precision.cpp — see precision.hpp: what calls libtorch (built into the libtorch module,
+// torch_module/; the words' rules are precision_rules.cpp).
 #include "train/precision.hpp"
 
 #include <ATen/autocast_mode.h>
@@ -6,10 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-
-#ifdef DNNTUNE_CUDA_RUNTIME
-#include <cuda_runtime_api.h>
-#endif
 
 // PyTorch 2.4 named autocast's state per device type (set_autocast_enabled(kCUDA, on)); the
 // GPU-only functions of 1.x were deprecated then.
@@ -50,42 +47,6 @@ void set_gpu_autocast(bool enabled, at::ScalarType dtype) {
 }
 
 }  // namespace
-
-bool is_precision(const std::string& word) {
-  return word == "auto" || word == "fp32" || word == "tf32" || word == "bf16" || word == "fp16";
-}
-
-bool is_memory_format(const std::string& word) { return word == "contiguous" || word == "channels_last"; }
-
-std::string resolve_precision(const std::string& asked, bool on_cuda, int compute_major) {
-  if (asked != "auto") return asked;
-  return on_cuda && compute_major >= 8 ? "tf32" : "fp32";
-}
-
-int cuda_compute_capability_major(int index) {
-#ifdef DNNTUNE_CUDA_RUNTIME
-  int major = 0;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, index) != cudaSuccess) {
-    (void)cudaGetLastError();  // clear it: libtorch reads the same sticky error state
-    return 0;
-  }
-  return major;
-#else
-  (void)index;
-  return 0;
-#endif
-}
-
-Expected<void> check_precision_options(const std::string& precision, const std::string& memory_format,
-                                       const std::string& device) {
-  if (!is_precision(precision))
-    return bad_input("--precision must be auto, fp32, tf32, bf16 or fp16, not '" + precision + "'");
-  if (!is_memory_format(memory_format))
-    return bad_input("--memory-format must be contiguous or channels_last, not '" + memory_format + "'");
-  if (device == "cpu" && precision != "auto" && precision != "fp32")
-    return bad_input("--precision " + precision + " runs on a GPU (--device cuda): on the CPU the trainer runs fp32");
-  return {};
-}
 
 void apply_cuda_math_settings(const std::string& precision) {
   if (!torch::cuda::is_available()) return;

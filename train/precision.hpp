@@ -8,7 +8,9 @@
 //         since PyTorch 1.12);
 //   bf16, fp16  autocast of the forward pass (the weights and the optimizer stay fp32); fp16 also
 //         scales the loss (DynamicLossScaler).
-// A light header: libtorch's tensor is only named.
+// A light header: libtorch's tensor is only named. The words' rules (is_precision to
+// check_precision_options) are precision_rules.cpp, in `train`; the rest calls libtorch and is built
+// into the libtorch module (precision.cpp, torch_module/).
 #pragma once
 
 #include <string>

@@ -142,4 +142,8 @@ struct TrainingOutcome {
 };
 Expected<TrainingOutcome> train(const TrainOptions& options);
 
+// What train() runs: the trainer itself, built into the libtorch module (torch_module/), which
+// train() loads on its first call so that commands that never train do not load libtorch.
+Expected<TrainingOutcome> train_with_libtorch(const TrainOptions& options);
+
 }  // namespace dnntune::train

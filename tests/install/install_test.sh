@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/install/install_test.sh BUILD_DIR SOURCE_DIR — `cmake --install` into a temporary prefix,
 # then a project outside the tree finds it with find_package(dnntune) and runs; the same source
-# also builds through pkg-config; the installed command runs.
+# also builds through pkg-config; the installed command runs, and trains through the libtorch module
+# installed beside it.
 set -euo pipefail
 build=$1
 source_dir=$2
@@ -30,3 +31,8 @@ echo "ok: pkg-config dnntune"
 
 "$work/prefix/bin/dnntune" machines --json >/dev/null || fail "the installed command"
 echo "ok: installed dnntune runs"
+[[ -f $work/prefix/lib/dnntune/libdnntune_torch.so ]] || fail "the libtorch module was not installed"
+LD_DEBUG=files "$work/prefix/bin/dnntune" train --model "$source_dir/tests/fixtures/tiny_network.json" --batch 1 \
+    --iters 1 --warmup 0 --threads 1 >"$work/train.out" 2>"$work/train.log" || { tail -3 "$work/train.log"; fail "the installed command's training"; }
+grep -q "file=$work/prefix/lib/dnntune/libdnntune_torch.so" "$work/train.log" || fail "the installed command did not load the installed module"
+echo "ok: the installed command trains through its installed libtorch module"
