@@ -14,8 +14,11 @@ fail() { echo "FAILED: $*" >&2; for log in "$work"/*.log; do echo "--- $log"; ta
 export DNNTUNE_CACHE_DIR=$work/cache
 network=$source_dir/tests/fixtures/tiny_network.json
 rank_script=$source_dir/tests/launch/ddp_rank.py
-# Two processes of one thread on this 2-core node: the case where binding matters.
-recommend=("$dnntune" recommend --model "$network" --batch 4 --ppn 2 --no-smt)
+# Two processes of one thread on this 2-core node: the case where binding matters. The lines, not a
+# first run, are what is tested: the answer comes from a calibration fitted from the recorded one.
+"$dnntune" fit "$source_dir/tests/fixtures/anchored_resnet18_calibration" -o "$work/calibration.json" --bootstrap 4 \
+    >"$work/fit.log" 2>&1 || fail "fit"
+recommend=("$dnntune" recommend --model "$network" --batch 4 --ppn 2 --no-smt --calibration "$work/calibration.json")
 
 check_ranks() {  # check_ranks LAUNCHER [ALLOCATOR]
     /usr/bin/python3 - "$work/out-$1" "$2" <<'PY' || fail "$1: the ranks did not get what was recommended"
