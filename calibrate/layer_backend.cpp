@@ -10,7 +10,9 @@ namespace {
 bool can_run_here(const workloads::BackendTraits& backend) {
   if (backend.device == workloads::Device::cpu) return true;
 #ifdef DNNTUNE_TORCH_CUDA
-  return backend.library == workloads::KernelLibrary::libtorch && torch_cuda_available();
+  if (backend.library != workloads::KernelLibrary::libtorch) return false;
+  const auto available = torch_cuda_available();
+  return available && *available;
 #else
   return false;
 #endif
@@ -33,6 +35,12 @@ const workloads::BackendTraits* runnable_backend(const std::string& name) {
 }
 
 Error unavailable(const std::string& name) {
+#ifdef DNNTUNE_TORCH_CUDA
+  // The CUDA libtorch backend is unavailable too when the libtorch module cannot load: say why.
+  const auto* backend = workloads::find_backend(name);
+  if (backend && backend->library == workloads::KernelLibrary::libtorch && backend->device == workloads::Device::cuda)
+    if (auto available = torch_cuda_available(); !available) return available.error();
+#endif
   std::string known;
   for (const auto& available : available_backends()) known += (known.empty() ? "" : ", ") + available;
   return bad_input("unknown or unavailable backend '" + name + "' (available here: " + known + ")");

@@ -89,7 +89,7 @@ Expected<std::string> backend_version(const std::string& name);
 std::unique_ptr<LayerBackend> make_onednn_backend();
 std::string onednn_backend_version();  // "oneDNN 2.6.3": the library loaded
 Expected<std::unique_ptr<LayerBackend>> make_torch_backend(bool cuda);
-bool torch_cuda_available();  // a CUDA libtorch that sees a GPU (false when the module cannot load)
+Expected<bool> torch_cuda_available();  // a CUDA libtorch that sees a GPU; a failure when the module cannot load
 std::unique_ptr<LayerBackend> make_libtorch_backend(bool cuda);
 bool libtorch_cuda_available();
 std::string libtorch_version();  // "libtorch 1.13.0": the headers this build compiled against

@@ -16,9 +16,10 @@ Expected<std::unique_ptr<LayerBackend>> make_torch_backend(bool cuda) {
   return (*make)(cuda);
 }
 
-bool torch_cuda_available() {
+Expected<bool> torch_cuda_available() {
   auto available = torch_module::entry<bool()>("dnntune_torch_cuda_available");
-  return available && (*available)();
+  if (!available) return available.error();
+  return (*available)();
 }
 
 }  // namespace dnntune::calibrate
