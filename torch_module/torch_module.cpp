@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -18,26 +19,21 @@ namespace fs = std::filesystem;
 // in the Python module), then where this build put it, then the configured install location.
 std::vector<std::string> candidate_paths() {
   std::vector<std::string> paths;
-  const auto add_beside = [&paths](const std::string& object) {
+  const auto add = [&paths](const std::string& path) {
+    if (std::find(paths.begin(), paths.end(), path) == paths.end()) paths.push_back(path);
+  };
+  const auto add_beside = [&add](const std::string& object) {
     std::error_code error;
     const fs::path resolved = fs::canonical(object, error);
-    if (error) return;
-    const std::string path =
-        (resolved.parent_path().parent_path() / "lib" / "dnntune" / DNNTUNE_TORCH_MODULE_NAME).string();
-    for (const std::string& known : paths)
-      if (known == path) return;
-    paths.push_back(path);
+    if (!error) add((resolved.parent_path().parent_path() / "lib" / "dnntune" / DNNTUNE_TORCH_MODULE_NAME).string());
   };
   if (auto program = self_executable_path()) add_beside(*program);
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&candidate_paths), &info) && info.dli_fname &&
       std::string(info.dli_fname).find('/') != std::string::npos)
     add_beside(info.dli_fname);
-  for (const std::string where : {DNNTUNE_TORCH_MODULE_BUILT, DNNTUNE_TORCH_MODULE_INSTALLED}) {
-    bool known = false;
-    for (const std::string& path : paths) known = known || path == where;
-    if (!known) paths.push_back(where);
-  }
+  add(DNNTUNE_TORCH_MODULE_BUILT);
+  add(DNNTUNE_TORCH_MODULE_INSTALLED);
   return paths;
 }
 
