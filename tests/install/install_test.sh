@@ -32,7 +32,5 @@ echo "ok: pkg-config dnntune"
 "$work/prefix/bin/dnntune" machines --json >/dev/null || fail "the installed command"
 echo "ok: installed dnntune runs"
 [[ -f $work/prefix/lib/dnntune/libdnntune_torch.so ]] || fail "the libtorch module was not installed"
-LD_DEBUG=files "$work/prefix/bin/dnntune" train --model "$source_dir/tests/fixtures/tiny_network.json" --batch 1 \
-    --iters 1 --warmup 0 --threads 1 >"$work/train.out" 2>"$work/train.log" || { tail -3 "$work/train.log"; fail "the installed command's training"; }
-grep -q "file=$work/prefix/lib/dnntune/libdnntune_torch.so" "$work/train.log" || fail "the installed command did not load the installed module"
-echo "ok: the installed command trains through its installed libtorch module"
+bash "$source_dir/tests/cli/libtorch_on_demand_test.sh" "$work/prefix/bin/dnntune" "$source_dir" \
+    "$work/prefix/lib/dnntune/libdnntune_torch.so" || fail "the installed command and its installed libtorch module"
