@@ -37,7 +37,7 @@ TEST_CASE("validate compares real training with the model, and resumes from its 
   const std::vector<std::string> validate = {"validate", "--model",
                                              dnntune::test::source_path("tests/fixtures/tiny_network.json"),
                                              "--batch", "4", "--iters", "2", "--record", records, "--json",
-                                             "--calibration-budget", "45"};
+                                             "--calibration-budget", "90"};
   const auto first = run_dnntune(validate);
   INFO(first.err);
   REQUIRE(first.exit_code == 0);
