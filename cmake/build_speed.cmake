@@ -33,6 +33,20 @@ if(DNNTUNE_UNITY_BUILD)
   endforeach()
 endif()
 
+# The libraries compile at -O2, except the two whose own loops are what a measurement times or
+# what a training step waits on: probe/ (the FMA and STREAM kernels, whose vector loops -O3's
+# vectorizer shapes) and train/ (the gradient sums of the allreduce). The rest spends its time in
+# oneDNN, libtorch and MPI, or runs once per command (the fit, the search, the records); -O3's
+# extra inlining and unrolling of their templates (nlohmann/json, Eigen, CLI11) costs a sixth of a
+# clean build's CPU time (docs/results.md, "Build time").
+# (A sanitizer build keeps its -O1: CMakeLists.txt.)
+if(NOT DNNTUNE_SANITIZE)
+  foreach(target IN ITEMS common workloads records data calibrate calibrate_torch train_torch model
+                          pipeline tuner frontend torch_module_loader dnntune_torch)
+    target_compile_options(${target} PRIVATE $<$<CONFIG:Release>:-O2>)
+  endforeach()
+endif()
+
 # The command's own files (cli/) parse options and print, once per command, and the tests assert on
 # what the libraries return: at -O1 they compile in half the time of -O3 (the optimizer's time goes
 # to CLI11's, Catch2's and nlohmann/json's templates), and nothing in them runs long enough for the
