@@ -15,6 +15,11 @@ inline std::string format_fixed(double value, int decimals) {
   return text;
 }
 
+// `part` as a whole percent of `whole`: format_percent(1, 3) == "33%"; "-" when `whole` is 0.
+inline std::string format_percent(double part, double whole) {
+  return whole > 0 ? format_fixed(100 * part / whole, 0) + "%" : "-";
+}
+
 // `value` to `digits` significant figures, without an exponent for everyday magnitudes:
 // format_significant(1234.5, 3) == "1230", format_significant(0.012345, 2) == "0.012".
 inline std::string format_significant(double value, int digits) {

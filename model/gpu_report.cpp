@@ -9,8 +9,6 @@
 namespace dnntune::model {
 namespace {
 
-std::string percent(double part, double whole) { return whole > 0 ? format_fixed(100 * part / whole, 0) + "%" : "-"; }
-
 GpuPrecision precision_of(const GpuConfiguration& c) { return c.precision.value_or(GpuPrecision::fp32); }
 
 // "tf32", "bf16 channels_last": the numerics a prediction used, for headers.
@@ -41,13 +39,13 @@ std::string gpu_prediction_text(const GpuPrediction& p) {
   for (const auto& [name, seconds] : rows)
     if (seconds > 0)
       out << "    " << name << std::string(18 - std::string(name).size(), ' ') << format_seconds(seconds) << "  ("
-          << percent(seconds, p.iteration_seconds) << ")\n";
+          << format_percent(seconds, p.iteration_seconds) << ")\n";
   if (t.communication > 0)
     out << "  all-reduce    " << format_seconds(t.communication) << " in " << p.buckets << " buckets ("
         << p.allreduce_algorithm << "), " << format_seconds(t.exposed_communication) << " not hidden\n";
   const double layers = t.compute_bound + t.memory_bound + t.overhead_bound;
-  out << "  layer time    compute-bound " << percent(t.compute_bound, layers) << ", memory-bound "
-      << percent(t.memory_bound, layers) << ", overhead-bound " << percent(t.overhead_bound, layers) << "\n";
+  out << "  layer time    compute-bound " << format_percent(t.compute_bound, layers) << ", memory-bound "
+      << format_percent(t.memory_bound, layers) << ", overhead-bound " << format_percent(t.overhead_bound, layers) << "\n";
   out << "  memory        " << format_fixed(p.memory_bytes_needed / 1e9, 1) << " GB of "
       << format_fixed(p.memory_bytes_available / 1e9, 1) << " GB per GPU\n";
   if (p.configuration.gpus_per_node * p.configuration.nodes > 1)

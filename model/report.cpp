@@ -9,8 +9,6 @@
 namespace dnntune::model {
 namespace {
 
-std::string percent(double part, double whole) { return whole > 0 ? format_fixed(100 * part / whole, 0) + "%" : "-"; }
-
 // The anchor's images/s as trained, and as its layers sum (the step with the forward and
 // backward the micro-runs add up to in their place).
 double anchor_images_per_second(const Anchor& anchor) {
@@ -72,10 +70,10 @@ std::string prediction_text(const Prediction& p) {
   for (const auto& [name, seconds] : rows)
     if (seconds > 0)
       out << "    " << name << std::string(18 - std::string(name).size(), ' ') << format_seconds(seconds) << "  ("
-          << percent(seconds, p.iteration_seconds) << ")\n";
+          << format_percent(seconds, p.iteration_seconds) << ")\n";
   if (t.communication > 0)
     out << "  communication " << format_seconds(t.communication) << " in all, "
-        << percent(t.communication - t.exposed_communication, t.communication) << " hidden behind the backward pass\n";
+        << format_percent(t.communication - t.exposed_communication, t.communication) << " hidden behind the backward pass\n";
   if (p.configuration.nodes > 1) out << "  scaling efficiency " << format_fixed(100 * p.scaling_efficiency, 1) << "%\n";
   if (!p.step_spread_source.empty()) out << "  step spread   " << p.step_spread_source << "\n";
   out << "  bottleneck    " << p.bottleneck << "\n";
