@@ -37,8 +37,8 @@ endif()
 # what a training step waits on: probe/ (the FMA and STREAM kernels, whose vector loops -O3's
 # vectorizer shapes) and train/ (the gradient sums of the allreduce). The rest spends its time in
 # oneDNN, libtorch and MPI, or runs once per command (the fit, the search, the records); -O3's
-# extra inlining and unrolling of their templates (nlohmann/json, Eigen, CLI11) costs a sixth of a
-# clean build's CPU time (docs/results.md, "Build time").
+# extra inlining and unrolling of their templates (nlohmann/json, Eigen, CLI11) costs about a
+# tenth of a clean build's CPU time (docs/results.md, "Build time").
 # (A sanitizer build keeps its -O1: CMakeLists.txt.)
 if(NOT DNNTUNE_SANITIZE)
   foreach(target IN ITEMS common workloads records data calibrate calibrate_torch train_torch model
