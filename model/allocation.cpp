@@ -42,6 +42,14 @@ bool AllocationModel::fitted_at(const std::string& name, int threads) const {
          });
 }
 
+bool AllocationModel::measured_at(const std::string& name, int threads) const {
+  if (fitted_at(name, threads)) return true;
+  const bool pooled = std::any_of(variants.begin(), variants.end(), [&](const AllocatorFit& fit) {
+    return fit.name == name && fit.threads == 0 && fit.anchors > 0;
+  });
+  return pooled && paired_threads.size() == 1 && paired_threads.front() == threads;
+}
+
 AllocatorFit AllocationModel::variant(const std::string& name, int threads) const {
   const int at = fitted_at(name, threads) && fitted_at("default", threads) ? threads : 0;
   for (const AllocatorFit& fit : variants)
@@ -175,6 +183,7 @@ Expected<AllocationModel> fit_allocation(const std::vector<AllocatorAnchor>& anc
   // Per thread count, when the pairs span several.
   std::set<int> paired_threads;
   for (const Estimate& estimate : reference_estimates) paired_threads.insert(estimate.threads);
+  model.paired_threads.assign(paired_threads.begin(), paired_threads.end());
   if (paired_threads.size() > 1)
     for (const int threads : paired_threads) {
       model.variants.push_back(reference_fit(threads, reference_anchors[threads]));
@@ -296,6 +305,7 @@ json allocation_to_json(const AllocationModel& model) {
   json out = {{"fault_ns_per_page", model.fault_ns_per_page},
               {"fault_ns_per_page_all_cores", model.fault_ns_per_page_all_cores},
               {"variants", variants}};
+  if (!model.paired_threads.empty()) out["paired_threads"] = model.paired_threads;
   if (!model.pytorch_setups.empty()) out["pytorch_setups"] = measured_setups_to_json(model.pytorch_setups);
   return out;
 }
@@ -320,6 +330,18 @@ Expected<AllocationModel> allocation_from_json(const json& in, const std::string
         fit.threads = threads.get<int>();
       }
       model.variants.push_back(fit);
+    }
+    if (in.contains("paired_threads")) {  // absent: unknown (calibrations written before it)
+      if (!in.at("paired_threads").is_array())
+        return bad_input(origin + ": allocation: paired_threads must be an array of whole numbers");
+      for (const json& threads : in.at("paired_threads")) {
+        if (!threads.is_number_integer() || threads.get<long long>() < 1 || threads.get<long long>() > 4096)
+          return bad_input(origin + ": allocation: paired_threads must be whole numbers from 1 to 4096");
+        model.paired_threads.push_back(threads.get<int>());
+      }
+      if (!std::is_sorted(model.paired_threads.begin(), model.paired_threads.end()) ||
+          std::adjacent_find(model.paired_threads.begin(), model.paired_threads.end()) != model.paired_threads.end())
+        return bad_input(origin + ": allocation: paired_threads must be ascending, each count once");
     }
     if (in.contains("pytorch_setups")) {  // absent: none timed (and in calibrations written before them)
       auto setups = measured_setups_from_json(in.at("pytorch_setups"), origin + ": allocation");

@@ -72,6 +72,12 @@ struct AllocationModel {
   AllocatorFit variant(const std::string& name, int threads = 0) const;
   // Whether `name` has a fit of its own at `threads` per process.
   bool fitted_at(const std::string& name, int threads) const;
+  // The threads per process of the pairs behind the pooled fits, ascending; empty where unknown
+  // (a calibration written before it).
+  std::vector<int> paired_threads;
+  // Whether `name`'s gain at `threads` per process rests on pairs trained there: a fit of its own
+  // there, or the pooled fit when every pair ran at that count.
+  bool measured_at(const std::string& name, int threads) const;
   // Whole setups PyTorch timed under an allocator (model/measured_setups.hpp): a close call's
   // sides, timed as the user's job runs them.
   std::vector<MeasuredSetup> pytorch_setups;

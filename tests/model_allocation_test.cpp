@@ -305,6 +305,26 @@ TEST_CASE("pairs at several thread counts are also fitted per count, and a predi
                                      costs.fault_ns_per_page, costs.fault_ns_per_page_all_cores);
   REQUIRE(pooled);
   CHECK_FALSE(pooled->fitted_at("default", 1));
+  // ... which is measured at that count, and not at another; the counts written and read back.
+  CHECK(pooled->paired_threads == std::vector<int>{1});
+  CHECK(pooled->measured_at("default", 1));
+  CHECK_FALSE(pooled->measured_at("default", 2));
+  CHECK_FALSE(pooled->measured_at("tcmalloc", 1));  // no pair: its prior
+  CHECK(model->paired_threads == std::vector<int>{1, 2});
+  const auto pooled_back = allocation_from_json(allocation_to_json(*pooled), "test");
+  REQUIRE(pooled_back);
+  CHECK(pooled_back->paired_threads == std::vector<int>{1});
+  for (const nlohmann::json& counts : {nlohmann::json(2), nlohmann::json::array({2, 1}), nlohmann::json::array({1, 1}),
+                                       nlohmann::json::array({0}), nlohmann::json::array({1.5})}) {
+    nlohmann::json bad = allocation_to_json(*pooled);
+    bad["paired_threads"] = counts;
+    CHECK_FALSE(allocation_from_json(bad, "test"));
+  }
+  nlohmann::json unknown = allocation_to_json(*pooled);  // a calibration written before the field
+  unknown.erase("paired_threads");
+  const auto older = allocation_from_json(unknown, "test");
+  REQUIRE(older);
+  CHECK_FALSE(older->measured_at("default", 1));
 }
 
 TEST_CASE("a close call under glibc's defaults is decided under the recommended allocator where it was measured") {
@@ -351,13 +371,29 @@ TEST_CASE("a close call under glibc's defaults is decided under the recommended 
   CHECK(decided.chosen_by_tie_break);
   CHECK(decided.choice_note.find("1 ppn x 2 threads, SMT off, batch 8/process under glibc-tuned is predicted 16.0 images/s against 8.4 under glibc-tuned") != std::string::npos);
 
-  // Measured at one thread count only: the pooled fit says nothing about the layouts, the pick stays.
+  // Pooled over pairs of unknown thread counts (a calibration written before they were kept): the
+  // pooled fit says nothing about the layouts, the pick stays.
   AllocationModel pooled = model;
   pooled.variants.resize(2);
   tuner::Recommendation kept = recommendation;
   tuner::recommend_allocator(kept, pooled, *network, installed, "");
   CHECK(kept.best.prediction.configuration.processes_per_node == 2);
   CHECK(kept.choice_note.empty());
+  // The pairs ran at the pick's count: its gain is measured, the rival's is not; the pick stays.
+  pooled.paired_threads = {1};
+  tuner::Recommendation at_pick = recommendation;
+  tuner::recommend_allocator(at_pick, pooled, *network, installed, "");
+  CHECK(at_pick.best.prediction.configuration.processes_per_node == 2);
+  // The pairs ran at the rival's count (two threads, the base anchor's) and the pick's gain is the
+  // pooled fit's: the setup real steps checked under glibc-tuned is recommended.
+  pooled.paired_threads = {2};
+  tuner::Recommendation checked = recommendation;
+  tuner::recommend_allocator(checked, pooled, *network, installed, "");
+  REQUIRE(checked.allocator);
+  CHECK(checked.allocator->chosen == "glibc-tuned");
+  CHECK(checked.best.prediction.configuration.processes_per_node == 1);
+  CHECK(checked.chosen_by_tie_break);
+  CHECK(checked.choice_note.find("glibc-tuned's gain at 1 thread per process is the pooled fit's, glibc-tuned's at 2 threads per process was measured") != std::string::npos);
   // glibc's defaults asked for (--allocator default): the close call stays glibc's defaults'.
   tuner::Recommendation asked = recommendation;
   tuner::recommend_allocator(asked, model, *network, installed, "default");

@@ -184,7 +184,7 @@ void recommend_allocator(Recommendation& recommendation, const std::optional<mod
                 prediction.images_per_second, false, nullptr};
     if (const AllocatorCandidate* candidate = setup.choice.find(setup.choice.chosen))
       setup.images_per_second = candidate->images_per_second;
-    setup.measured_here = setup.choice.chosen == "default" || (model && model->fitted_at(setup.choice.chosen, c.threads_per_process));
+    setup.measured_here = setup.choice.chosen == "default" || (model && model->measured_at(setup.choice.chosen, c.threads_per_process));
     if (model && c.nodes == 1)
       setup.timed = model::find_setup(model->pytorch_setups, network.name, c.batch_per_process, c.processes_per_node,
                                       c.threads_per_process, c.smt, setup.choice.chosen);
@@ -211,10 +211,33 @@ void recommend_allocator(Recommendation& recommendation, const std::optional<mod
         std::log(rival.images_per_second / pick_setup.images_per_second) > *half_width)
       decided = &rival;
   }
+  // The pick's gain from its allocator not measured at its threads per process (the pooled fit of
+  // pairs run at another count), a rival's measured at its own: the setup real steps checked under
+  // the allocator the answer sets is recommended, as a measured setting is over an unchecked one
+  // (choose_among_ties). glibc's defaults fault in more with several threads in one process, so the
+  // pooled gain of a two-thread pair overstates it at one thread and turned close calls to the
+  // one-thread layout that PyTorch then ran slower under that allocator (docs/results.md).
+  const Setup* checked = nullptr;
+  if (!pick_setup.measured_here)
+    for (const Setup& rival : rivals)
+      if (rival.measured_here && rival.choice.chosen != "default" &&
+          (!checked || rival.images_per_second > checked->images_per_second))
+        checked = &rival;
+  if (checked) decided = checked;
   // Both under glibc's defaults: the close call stays the runs' (choose_among_ties).
   if (pick_setup.choice.chosen == "default" && decided->choice.chosen == "default") decided = &pick_setup;
   std::string why;
-  if (decided != &pick_setup)
+  const auto threads_words = [](int threads) {
+    return std::to_string(threads) + (threads == 1 ? " thread" : " threads") + " per process";
+  };
+  if (checked)
+    why = model::describe(pick.configuration) + " and " + model::describe(checked->point->prediction.configuration) +
+          " are within what their runs move under glibc's defaults; " + pick_setup.choice.chosen + "'s gain at " +
+          threads_words(pick.configuration.threads_per_process) + " is the pooled fit's, " + checked->choice.chosen +
+          "'s at " + threads_words(checked->point->prediction.configuration.threads_per_process) +
+          " was measured: the setup real steps checked, " + model::describe(checked->point->prediction.configuration) +
+          " under " + checked->choice.chosen + ", is recommended";
+  else if (decided != &pick_setup)
     why = model::describe(pick.configuration) + " and " + model::describe(decided->point->prediction.configuration) +
           " are within what their runs move under glibc's defaults; with the allocator recommended for each, "
           "measured at its layout, " + model::describe(decided->point->prediction.configuration) + " under " +
