@@ -263,3 +263,46 @@ TEST_CASE("train counts the page faults of each pass: glibc's defaults fault its
   const auto text = run_dnntune({"train", "--model", tiny_network(), "--batch", "4", "--iters", "1", "--warmup", "0"});
   CHECK(text.out.find("page faults (median per step and worker") != std::string::npos);
 }
+
+TEST_CASE("train --then-allocator glibc-tuned trains again in the same process, recorded under it") {
+  // Batch 2048, as above: glibc's defaults fault blocks in at every step; once switched, the
+  // kept heap is faulted in by the untimed step and the timed ones fault almost nothing.
+  const std::string records = dnntune::test::make_temporary_directory() + "/train.jsonl";
+  const auto result = run_dnntune(train_arguments({"--batch", "2048", "--iters", "2", "--then-allocator", "glibc-tuned",
+                                                   "--then-iters", "3", "--record", records}));
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  const json report = json::parse(result.out);
+  REQUIRE(report.contains("then"));
+  CHECK(report["then"]["allocator"] == "glibc-tuned");
+  const json& then = report["then"]["report"];
+  CHECK(then["images_per_second"].get<double>() > 0);
+  const auto faults = [](const json& run) {
+    return run["page_faults"]["forward"].get<double>() + run["page_faults"]["backward"].get<double>();
+  };
+  CHECK(faults(report) > 4 * faults(then));
+  const auto file = dnntune::records::read_measurements(records);
+  REQUIRE(file);
+  std::vector<const dnntune::records::Measurement*> iterations;
+  for (const auto& record : file->records)
+    if (record.pass == "iteration") iterations.push_back(&record);
+  REQUIRE(iterations.size() == 2);
+  CHECK(iterations[0]->allocator == "default");
+  CHECK(iterations[0]->steps == 2);
+  CHECK(iterations[1]->allocator == "glibc-tuned");
+  CHECK(iterations[1]->warmup_steps == 1);
+  CHECK(iterations[1]->steps == 3);
+  CHECK(iterations[1]->command.find("--then-allocator glibc-tuned --then-iters 3") != std::string::npos);
+
+  // Refused before anything trains: what cannot be switched to in a process, or from another
+  // allocator, or with more than one process or another trainer.
+  check_bad_input(run_dnntune(train_arguments({"--then-allocator", "tcmalloc"})), "preloaded at a process's start");
+  check_bad_input(run_dnntune(train_arguments({"--then-allocator", "hoard"})), "cannot be switched to");
+  check_bad_input(run_dnntune(train_arguments({"--allocator", "glibc-tuned", "--then-allocator", "glibc-tuned"})),
+                  "switches from glibc's defaults");
+  check_bad_input(run_dnntune(train_arguments({"--launch", "--ppn", "2", "--then-allocator", "glibc-tuned"})),
+                  "trains one process");
+  check_bad_input(run_dnntune(train_arguments({"--runner", "python", "--then-allocator", "glibc-tuned"})),
+                  "not with --runner python");
+  CHECK(run_dnntune(train_arguments({"--then-iters", "2"})).exit_code == 2);  // needs --then-allocator
+}
