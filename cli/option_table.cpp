@@ -142,7 +142,7 @@ const OptionRow time_limit_seconds{"--time-limit",
                                    "SECONDS", &rules::seconds};
 const OptionRow then_allocator{"--then-allocator",
                                "After the timed steps, switch this process to allocator NAME (only glibc-tuned: by "
-                               "mallopt, as its variables do at a start) and train again, one untimed step and "
+                               "mallopt, as its variables do at a start) and train again, two untimed steps and "
                                "--then-iters timed: a second run, recorded under NAME, without a second start and "
                                "first touch of the process. One process, the C++ trainer, --allocator default",
                                "NAME"};

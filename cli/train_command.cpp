@@ -150,10 +150,13 @@ void run_train(const TrainCommandOptions& options) {
                  options.output.path);
     return;
   }
-  // The same process, switched: one untimed step faults the kept heap in once, then the timed ones.
+  // The same process, switched, the network built again: two untimed steps, as in a variant's own
+  // process (the first faults the kept heap in; its optimizer step then puts the momentum buffers
+  // where activations were, so the second faults in anew: one untimed step left the timed one 5-20%
+  // slow, docs/results.md), then the timed ones.
   ok_or_fail(probe::switch_allocator_in_process(options.then_allocator));
   train::TrainOptions then = options.train;
-  then.warmup = 1;
+  then.warmup = 2;
   then.iterations = options.then_iterations;
   then.time_limit_seconds = 0;
   then.module_times = false;

@@ -59,6 +59,12 @@ int allocator_timed_steps(double step_seconds) {
   return static_cast<int>(std::clamp(std::ceil(least_timed_seconds / step_seconds), 1.0, 10.0));
 }
 
+double allocator_switch_seconds(double step_seconds, double kept_step_seconds, int anchored, int timed_steps) {
+  constexpr double network_build_seconds = 1;
+  return network_build_seconds * std::max(1, anchored) + std::max(0.0, step_seconds) +
+         (1 + std::max(1, timed_steps)) * std::max(0.0, kept_step_seconds);
+}
+
 double separating_anchor_seconds(double step_seconds, double warmup_steps) {
   return 2 * trainer_start_seconds + (warmup_steps + 1) * 2 * step_seconds;
 }
@@ -86,25 +92,35 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   const double probe = std::max(0.0, estimates.probe_seconds);
   double left = std::max(0.0, estimates.budget_seconds) - probe;
 
+  // glibc-tuned in the base anchor's process (only while that anchor is still to run).
+  const bool switched = estimates.reference_in_base_anchor && !estimates.base_anchor_done;
+  const double reference =
+      switched ? allocator_switch_seconds(step, kept_memory_step, estimates.anchored, estimates.allocator_timed_steps)
+               : variant;
+
   // The minimum that decides the pick, dropped from its end: the closest separating anchor while the
-  // layer passes of priority 1 would keep less than half of their time; glibc-tuned, then the base
-  // anchor, only while they would keep less than a quarter (without glibc-tuned the allocator is never
-  // chosen; without the layers an anchor has nothing to correct). The layers' estimate is the least
-  // sure of the plan's: its stage then takes what the anchors leave (default_calibration.cpp).
+  // layer passes of priority 1 would keep less than half of their time; the second variant,
+  // glibc-tuned, then the base anchor, only while they would keep less than a quarter (without
+  // glibc-tuned the allocator is never chosen; without the layers an anchor has nothing to correct).
+  // The layers' estimate is the least sure of the plan's: its stage then takes what the anchors
+  // leave (default_calibration.cpp).
   bool base_kept = !estimates.base_anchor_done;
   bool reference_kept = !estimates.allocators.empty();
+  bool second_kept = estimates.allocators.size() > 1;
   bool closest_kept = estimates.separating_anchors > 0;
   const auto minimum = [&] {
-    return (base_kept ? base : 0) + (reference_kept ? variant : 0) + (closest_kept ? separating : 0);
+    return (base_kept ? base : 0) + (reference_kept ? reference : 0) + (second_kept ? variant : 0) +
+           (closest_kept ? separating : 0);
   };
   const auto layers_keep = [&](double share) {
     return left - minimum() >= std::max(0.0, share * layers);
   };
   if (closest_kept && !layers_keep(0.5)) closest_kept = false;
-  if (reference_kept && !layers_keep(0.25)) reference_kept = false;
+  if (second_kept && !layers_keep(0.25)) second_kept = false;
+  if (reference_kept && !layers_keep(0.25)) reference_kept = second_kept = false;
   if (base_kept && !layers_keep(0.25)) base_kept = false;
   const bool anchored = base_kept || estimates.base_anchor_done;
-  if (!anchored) reference_kept = closest_kept = false;  // nothing to compare them with
+  if (!anchored) reference_kept = second_kept = closest_kept = false;  // nothing to compare them with
   const double layers_kept = std::clamp(left - minimum(), 0.0, layers);
   left -= layers_kept + minimum();
 
@@ -114,10 +130,12 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   const bool pytorch_kept = anchored && reference_kept && estimates.pytorch_setups > 0 && pytorch <= left;
   if (pytorch_kept) left -= pytorch;
 
-  std::size_t variants = reference_kept ? 1 : 0;
-  for (std::size_t index = 1; reference_kept && index < estimates.allocators.size() && variant <= left; ++index, ++variants)
+  std::size_t variants = reference_kept ? (second_kept ? 2 : 1) : 0;
+  for (std::size_t index = variants; reference_kept && index < estimates.allocators.size() && variant <= left;
+       ++index, ++variants)
     left -= variant;
   plan.allocators.assign(estimates.allocators.begin(), estimates.allocators.begin() + static_cast<long>(variants));
+  plan.reference_in_base_anchor = switched && variants > 0;
   int separatings = closest_kept ? 1 : 0;
   while (closest_kept && separatings < estimates.separating_anchors && separating <= left) {
     left -= separating;
@@ -132,7 +150,8 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   if (probe >= 0.5) add(FirstRunStage::probe, 1, probe);  // a machine probed before: nothing to say
   add(FirstRunStage::layer_passes, kept_passes(estimates.layer_passes, layers, layers_kept), layers_kept);
   if (base_kept) add(FirstRunStage::base_anchor, static_cast<std::size_t>(std::max(1, estimates.anchored)), base);
-  add(FirstRunStage::allocators, variants, variant * static_cast<double>(variants));
+  add(FirstRunStage::allocators, variants,
+      variants == 0 ? 0 : reference + variant * static_cast<double>(variants - 1));
   add(FirstRunStage::separating_anchors, static_cast<std::size_t>(separatings), separating * separatings);
   if (pytorch_kept) add(FirstRunStage::pytorch_setups, static_cast<std::size_t>(estimates.pytorch_setups), pytorch);
   add(FirstRunStage::more_layer_passes,
@@ -180,7 +199,9 @@ std::string describe_first_run(const FirstRunPlan& plan) {
         break;
       case FirstRunStage::allocators: {
         std::string names;
-        for (const std::string& name : plan.allocators) names += (names.empty() ? "" : ", ") + name;
+        for (const std::string& name : plan.allocators)
+          names += (names.empty() ? name + (plan.reference_in_base_anchor ? " in the anchor's process" : "")
+                                  : ", " + name);
         text += plural(stage.count, "allocator variant", "allocator variants");
         seconds = " (" + names + ": " + whole(stage.seconds) + " s)";
         break;

@@ -33,7 +33,7 @@ struct AnchorRequest {
   std::string directory;        // the measurement directory: records go to DIR/network.jsonl
   std::string allocator = "default";  // every rank trains under it (probe/allocators.hpp)
   // One process: after its timed steps it trains again under this allocator, switched to in the
-  // process (train --then-allocator), one untimed step and `then_iterations` timed. "": no.
+  // process (train --then-allocator), two untimed steps and `then_iterations` timed. "": no.
   std::string then_allocator;
   int then_iterations = 1;
   // Who trains (TrainOptions::runner): records::kPythonTrainer measures the step users run, without
