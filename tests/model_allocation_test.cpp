@@ -242,13 +242,15 @@ TEST_CASE("the recommended allocator: a measured gain beyond its band, else the 
   CHECK(glibc_only.chosen == "glibc-tuned");
   CHECK(glibc_only.note.find("neither jemalloc nor tcmalloc") != std::string::npos);
 
-  // tcmalloc a little faster than glibc-tuned, but within its band: the smaller change wins.
+  // tcmalloc a little faster than glibc-tuned, within its band: the faster median still wins, and
+  // the note names the other.
   auto tied_model = model;
   tied_model.variants[2] = {"tcmalloc", -0.01 / (fresh * 1e-9), -0.04 / (fresh * 1e-9), 0.02 / (fresh * 1e-9), 1};
   auto tied = tuner::choose_allocator(tied_model, *network, best, installed, "");
   CHECK(tied.find("tcmalloc")->prediction.gain > tied.find("glibc-tuned")->prediction.gain);
-  CHECK(tied.chosen == "glibc-tuned");
+  CHECK(tied.chosen == "tcmalloc");
   CHECK(tied.note.find("within each other's band") != std::string::npos);
+  CHECK(tied.note.find("glibc-tuned (1.25x)") != std::string::npos);
   // Beyond glibc-tuned's band, tcmalloc is recommended.
   tied_model.variants[2] = {"tcmalloc", -0.1 / (fresh * 1e-9), -0.11 / (fresh * 1e-9), -0.09 / (fresh * 1e-9), 1};
   CHECK(tuner::choose_allocator(tied_model, *network, best, installed, "").chosen == "tcmalloc");

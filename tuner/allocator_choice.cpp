@@ -16,14 +16,6 @@ std::string basis(const AllocatorCandidate& candidate) {
   return candidate.prediction.measured ? "measured" : "prior: not anchored under it";
 }
 
-// How much a variant changes the ranks' environment: glibc's defaults nothing, glibc-tuned two
-// of glibc's own variables, the others a preloaded library. Among variants the model cannot tell
-// apart the least change is recommended, as the configuration's tie-break prefers the simplest.
-int change_rank(const std::string& name) {
-  if (name == "default") return 0;
-  return name == model::reference_allocator ? 1 : 2;
-}
-
 std::string environment_text(const std::vector<std::pair<std::string, std::string>>& environment) {
   if (environment.empty()) return "nothing set";
   std::string text;
@@ -71,13 +63,14 @@ AllocatorChoice choose_allocator(const std::optional<model::AllocationModel>& mo
     else choice.candidates.push_back(candidate);
   }
 
-  // The model's pick: the largest gain whose whole band lies above no gain.
+  // The model's pick: the largest gain of a measured variant whose whole band lies above no gain (a
+  // variant at its prior is never recommended).
   std::string pick = "default";
   double pick_gain = 1;
   const AllocatorCandidate* best_unresolved = nullptr;
   for (const AllocatorCandidate& candidate : choice.candidates) {
     if (candidate.allocator.name == "default" || !model) continue;
-    if (candidate.prediction.gain_low > 1 && candidate.prediction.gain > pick_gain) {
+    if (candidate.prediction.measured && candidate.prediction.gain_low > 1 && candidate.prediction.gain > pick_gain) {
       pick = candidate.allocator.name;
       pick_gain = candidate.prediction.gain;
     } else if (candidate.prediction.gain > 1 &&
@@ -86,17 +79,18 @@ AllocatorChoice choose_allocator(const std::optional<model::AllocationModel>& mo
     }
   }
   std::string note;
-  // The largest gain and the variants within its band: the least change among them.
+  // The variants within the pick's band: the measurements cannot order them, and the faster median
+  // is still the better bet. The note names them (glibc-tuned needs no library on the nodes).
   if (const AllocatorCandidate* top = pick == "default" ? nullptr : choice.find(pick)) {
+    std::string close;
     for (const AllocatorCandidate& candidate : choice.candidates)
-      if (candidate.allocator.name != "default" && candidate.prediction.gain_low > 1 &&
-          candidate.prediction.gain_high >= top->prediction.gain_low &&
-          change_rank(candidate.allocator.name) < change_rank(pick))
-        pick = candidate.allocator.name;
-    if (pick != top->allocator.name)
-      note = top->allocator.name + " (" + gain_text(top->prediction.gain) + "x) and " + pick + " (" +
-             gain_text(choice.find(pick)->prediction.gain) + "x) lie within each other's band: " + pick +
-             ", the smaller change to the ranks' environment, is recommended";
+      if (&candidate != top && candidate.allocator.name != "default" && candidate.prediction.measured &&
+          candidate.prediction.gain_low > 1 && candidate.prediction.gain_high >= top->prediction.gain_low)
+        close += (close.empty() ? "" : ", ") + candidate.allocator.name + " (" + gain_text(candidate.prediction.gain) +
+                 "x)";
+    if (!close.empty())
+      note = top->allocator.name + " (" + gain_text(top->prediction.gain) + "x) and " + close +
+             " lie within each other's band: " + pick + ", the faster by the measurements, is recommended";
   }
   if (!model) {
     note = "allocators are modelled only for a machine probed here, with its first-touch fault cost (a spec "
