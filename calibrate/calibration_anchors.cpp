@@ -1,8 +1,7 @@
 // calibrate/calibration_anchors.cpp — the anchors of a calibration (runner.hpp,
 // train/anchor.hpp): each network of the request trained for real at each batch, in the
 // plan's base setting, unless DIR/network.jsonl already has that run; then the same run under
-// each other allocator variant installed here (glibc-tuned in the base anchor's own process after
-// its steps, where it is one process: CalibrationRequest::in_process_variant), within the allocator budget
+// each other allocator variant installed here, within the allocator budget
 // (model/allocation.hpp fits the allocator term from them); then each of the request's extra
 // anchor settings (--anchor-settings) under the default allocator.
 #include <algorithm>
@@ -46,11 +45,10 @@ std::string joined(const std::vector<std::string>& words) {
 }
 
 // One anchor: network `index` of the request at `batch` and `setting` under `allocator`, its timed
-// steps stopped where `time_limit_seconds` (> 0) ends (train --time-limit); then, when
-// `then_allocator` is not empty, the same process again under it (train --then-allocator).
+// steps stopped where `time_limit_seconds` (> 0) ends (train --time-limit).
 Expected<void> train_anchor(const PreparedCalibration& calibration, std::size_t index, std::int64_t batch,
                             const Setting& setting, const std::string& allocator, double time_limit_seconds = 0,
-                            const std::string& runner = records::kCppTrainer, const std::string& then_allocator = "") {
+                            const std::string& runner = records::kCppTrainer) {
   train::AnchorRequest request;
   request.executable = calibration.request.executable;
   // A network file by its absolute path: the fit finds the network again from the record's command.
@@ -68,8 +66,6 @@ Expected<void> train_anchor(const PreparedCalibration& calibration, std::size_t 
   request.allocator = allocator;
   request.time_limit_seconds = time_limit_seconds;
   request.runner = runner;
-  request.then_allocator = then_allocator;
-  request.then_iterations = calibration.request.allocator_anchor_iterations;
   return train::run_anchor(request);
 }
 
@@ -186,35 +182,18 @@ Expected<int> run_anchors(const PreparedCalibration& calibration, const std::fun
           over_budget.push_back(allocator);
           continue;
         }
-        // glibc-tuned after the default's steps in the same process, where it is still to be anchored.
-        const bool then_tuned =
-            allocator == "default" && calibration.request.in_process_variant && base.processes == 1 &&
-            std::find(allocators.begin(), allocators.end(), probe::in_process_allocator) != allocators.end() &&
-            !recorded_anchor(recorded, calibration.fingerprint, network.name, batch, base, probe::in_process_allocator);
         if (progress)
           progress("anchor: training " + label + " for real (" + to_string(base) + ")" +
-                   (allocator == "default" ? "" : " under the " + allocator + " allocator") +
-                   (then_tuned ? std::string(", then under ") + probe::in_process_allocator + " in its process" : ""));
+                   (allocator == "default" ? "" : " under the " + allocator + " allocator"));
         const auto started = std::chrono::steady_clock::now();
         // Another allocator can be several times slower than the default (docs/results.md):
         // its timed steps stop at the end of the allocator budget.
         const double limit = allocator == "default" ? calibration.request.anchor_time_limit_seconds
                                                     : std::max(1.0, allocator_budget - allocator_seconds_spent);
-        if (auto run = train_anchor(calibration, index, batch, base, allocator, limit, records::kCppTrainer,
-                                    then_tuned ? probe::in_process_allocator : "");
-            !run)
-          return run.error();
+        if (auto run = train_anchor(calibration, index, batch, base, allocator, limit); !run) return run.error();
         last_run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         if (allocator != "default") allocator_seconds_spent += last_run_seconds;
         ++trained;
-        if (then_tuned) {
-          // Its run is recorded now: the loop skips it, and prices the next variant from its record.
-          auto reread = train::read_anchor_records(calibration.request.directory);
-          if (!reread) return reread.error();
-          recorded = std::move(*reread);
-          last_run_seconds = 0;
-          ++trained;
-        }
       }
       if (!over_budget.empty() && progress)
         progress("allocator anchors of " + label + " under " + joined(over_budget) + " skipped: each takes about " +

@@ -60,11 +60,6 @@ struct CalibrationRequest {
   // the first is trained whatever the allocator budget says: the allocator is chosen from a
   // measurement or never, and glibc-tuned is the reference the others are fitted against.
   std::vector<std::string> allocator_variants;
-  // glibc-tuned (probe::in_process_allocator), when it is to be anchored, timed in the base
-  // anchor's own process after its steps where that anchor is one process (train
-  // --then-allocator, allocator_anchor_iterations timed steps after two untimed): no second start
-  // and first touch of a process, about a third of its own anchor's time on a VM.
-  bool in_process_variant = true;
   // > 0: the default allocator's anchors stop their timed steps there (train --time-limit), so that
   // a step far slower than estimated cannot eat a first run's budget.
   double anchor_time_limit_seconds = 0;

@@ -140,13 +140,6 @@ const OptionRow time_limit_seconds{"--time-limit",
                                    "--warmup steps): for a budget, when a setting may be far slower than expected. "
                                    "Not with --ps-servers",
                                    "SECONDS", &rules::seconds};
-const OptionRow then_allocator{"--then-allocator",
-                               "After the timed steps, switch this process to allocator NAME (only glibc-tuned: by "
-                               "mallopt, as its variables do at a start) and train again, two untimed steps and "
-                               "--then-iters timed: a second run, recorded under NAME, without a second start and "
-                               "first touch of the process. One process, the C++ trainer, --allocator default",
-                               "NAME"};
-const OptionRow then_iterations{"--then-iters", "With --then-allocator: its timed steps", "", &rules::steps};
 const OptionRow learning_rate{"--lr", "SGD learning rate", "", &rules::learning_rate};
 const OptionRow momentum{"--momentum", "SGD momentum", "", &rules::momentum};
 const OptionRow bucket_megabytes{"--bucket-mb", "All-reduce: gradient fusion bucket size in MiB (PyTorch DDP's default)",

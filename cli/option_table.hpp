@@ -47,8 +47,7 @@ extern const OptionRow time_limit, partition, account;
 extern const OptionRow allocator, openmp;
 extern const OptionRow iterations, warmup, record, resume, quick, dry_run;
 // train
-extern const OptionRow trainer_batch, time_limit_seconds, then_allocator, then_iterations;
-extern const OptionRow learning_rate, momentum, bucket_megabytes, ps_servers;
+extern const OptionRow trainer_batch, time_limit_seconds, learning_rate, momentum, bucket_megabytes, ps_servers;
 extern const OptionRow device, seed, module_times, runner, launch, hostfile;
 // calibrate
 extern const OptionRow layer, pass, processes, budget, comm, comm_max_megabytes, comm_budget;

@@ -6,8 +6,6 @@
 
 #include <iostream>
 
-#include <nlohmann/json.hpp>
-
 #include "common/shell_words.hpp"
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
@@ -17,7 +15,6 @@
 #include "common/self_executable.hpp"
 #include "records/measurement.hpp"
 #include "probe/topology.hpp"
-#include "train/comm/mpi_session.hpp"
 #include "train/launch.hpp"
 #include "train/python_runner.hpp"
 #include "train/trainer.hpp"
@@ -38,8 +35,6 @@ struct TrainCommandOptions {
   std::string hostfile;
   bool dry_run = false;
   std::string allocator = "default";  // --allocator: what every rank loads
-  std::string then_allocator;         // --then-allocator: switched to after the steps ("" = no)
-  int then_iterations = 1;
 };
 
 // What makes a rank train as `options` say (everything but the launch options), as the one
@@ -49,8 +44,6 @@ train::TrainWorkerRequest worker_request(const TrainCommandOptions& options, int
   request.train = options.train;
   request.train.threads = threads;
   request.allocator = options.allocator;
-  request.then_allocator = options.then_allocator;
-  request.then_iterations = options.then_iterations;
   request.record_path = options.record_path;
   request.json = options.output.json;
   request.output_path = options.output.path;
@@ -92,47 +85,10 @@ void launch_job(const TrainCommandOptions& options) {
   if (exit_code != 0) throw CLI::RuntimeError(exit_code);
 }
 
-// --then-allocator's conditions, checked before anything trains: one process of the C++ trainer
-// under glibc's defaults (what the switch starts from; a second process could not share the
-// first's warm state).
-void check_then_allocator(const TrainCommandOptions& options) {
-  if (options.then_allocator.empty()) return;
-  if (options.then_allocator != probe::in_process_allocator)
-    ok_or_fail(probe::switch_allocator_in_process(options.then_allocator));  // says which can
-  if (options.allocator != "default")
-    fail(bad_input("--then-allocator switches from glibc's defaults: leave out --allocator " + options.allocator));
-  if (options.launch || train::comm::started_by_mpi_launcher())
-    fail(bad_input("--then-allocator trains one process: not with --launch or under mpirun/srun"));
-  if (options.train.runner != records::kCppTrainer)
-    fail(bad_input("--then-allocator switches the C++ trainer's own allocator: not with --runner " +
-                   options.train.runner));
-}
-
-// The records of `report`, trained as `trained` says under `allocator`, appended to --record; their
-// command is this one's (with --then-allocator, it makes both runs).
-void append_records(const TrainCommandOptions& options, const train::TrainingReport& report,
-                    const train::TrainOptions& trained, const std::string& allocator) {
-  if (options.record_path.empty()) return;
-  train::TrainWorkerRequest reproduce = worker_request(options, report.threads);
-  reproduce.record_path.clear();
-  reproduce.json = false;
-  reproduce.output_path.clear();
-  if (report.processes > 1) {
-    reproduce.launch_processes_per_node = report.processes / report.nodes;
-    reproduce.launch_nodes = report.nodes;
-  }
-  const std::string command = train::train_worker_command(reproduce);
-  for (auto record : train::training_measurements(report, trained, command)) {
-    record.allocator = allocator;  // every rank ran under it (run_under_allocator checked)
-    ok_or_fail(records::append_measurement(options.record_path, record));
-  }
-}
-
 void run_train(const TrainCommandOptions& options) {
   if (!options.launch && (options.processes_per_node != 1 || options.nodes != 1 || !options.hostfile.empty() ||
                           options.dry_run))
     fail(bad_input("--ppn, --nodes, --hostfile and --dry-run go with --launch"));
-  check_then_allocator(options);
   if (options.launch) {
     launch_job(options);  // each rank loads the allocator itself
     return;
@@ -144,37 +100,24 @@ void run_train(const TrainCommandOptions& options) {
   const train::TrainingReport& report = outcome->report;
   for (const std::string& warning : train::training_warnings(report))
     std::cerr << "dnntune: warning: " << warning << '\n';
-  append_records(options, report, options.train, options.allocator);
-  if (options.then_allocator.empty()) {
-    write_output(options.output.json ? train::training_report_json(report) : train::training_report_text(report),
-                 options.output.path);
-    return;
+  if (!options.record_path.empty()) {
+    train::TrainWorkerRequest reproduce = worker_request(options, report.threads);
+    reproduce.record_path.clear();
+    reproduce.json = false;
+    reproduce.output_path.clear();
+    if (report.processes > 1) {
+      reproduce.launch_processes_per_node = report.processes / report.nodes;
+      reproduce.launch_nodes = report.nodes;
+    }
+    const std::string command = train::train_worker_command(reproduce);
+    for (auto record : train::training_measurements(report, reproduce.train, command)) {
+      record.allocator = options.allocator;  // every rank ran under it (run_under_allocator checked)
+      ok_or_fail(records::append_measurement(options.record_path, record));
+    }
   }
-  // The same process, switched, the network built again: two untimed steps, as in a variant's own
-  // process (the first faults the kept heap in; its optimizer step then puts the momentum buffers
-  // where activations were, so the second faults in anew: one untimed step left the timed one 5-20%
-  // slow, docs/results.md), then the timed ones.
-  ok_or_fail(probe::switch_allocator_in_process(options.then_allocator));
-  train::TrainOptions then = options.train;
-  then.warmup = 2;
-  then.iterations = options.then_iterations;
-  then.time_limit_seconds = 0;
-  then.module_times = false;
-  auto switched = train::train(then);
-  if (!switched) fail_in_job(switched.error());
-  for (const std::string& warning : train::training_warnings(switched->report))
-    std::cerr << "dnntune: warning: " << warning << '\n';
-  append_records(options, switched->report, then, options.then_allocator);
-  if (options.output.json) {
-    nlohmann::json both = nlohmann::json::parse(train::training_report_json(report));
-    both["then"] = {{"allocator", options.then_allocator},
-                    {"report", nlohmann::json::parse(train::training_report_json(switched->report))}};
-    write_output(both.dump(2) + "\n", options.output.path);
-  } else {
-    write_output(train::training_report_text(report) + "\nthen under the " + options.then_allocator +
-                     " allocator, switched to in this process:\n" + train::training_report_text(switched->report),
-                 options.output.path);
-  }
+  write_output(options.output.json ? train::training_report_json(report)
+                                   : train::training_report_text(report),
+               options.output.path);
 }
 
 }  // namespace
@@ -212,10 +155,6 @@ void add_train_command(CLI::App& root) {
   add_value(*command, option_rows::nodes, options.nodes)->capture_default_str();
   add_value(*command, option_rows::hostfile, options.hostfile);
   add_value(*command, option_rows::allocator, options.allocator)->capture_default_str();
-  CLI::Option* then_allocator = add_value(*command, option_rows::then_allocator, options.then_allocator);
-  add_value(*command, option_rows::then_iterations, options.then_iterations)
-      ->capture_default_str()
-      ->needs(then_allocator);
   add_flag(*command, option_rows::dry_run, options.dry_run);
   command->callback([] { run_train(options); });
 }

@@ -14,7 +14,6 @@
 #include "calibrate/runner.hpp"
 #include "model/calibration.hpp"
 #include "pipeline/separating_anchors.hpp"
-#include "probe/allocators.hpp"
 #include "probe/timing.hpp"
 #include "records/measurement.hpp"
 #include "train/anchor.hpp"
@@ -185,23 +184,6 @@ double planned_seconds(const std::vector<calibrate::PlannedMeasurement>& measure
   return seconds + group_start_seconds * static_cast<double>(groups.size()) + numerical_check_seconds;
 }
 
-// Whether `variant` is anchored at the base setting for every (network, batch) of the request.
-bool all_anchored(const calibrate::PreparedCalibration& prepared, const Measured& measured,
-                  const std::string& variant) {
-  for (const workloads::Network& network : prepared.plan_request.networks)
-    for (const std::int64_t batch : prepared.plan_request.batches)
-      if (!calibrate::recorded_anchor(measured.anchors, prepared.fingerprint, network.name, batch,
-                                      base_setting(prepared), variant))
-        return false;
-  return true;
-}
-
-// The (network, batch) pairs a first run anchors: each anchor stage trains each.
-double anchored_pairs(const calibrate::PreparedCalibration& prepared) {
-  return static_cast<double>(
-      std::max<std::size_t>(1, prepared.plan_request.networks.size() * prepared.plan_request.batches.size()));
-}
-
 // The plan's estimates at the start of a first run: `first` and `more` the planned micro-runs of
 // priority 1 and the rest, `probe_seconds` what the probe took.
 FirstRunEstimates estimates_of(const calibrate::PreparedCalibration& prepared,
@@ -222,21 +204,14 @@ FirstRunEstimates estimates_of(const calibrate::PreparedCalibration& prepared,
   estimate_steps(prepared, measured, estimates);
   estimates.warmup_steps = first_step_warmup_steps(estimates.step_seconds, first_step_fault_seconds(prepared));
   // The variants a resumed entry has anchored at every (network, batch) already: nothing to plan.
-  for (const std::string& variant : calibrate::allocator_variants_to_anchor())
-    if (!all_anchored(prepared, measured, variant)) estimates.allocators.push_back(variant);
-  // Each variant times as many steps as its step (of one network at one batch) affords. glibc-tuned
-  // in the base anchor's own process where that anchor is still to run, is one process, and the
-  // switch is estimated cheaper than a process of its own: the same measurement (docs/results.md),
-  // which saves a fresh process's start and first touch on a large network and nothing on a small one.
-  estimates.allocator_timed_steps = allocator_timed_steps(estimates.kept_memory_step() / anchored_pairs(prepared));
-  const int anchored = std::max(1, estimates.anchored);
-  estimates.reference_in_base_anchor =
-      !estimates.base_anchor_done && base.processes == 1 && !estimates.allocators.empty() &&
-      estimates.allocators.front() == probe::in_process_allocator &&
-      allocator_switch_seconds(estimates.step_seconds, estimates.kept_memory_step(), anchored,
-                               estimates.allocator_timed_steps) <
-          allocator_anchor_seconds(estimates.kept_memory_step(), anchored, estimates.warmup_steps,
-                                   estimates.allocator_timed_steps);
+  for (const std::string& variant : calibrate::allocator_variants_to_anchor()) {
+    bool recorded = true;
+    for (const workloads::Network& network : prepared.plan_request.networks)
+      for (const std::int64_t batch : prepared.plan_request.batches)
+        recorded = recorded && calibrate::recorded_anchor(measured.anchors, prepared.fingerprint, network.name, batch,
+                                                          base, variant);
+    if (!recorded) estimates.allocators.push_back(variant);
+  }
   // With the allocator variants: one more, the rival layout under the allocator the first fit
   // recommends (pipeline/separating_anchors.hpp), the usual pick being glibc-tuned alone.
   if (!estimates.allocators.empty()) ++estimates.separating_anchors;
@@ -328,15 +303,11 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
     // else where the whole first run's time ends: a step or two fewer here is what lets the
     // allocator be measured at all when the layer passes or this warm-up ran long.
     const double reference_share =
-        announced.allocators.empty() ? 0
-        : announced.reference_in_base_anchor
-            ? allocator_switch_seconds(estimates.step_seconds, estimates.kept_memory_step(),
-                                       std::max(1, estimates.anchored), estimates.allocator_timed_steps)
+        announced.allocators.empty()
+            ? 0
             : allocator_anchor_seconds(estimates.kept_memory_step(), std::max(1, estimates.anchored),
                                        estimates.warmup_steps);
     prepared->request.anchor_time_limit_seconds = std::max(1.0, left() - reference_share);
-    prepared->request.in_process_variant = announced.reference_in_base_anchor;
-    prepared->request.allocator_anchor_iterations = estimates.allocator_timed_steps;
     const auto anchor_started = std::chrono::steady_clock::now();
     auto anchors = calibrate::run_anchors(*prepared, progress, calibrate::AnchorKinds::default_allocator);
     if (!anchors) return anchors.error();
@@ -353,29 +324,13 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
             : calibrate::recorded_anchor(measured->anchors, prepared->fingerprint,
                                          prepared->plan_request.networks.front().name,
                                          prepared->plan_request.batches.front(), base, "default");
-    // glibc-tuned timed after it in its process: its share of the wall time is not the warm-up's.
-    const records::Measurement* switched =
-        first_anchor && announced.reference_in_base_anchor
-            ? calibrate::recorded_anchor(measured->anchors, prepared->fingerprint, first_anchor->network,
-                                         first_anchor->batch, base, probe::in_process_allocator)
-            : nullptr;
-    const double switched_wall =
-        switched ? allocator_switch_seconds(first_anchor->median_seconds, switched->median_seconds,
-                                            std::max(1, estimates.anchored), switched->repetitions)
-                 : 0;
     if (*anchors > 0)
-      estimates.warmup_steps = measured_warmup_steps(
-          std::max(0.0, anchor_wall - switched_wall), step_seconds(*prepared, prepared->plan.measurements, *measured).step,
-          estimates.anchored, first_anchor ? first_anchor->repetitions : prepared->request.anchor_iterations);
+      estimates.warmup_steps =
+          measured_warmup_steps(anchor_wall, step_seconds(*prepared, prepared->plan.measurements, *measured).step,
+                                estimates.anchored,
+                                first_anchor ? first_anchor->repetitions : prepared->request.anchor_iterations);
     estimates.anchored = 0;
     estimates.base_anchor_done = true;
-    estimates.reference_in_base_anchor = false;
-    // The variants anchored by now (glibc-tuned in the anchor's process) leave the plan.
-    estimates.allocators.erase(std::remove_if(estimates.allocators.begin(), estimates.allocators.end(),
-                                              [&](const std::string& variant) {
-                                                return all_anchored(*prepared, *measured, variant);
-                                              }),
-                               estimates.allocators.end());
   }
 
   // The allocator variants at the base setting, from the base anchor's measured step; glibc-tuned,
@@ -383,24 +338,21 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
   // machine's slow layer passes and base anchor dropped it twice). Each variant times as many
   // steps as its step (what glibc keeping its memory runs, of one network at one batch) affords.
   estimate_steps(*prepared, *measured, estimates);
+  const double pairs = static_cast<double>(std::max<std::size_t>(
+      1, prepared->plan_request.networks.size() * prepared->plan_request.batches.size()));
   const double kept_memory_step = estimates.kept_memory_step();
-  estimates.allocator_timed_steps = allocator_timed_steps(kept_memory_step / anchored_pairs(*prepared));
+  estimates.allocator_timed_steps = allocator_timed_steps(kept_memory_step / pairs);
   prepared->request.allocator_anchor_iterations = estimates.allocator_timed_steps;
   plan = replan();
-  const bool next_announced =
-      !estimates.allocators.empty() && std::find(announced.allocators.begin(), announced.allocators.end(),
-                                                 estimates.allocators.front()) != announced.allocators.end();
-  if (plan.allocators.empty() && next_announced &&
+  if (plan.allocators.empty() &&
       announced_stage_stays(announced, FirstRunStage::allocators,
                             allocator_anchor_seconds(kept_memory_step, std::max(1, estimates.anchored),
                                                      estimates.warmup_steps, estimates.allocator_timed_steps),
                             left())) {
-    plan.allocators = {estimates.allocators.front()};
+    plan.allocators = {announced.allocators.front()};
     plan.stages.push_back({FirstRunStage::allocators, 1, left()});
     progress("the " + plan.allocators.front() + " anchor is trained with the " +
-             std::to_string(std::lround(left())) + " s left: " +
-             (plan.allocators.front() == probe::in_process_allocator ? "without it the allocator cannot be chosen"
-                                                                     : "announced, it can change the allocator"));
+             std::to_string(std::lround(left())) + " s left: without it the allocator cannot be chosen");
   }
   prepared->request.allocator_variants = plan.allocators;
   prepared->request.allocator_anchor_budget_seconds = plan.seconds(FirstRunStage::allocators);

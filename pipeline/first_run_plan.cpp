@@ -59,12 +59,6 @@ int allocator_timed_steps(double step_seconds) {
   return static_cast<int>(std::clamp(std::ceil(least_timed_seconds / step_seconds), 1.0, 10.0));
 }
 
-double allocator_switch_seconds(double step_seconds, double kept_step_seconds, int anchored, int timed_steps) {
-  constexpr double network_build_seconds = 1;
-  return network_build_seconds * std::max(1, anchored) + std::max(0.0, step_seconds) +
-         (1 + std::max(1, timed_steps)) * std::max(0.0, kept_step_seconds);
-}
-
 double separating_anchor_seconds(double step_seconds, double warmup_steps) {
   return 2 * trainer_start_seconds + (warmup_steps + 1) * 2 * step_seconds;
 }
@@ -92,12 +86,6 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   const double probe = std::max(0.0, estimates.probe_seconds);
   double left = std::max(0.0, estimates.budget_seconds) - probe;
 
-  // glibc-tuned in the base anchor's process (only while that anchor is still to run).
-  const bool switched = estimates.reference_in_base_anchor && !estimates.base_anchor_done;
-  const double reference =
-      switched ? allocator_switch_seconds(step, kept_memory_step, estimates.anchored, estimates.allocator_timed_steps)
-               : variant;
-
   // The minimum that decides the pick, dropped from its end: the closest separating anchor while the
   // layer passes of priority 1 would keep less than half of their time; the second variant,
   // glibc-tuned, then the base anchor, only while they would keep less than a quarter (without
@@ -109,7 +97,7 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   bool second_kept = estimates.allocators.size() > 1;
   bool closest_kept = estimates.separating_anchors > 0;
   const auto minimum = [&] {
-    return (base_kept ? base : 0) + (reference_kept ? reference : 0) + (second_kept ? variant : 0) +
+    return (base_kept ? base : 0) + ((reference_kept ? 1 : 0) + (second_kept ? 1 : 0)) * variant +
            (closest_kept ? separating : 0);
   };
   const auto layers_keep = [&](double share) {
@@ -135,7 +123,6 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
        ++index, ++variants)
     left -= variant;
   plan.allocators.assign(estimates.allocators.begin(), estimates.allocators.begin() + static_cast<long>(variants));
-  plan.reference_in_base_anchor = switched && variants > 0;
   int separatings = closest_kept ? 1 : 0;
   while (closest_kept && separatings < estimates.separating_anchors && separating <= left) {
     left -= separating;
@@ -150,8 +137,7 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   if (probe >= 0.5) add(FirstRunStage::probe, 1, probe);  // a machine probed before: nothing to say
   add(FirstRunStage::layer_passes, kept_passes(estimates.layer_passes, layers, layers_kept), layers_kept);
   if (base_kept) add(FirstRunStage::base_anchor, static_cast<std::size_t>(std::max(1, estimates.anchored)), base);
-  add(FirstRunStage::allocators, variants,
-      variants == 0 ? 0 : reference + variant * static_cast<double>(variants - 1));
+  add(FirstRunStage::allocators, variants, variant * static_cast<double>(variants));
   add(FirstRunStage::separating_anchors, static_cast<std::size_t>(separatings), separating * separatings);
   if (pytorch_kept) add(FirstRunStage::pytorch_setups, static_cast<std::size_t>(estimates.pytorch_setups), pytorch);
   add(FirstRunStage::more_layer_passes,
@@ -199,9 +185,7 @@ std::string describe_first_run(const FirstRunPlan& plan) {
         break;
       case FirstRunStage::allocators: {
         std::string names;
-        for (const std::string& name : plan.allocators)
-          names += (names.empty() ? name + (plan.reference_in_base_anchor ? " in the anchor's process" : "")
-                                  : ", " + name);
+        for (const std::string& name : plan.allocators) names += (names.empty() ? "" : ", ") + name;
         text += plural(stage.count, "allocator variant", "allocator variants");
         seconds = " (" + names + ": " + whole(stage.seconds) + " s)";
         break;

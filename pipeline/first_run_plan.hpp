@@ -12,10 +12,7 @@
 //   4. the anchors under the other allocator variants at the base setting, glibc-tuned first (the
 //      reference the others are fitted against), then tcmalloc and jemalloc, two untimed steps and
 //      one timed each (more for a short step: allocator_timed_steps): a variant not anchored is
-//      never recommended, so without them the allocator is never chosen. glibc-tuned runs in the
-//      base anchor's own process after its steps where that is one process (train
-//      --then-allocator: two untimed steps, then the timed), which costs no start and no first touch
-//      of a process: the time that buys the second variant;
+//      never recommended, so without them the allocator is never chosen;
 //   5. the anchors at the settings whose bands overlap the top one's (separating_anchors.hpp);
 //   6. the answer's setups timed by PyTorch from Python (run_setup_check), at least a pair: what
 //      the user's job runs, which the C++ trainer's anchors can misjudge;
@@ -26,8 +23,8 @@
 // then the allocator variants after the second, then PyTorch's pair; the closest separating anchor
 // stays while the layer passes of priority 1 keep at least half of their time, the second variant
 // (tcmalloc where installed), glibc-tuned and the base anchor while they keep a quarter (a model
-// without its layers has nothing for an anchor to correct; the keeping allocators differ by up to
-// a quarter of a step, more than the layers' refinement moves a pick: docs/results.md).
+// without its layers has nothing for an anchor to correct; the keeping allocators differ by up to a
+// quarter of a step, more than the rest of the layer passes moves a pick: docs/results.md).
 #pragma once
 
 #include <algorithm>
@@ -66,9 +63,6 @@ struct FirstRunEstimates {
   double warmup_steps = 1;
   int allocator_timed_steps = 1;        // each variant's (allocator_timed_steps(), from the base anchor)
   std::vector<std::string> allocators;  // the variants to anchor besides glibc's default, glibc-tuned first
-  // The first of `allocators` (glibc-tuned) is timed in the base anchor's own process, after its
-  // steps (CalibrationRequest::in_process_variant): priced at allocator_switch_seconds.
-  bool reference_in_base_anchor = false;
   // The most the top candidates ask for: two settings, and with allocator variants the closer one
   // again under the allocator the first fit recommends.
   int separating_anchors = 2;
@@ -88,7 +82,6 @@ struct PlannedStage {
 struct FirstRunPlan {
   std::vector<PlannedStage> stages;      // the kept ones, in the order they run
   std::vector<std::string> allocators;   // the variants kept, in order
-  bool reference_in_base_anchor = false;  // the first of them timed in the base anchor's process
   std::vector<std::string> left_out;     // what the budget drops, for the announcement
   double total_seconds = 0;              // the stages' estimates, at most the budget (unless the probe alone passes it)
   double left_seconds = 0;               // after the stages: the repeated base anchors and close calls
@@ -127,11 +120,6 @@ double allocator_anchor_seconds(double step_seconds, int anchored, double warmup
 // by a few percent, and one step of a fraction of a second is one burst of a neighbour's load away
 // from either side; more such steps cost seconds.
 int allocator_timed_steps(double step_seconds);
-// glibc-tuned timed in the base anchor's process after its steps: the network built again, two
-// untimed steps (the first faults the kept heap in once: about a step under glibc's defaults,
-// `step_seconds`, which faults its blocks in every step; the second a kept step) and `timed_steps` of
-// `kept_step_seconds`.
-double allocator_switch_seconds(double step_seconds, double kept_step_seconds, int anchored, int timed_steps = 1);
 double separating_anchor_seconds(double step_seconds, double warmup_steps = 1);
 // The first pair of PyTorch runs of the answer's setups: the base layout and one with twice its
 // processes (twice the images per step), each Python's start (importing torch and torchvision,

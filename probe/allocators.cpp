@@ -1,11 +1,9 @@
 // probe/allocators.cpp — see allocators.hpp.
 #include "probe/allocators.hpp"
 
-#include <malloc.h>
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -89,24 +87,6 @@ Expected<AllocatorVariant> allocator_variant(const std::string& name) {
     return bad_input("allocator " + name + ": not installed on this machine (Debian: apt-get install " +
                      (name == "jemalloc" ? "libjemalloc2" : "libtcmalloc-minimal4") + "); installed: " + known);
   return bad_input("unknown allocator '" + name + "' (installed here: " + known + ")");
-}
-
-Expected<void> switch_allocator_in_process(const std::string& name) {
-  if (name != in_process_allocator)
-    return bad_input("allocator '" + name + "' cannot be switched to in a running process (only " +
-                     in_process_allocator + " can; tcmalloc and jemalloc are preloaded at a process's start)");
-  const auto variant = allocator_variant(name);
-  if (!variant) return variant.error();
-  for (const auto& [variable, value] : variant->environment) {
-    if (variable != "MALLOC_MMAP_THRESHOLD_" && variable != "MALLOC_TRIM_THRESHOLD_")
-      return failure("no mallopt parameter for " + variable);
-    const int parameter = variable == "MALLOC_MMAP_THRESHOLD_" ? M_MMAP_THRESHOLD : M_TRIM_THRESHOLD;
-    // mallopt takes an int: a threshold past it (the trim threshold's 4 GiB) is "never", -1.
-    const unsigned long long threshold = std::stoull(value);
-    const int argument = threshold > static_cast<unsigned long long>(INT_MAX) ? -1 : static_cast<int>(threshold);
-    if (mallopt(parameter, argument) != 1) return failure("mallopt refused " + variable + " " + value);
-  }
-  return {};
 }
 
 std::string allocator_of_this_process() {

@@ -35,14 +35,6 @@ Expected<AllocatorVariant> allocator_variant(const std::string& name);
 constexpr const char* applied_allocator_variable = "DNNTUNE_ALLOCATOR";
 std::string allocator_of_this_process();
 
-// The one variant a running process can switch to: glibc-tuned, by mallopt with its variables'
-// values, which is what glibc does with them at a process's start. From then on freed blocks stay in
-// the heap. `dnntune train --then-allocator` times it in the base anchor's own process after its
-// steps, without a second start and first touch of the process (docs/first-run.md).
-constexpr const char* in_process_allocator = "glibc-tuned";
-// Switches this process to `name` (in_process_allocator), or says why not (bad_input).
-Expected<void> switch_allocator_in_process(const std::string& name);
-
 // Whether this process has a library whose path contains `name` mapped (/proc/self/maps): how
 // a preloaded allocator, or the OpenMP runtime a framework linked, is seen to be there.
 bool this_process_maps(const std::string& name);

@@ -79,28 +79,6 @@ TEST_CASE("a tight first-run budget drops the extra micro-runs, then the closest
   }
 }
 
-TEST_CASE("glibc-tuned timed in the base anchor's process costs a step and its timed steps, and buys the second variant") {
-  FirstRunEstimates estimates = large_network();
-  estimates.budget_seconds = 200;
-  estimates.kept_memory_step_seconds = 8;  // the step without glibc's page faults
-  estimates.warmup_steps = 3;              // a fresh process's first touch of a large network
-  const FirstRunPlan apart = plan_first_run(estimates);
-  estimates.reference_in_base_anchor = true;
-  const FirstRunPlan switched = plan_first_run(estimates);
-  INFO(describe_first_run(apart) << "\n" << describe_first_run(switched));
-  CHECK(allocator_switch_seconds(12, 8, 1, 1) == Approx(1 + 12 + 2 * 8));
-  // Apart: 5 + (3 + 1 + 1) x 8 s each; switched, glibc-tuned: 1 + 12 + 2 x 8 s.
-  CHECK(apart.seconds(FirstRunStage::allocators) == Approx(2 * 45));
-  CHECK(switched.seconds(FirstRunStage::allocators) == Approx(29 + 45));
-  CHECK(switched.reference_in_base_anchor);
-  CHECK_FALSE(apart.reference_in_base_anchor);
-  CHECK(describe_first_run(switched).find("glibc-tuned in the anchor's process, tcmalloc") != std::string::npos);
-  CHECK(switched.seconds(FirstRunStage::layer_passes) > apart.seconds(FirstRunStage::layer_passes));
-  // Once the base anchor ran, glibc-tuned can no longer be timed in its process: priced apart.
-  estimates.base_anchor_done = true;
-  CHECK_FALSE(plan_first_run(estimates).reference_in_base_anchor);
-}
-
 TEST_CASE("a first-run budget too small for the minimum drops the anchors from the end, never over the budget") {
   FirstRunEstimates estimates = large_network();
   for (double budget = 1; budget <= 2000; budget *= 1.3) {

@@ -22,8 +22,6 @@ Expected<std::vector<records::Measurement>> read_anchor_records(const std::strin
 Expected<void> run_anchor(const AnchorRequest& request) {
   if (request.batch < 1 || request.threads < 1 || request.processes < 1 || request.iterations < 1 || request.warmup < 0)
     return bad_input("an anchor needs a batch, threads, processes and timed steps of at least 1");
-  if (!request.then_allocator.empty() && request.processes > 1)
-    return bad_input("an anchor switches its allocator in its own process only when it is one process");
   TrainWorkerRequest worker;
   worker.executable = request.executable;
   // One process needs no launcher (nor Open MPI's mpirun installed): it runs on the CPUs this one
@@ -42,8 +40,6 @@ Expected<void> run_anchor(const AnchorRequest& request) {
   worker.train.module_times = request.runner == records::kCppTrainer;
   if (request.time_limit_seconds > 0) worker.train.time_limit_seconds = std::ceil(request.time_limit_seconds);
   worker.allocator = request.allocator;
-  worker.then_allocator = request.then_allocator;
-  worker.then_iterations = request.then_iterations;
   worker.record_path = request.directory + "/" + anchor_records_file;
   worker.json = true;
   worker.output_path = "/dev/null";

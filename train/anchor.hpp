@@ -32,10 +32,6 @@ struct AnchorRequest {
   double time_limit_seconds = 0;  // > 0: fewer timed steps when they would end past it (train --time-limit)
   std::string directory;        // the measurement directory: records go to DIR/network.jsonl
   std::string allocator = "default";  // every rank trains under it (probe/allocators.hpp)
-  // One process: after its timed steps it trains again under this allocator, switched to in the
-  // process (train --then-allocator), two untimed steps and `then_iterations` timed. "": no.
-  std::string then_allocator;
-  int then_iterations = 1;
   // Who trains (TrainOptions::runner): records::kPythonTrainer measures the step users run, without
   // layer times; the fit pools such a run with the C++ trainer's at the same setting only as the
   // third of three, and counts it in the band's spread always (model/anchors.hpp).

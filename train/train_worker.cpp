@@ -40,10 +40,6 @@ std::vector<std::string> train_worker_argv(const TrainWorkerRequest& request) {
   if (request.json) argv.push_back("--json");
   if (!request.output_path.empty()) add("--output", request.output_path);
   if (request.allocator != "default") add("--allocator", request.allocator);
-  if (!request.then_allocator.empty()) {
-    add("--then-allocator", request.then_allocator);
-    add("--then-iters", std::to_string(request.then_iterations));
-  }
   return argv;
 }
 

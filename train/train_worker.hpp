@@ -19,10 +19,6 @@ struct TrainWorkerRequest {
   // fusion bucket, train.runner the trainer; train.threads 0 leaves the count to train.
   TrainOptions train;
   std::string allocator = "default";  // what every rank loads (probe/allocators.hpp)
-  // --then-allocator NAME --then-iters N: after its steps, one process trains again under NAME,
-  // switched to in the process (probe::switch_allocator_in_process). "": no.
-  std::string then_allocator;
-  int then_iterations = 1;
   // > 0: `train --launch --ppn N --nodes K`, which composes the mpirun line with the binding.
   int launch_processes_per_node = 0;
   int launch_nodes = 1;

@@ -504,8 +504,7 @@ Expected<TrainingOutcome> train_with_libtorch(const TrainOptions& options) {
   RankSetting setting = examine_this_rank(options, rank, ranks);
   if (auto problem = first_problem(setting.problem)) return std::move(*problem);
   at::set_num_threads(setting.threads);
-  // Once a process: libtorch refuses to set it again (train --then-allocator trains twice).
-  if (at::get_num_interop_threads() != 1) at::set_num_interop_threads(1);
+  at::set_num_interop_threads(1);
   if (options.runner == records::kPythonTrainer)
     return train_in_python(options, *workload, session.get(), setting, first_problem);
 

@@ -43,7 +43,7 @@ lines = open(sys.argv[1]).read().splitlines()
 def first(pattern):
     return next(i for i, line in enumerate(lines) if re.search(pattern, line))
 measuring = [i for i, line in enumerate(lines) if re.search(r"measuring \d+ layer passes", line)]
-tuned = first("under the glibc-tuned allocator|then under glibc-tuned in its process")
+tuned = first("under the glibc-tuned allocator")
 separating = first("to separate it from|to check the top candidate|to look for a one-thread")
 print("priority-1 micro-runs at line", measuring[0], "glibc-tuned at", tuned, "separating at", separating,
       "extra micro-runs at", measuring[1:] or "none")
