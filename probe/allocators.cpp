@@ -49,7 +49,9 @@ double touch_fresh_mapping(PinnedTeam& team, std::size_t bytes, bool huge) {
 records::Figure first_touch_figure(PinnedTeam& team, std::size_t bytes, bool huge, const PeakOptions& options,
                           const std::string& note) {
   TimingOptions timing;
-  timing.warmup_runs = 1;
+  // At least 256 MiB faulted in before the timed runs: on a VM the first fresh pages a guest hands
+  // out after a while fault slower (the host backs them first), which a training's churn does not pay.
+  timing.warmup_runs = static_cast<int>(std::max<std::size_t>(1, (256ull << 20) / std::max<std::size_t>(1, bytes)));
   timing.min_repetitions = std::max(3, options.repetitions);
   timing.max_repetitions = timing.min_repetitions;
   const auto summary = time_repeatedly([&] { return touch_fresh_mapping(team, bytes, huge); }, timing);
@@ -104,7 +106,7 @@ bool this_process_maps(const std::string& name) {
 
 FirstTouchCosts measure_first_touch(const std::vector<int>& cpus, const PeakOptions& options) {
   const std::size_t bytes =
-      bounded_buffer_bytes(256ull << 20, 0.05, 16ull << 20, 256ull << 20) / (2ull << 20) * (2ull << 20);
+      bounded_buffer_bytes(64ull << 20, 0.05, 16ull << 20, 64ull << 20) / (2ull << 20) * (2ull << 20);
   PinnedTeam one({cpus.front()}), all(cpus);
   FirstTouchCosts costs;
   costs.one_thread = first_touch_figure(one, bytes, false, options, "a write to each fresh 4 KiB page, 1 thread");

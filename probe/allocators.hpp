@@ -42,7 +42,8 @@ bool this_process_maps(const std::string& name);
 // Nanoseconds to fault in one fresh 4 KiB page (a write to each page of a new anonymous mapping),
 // with one thread, and with every usable core touching its own share; and with transparent huge
 // pages asked for (madvise) when the kernel offers them. Median of repetitions; the mapping is
-// at most 256 MiB and a share of the spare memory.
+// at most 64 MiB (16384 pages: the cost is per page, and a larger mapping only lengthens the probe,
+// whose seconds a first run's budget pays) and a share of the spare memory.
 struct FirstTouchCosts {
   records::Figure one_thread;
   records::Figure all_cores;                 // ns per page per thread, every core faulting at once
