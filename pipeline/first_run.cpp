@@ -54,7 +54,7 @@ calibrate::Setting base_setting(const calibrate::PreparedCalibration& prepared) 
 // recorded base anchor where there is one, else `layers`: the sum of the network's layer passes,
 // each the recorded median less the faults of outputs each micro-run maps afresh, where it was
 // measured, else the plan's estimate of one run (`planned`) (FirstRunEstimates::step_seconds and
-// kept_memory_step_seconds).
+// kept_memory_step_seconds; that one glibc-tuned's anchor where it ran).
 struct StepSeconds {
   double step = 0;
   double layers = 0;
@@ -106,7 +106,11 @@ StepSeconds step_seconds(const calibrate::PreparedCalibration& prepared,
       const records::Measurement* anchor =
           calibrate::recorded_anchor(measured.anchors, prepared.fingerprint, network.name, batch, base, "default");
       total.step += anchor ? anchor->median_seconds : layers;
-      total.layers += layers;
+      // A step that keeps its memory: glibc-tuned's anchor where it ran (the layers' sum less the
+      // faults overstated it by up to half: docs/results.md), which the next variants are priced at.
+      const records::Measurement* kept = calibrate::recorded_anchor(measured.anchors, prepared.fingerprint,
+                                                                    network.name, batch, base, "glibc-tuned");
+      total.layers += kept ? kept->median_seconds : layers;
     }
   return total;
 }
@@ -365,6 +369,8 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
     progress("allocator anchors not trained: not one fits the " + std::to_string(std::lround(std::max(0.0, left()))) +
              " s left of the first run; the allocator stays glibc's default, never an unmeasured variant");
   }
+  measured = read_measured(entry);  // the later stages are priced at glibc-tuned's measured step
+  if (!measured) return measured.error();
   std::vector<std::string> variants_left_out;
   for (const std::string& variant : estimates.allocators)
     if (std::find(plan.allocators.begin(), plan.allocators.end(), variant) == plan.allocators.end())
@@ -424,8 +430,10 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
   // The first variant the allocator stage left out, where a later stage overran less than planned
   // or was dropped: a variant can change the pick, an extra layer pass only refines the layers' sum.
   // One: a variant's own steps can be several times glibc's (jemalloc on a VM), past what is left.
+  estimate_steps(*prepared, *measured, estimates);
   if (!variants_left_out.empty() &&
-      left() >= allocator_anchor_seconds(kept_memory_step, 1, estimates.warmup_steps, estimates.allocator_timed_steps)) {
+      left() >= allocator_anchor_seconds(estimates.kept_memory_step(), 1, estimates.warmup_steps,
+                                         estimates.allocator_timed_steps)) {
     prepared->request.allocator_variants = {variants_left_out.front()};
     prepared->request.allocator_anchor_budget_seconds = std::max(0.0, left());
     auto late = calibrate::run_anchors(*prepared, progress, calibrate::AnchorKinds::other_allocators);
