@@ -76,7 +76,7 @@ const OptionRow backend{"--backend",
                         "NAME", nullptr, nullptr, "; the ones to calibrate (a list onednn,torch, or all)"};
 const OptionRow calibration_budget{
     "--calibration-budget",
-    "Seconds of the whole first run when this machine's calibration must be made first (default: 240), the probe "
+    "Seconds of the whole first run when this machine's calibration must be made first (default: 225), the probe "
     "included: it measures every distinct layer, trains the network at the base setting, under each allocator "
     "variant and at the settings that separate the top candidates, then more layer passes with what is left, all "
     "shares scaled from this budget; it says at the start what it will measure and about how long",

@@ -24,7 +24,7 @@ struct ModelSource {
   std::string machine;            // a built-in spec name or a profile JSON
   std::string topology_path;      // an hwloc XML of another node (with calibration_path)
   std::string backend = "torch";  // the framework the user trains with
-  double calibration_budget_seconds = 0;  // the whole first run's seconds; 0: the default (240 s)
+  double calibration_budget_seconds = 0;  // the whole first run's seconds; 0: the default (225 s)
   std::string partition;          // answer from that SLURM partition's calibration, when there is one
 };
 

@@ -43,8 +43,6 @@
 
 namespace dnntune::pipeline {
 
-inline constexpr double default_first_run_seconds = 240;
-
 // A line of what a long run is doing (waiting for a lock, measuring, fitting), for the caller
 // to show; the library itself never prints.
 using Progress = std::function<void(const std::string&)>;
@@ -54,9 +52,10 @@ struct DefaultCalibrationRequest {
   std::vector<std::int64_t> batches;  // per process
   std::string backend = "torch";
   // The whole first run, probe included (--calibration-budget): every stage's share comes from
-  // the plan made within it, so all of them scale with it. 240 s: room, on the small machines a
-  // first run is most often made on, for ResNet-152 at batch 32's base measurements, its anchors
-  // under the allocator variants and its closest separating anchor (docs/first-run.md).
+  // the plan made within it, so all of them scale with it. 225 s: room, on the small machines a
+  // first run is most often made on, for ResNet-152 at batch 32's base measurements, its base anchor
+  // and two allocator variants, and with the build of the command a new user's first answer within
+  // 6 minutes on 2 cores (docs/first-run.md).
   double first_run_seconds = default_first_run_seconds;
   Progress progress = nullptr;        // may be empty
   // The dnntune binary the workers and trainers run; empty: this program (the command itself;

@@ -34,8 +34,11 @@
 
 namespace dnntune::pipeline {
 
+// --calibration-budget's default: DefaultCalibrationRequest::first_run_seconds says why.
+inline constexpr double default_first_run_seconds = 225;
+
 struct FirstRunEstimates {
-  double budget_seconds = 240;         // the whole first run, probe included
+  double budget_seconds = default_first_run_seconds;  // the whole first run, probe included
   double probe_seconds = 0;            // what the probe took (or will take)
   std::size_t layer_passes = 0;        // priority 1, and their seconds
   double layer_seconds = 0;
