@@ -12,6 +12,7 @@
 
 #include "calibrate/plan.hpp"
 #include "calibrate/runner.hpp"
+#include "model/allocation.hpp"
 #include "model/calibration.hpp"
 #include "pipeline/separating_anchors.hpp"
 #include "probe/timing.hpp"
@@ -109,7 +110,8 @@ StepSeconds step_seconds(const calibrate::PreparedCalibration& prepared,
       // A step that keeps its memory: glibc-tuned's anchor where it ran (the layers' sum less the
       // faults overstated it by up to half: docs/results.md), which the next variants are priced at.
       const records::Measurement* kept = calibrate::recorded_anchor(measured.anchors, prepared.fingerprint,
-                                                                    network.name, batch, base, "glibc-tuned");
+                                                                    network.name, batch, base,
+                                                                    model::reference_allocator);
       total.layers += kept ? kept->median_seconds : layers;
     }
   return total;
@@ -430,7 +432,7 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
   // The first variant the allocator stage left out, where a later stage overran less than planned
   // or was dropped: a variant can change the pick, an extra layer pass only refines the layers' sum.
   // One: a variant's own steps can be several times glibc's (jemalloc on a VM), past what is left.
-  estimate_steps(*prepared, *measured, estimates);
+  // Priced at the kept step the replans since the allocator stage took from glibc-tuned's anchor.
   if (!variants_left_out.empty() &&
       left() >= allocator_anchor_seconds(estimates.kept_memory_step(), 1, estimates.warmup_steps,
                                          estimates.allocator_timed_steps)) {
