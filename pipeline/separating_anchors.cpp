@@ -186,7 +186,10 @@ struct SetupSide {
 // within what the pick's runs move), then each of those layouts under glibc-tuned where glibc's
 // defaults were recommended for it: the C++ trainer's pair can miss what glibc keeping its memory
 // gains PyTorch (one timed step of it ran no faster than glibc's defaults where PyTorch ran 1.6x
-// faster), and glibc-tuned needs nothing installed.
+// faster), and glibc-tuned needs nothing installed; then the answer's layout under each variant
+// its C++ measurements cannot order against the model's pick (AllocatorChoice::close): the C++
+// trainer put tcmalloc level with glibc-tuned on resnet18 b8 where PyTorch ran it 4-25% faster in
+// each of three grids (docs/results.md, "The first answer").
 std::vector<SetupSide> setup_check_sides(const tuner::Recommendation& recommendation,
                                          const tuner::RankedPoint& runs_pick,
                                          const std::optional<model::AllocationModel>& allocation,
@@ -208,6 +211,8 @@ std::vector<SetupSide> setup_check_sides(const tuner::Recommendation& recommenda
   const auto add = [&](const tuner::RankedPoint& point, const std::string& allocator) {
     const model::TrainingConfiguration& c = point.prediction.configuration;
     if (c.smt || c.nodes != 1) return;  // the trainers bind one thread per core, on this node
+    for (const SetupSide& side : sides)
+      if (side.allocator == allocator && side.point->prediction.configuration == c) return;
     const tuner::AllocatorChoice choice = tuner::choose_allocator(allocation, network, point.prediction, installed, "");
     double images_per_second = point.prediction.images_per_second;
     if (const tuner::AllocatorCandidate* candidate = choice.find(allocator)) images_per_second = candidate->images_per_second;
@@ -222,6 +227,11 @@ std::vector<SetupSide> setup_check_sides(const tuner::Recommendation& recommenda
   }
   if (answer_allocator == "default") add(answer, model::reference_allocator);
   if (rival && rival_allocator == "default") add(*rival, model::reference_allocator);
+  // The answer's layout under the model's pick and the variants its measurements cannot order
+  // against it (PyTorch may have switched the answer to one of them already).
+  const tuner::AllocatorChoice modelled = tuner::choose_allocator(allocation, network, answer.prediction, installed, "");
+  if (modelled.chosen != "default") add(answer, modelled.chosen);
+  for (const std::string& variant : modelled.close) add(answer, variant);
   return sides;
 }
 

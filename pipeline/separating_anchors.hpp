@@ -86,15 +86,18 @@ Expected<int> run_close_call_anchor(const model::Calibration& calibration, const
 // from Python (train --runner python --allocator): the setup the answer sets (layout and
 // allocator, tuner::recommend_allocator); the other side of its close call under the allocator
 // recommended for it (the runs' pick when the answer switched away from it, else the best-ranked
-// measured candidate within what the pick's runs move); and each of those layouts under
-// glibc-tuned where glibc's defaults were recommended for it. Of the first network with two such
+// measured candidate within what the pick's runs move); each of those layouts under
+// glibc-tuned where glibc's defaults were recommended for it; and the answer's layout under the
+// model's pick of allocator and the variants its measurements cannot order against that pick
+// (tuner::AllocatorChoice::close). Of the first network with two such
 // setups, the one with fewest runs (the first listed on a tie) is trained once; a setup with
 // setup_check_runs runs is not trained again, and the first run of all starts only when a second
 // fits `request.budget_seconds` too. Returns 1 when it trained, 0 when nothing is left to time, it
 // would not fit, or this machine's python3 cannot train (said): the caller refits and calls again
 // while its time allows. Why: the C++ trainer allocates otherwise than PyTorch; it showed two
 // layouts within 2% under glibc-tuned where PyTorch ran one 1.2x faster, and one timed step of it
-// under glibc-tuned no faster than glibc's defaults where PyTorch ran 1.6x faster (docs/results.md).
+// under glibc-tuned no faster than glibc's defaults where PyTorch ran 1.6x faster, and tcmalloc
+// level with glibc-tuned where PyTorch ran it 4-25% faster (docs/results.md).
 Expected<int> run_setup_check(const model::Calibration& calibration, const SeparatingAnchorRequest& request);
 
 }  // namespace dnntune::pipeline

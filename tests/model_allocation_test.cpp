@@ -251,6 +251,15 @@ TEST_CASE("the recommended allocator: a measured gain beyond its band, else the 
   CHECK(tied.chosen == "tcmalloc");
   CHECK(tied.note.find("within each other's band") != std::string::npos);
   CHECK(tied.note.find("glibc-tuned (1.25x)") != std::string::npos);
+  CHECK(tied.close == std::vector<std::string>{"glibc-tuned"});  // what a first run times by PyTorch
+  CHECK(choice.close.empty());  // tcmalloc's band lies below glibc-tuned's
+  // A faster median whose band reaches below no gain: not recommended, still close to the pick.
+  tied_model.variants[2] = {"tcmalloc", -0.01 / (fresh * 1e-9), -0.04 / (fresh * 1e-9), 0.25 / (fresh * 1e-9), 1};
+  auto reaching = tuner::choose_allocator(tied_model, *network, best, installed, "");
+  CHECK(reaching.find("tcmalloc")->prediction.gain_low < 1);
+  CHECK(reaching.chosen == "glibc-tuned");
+  CHECK(reaching.close == std::vector<std::string>{"tcmalloc"});
+  CHECK(reaching.note.find("whose whole band lies above glibc's defaults") != std::string::npos);
   // Beyond glibc-tuned's band, tcmalloc is recommended.
   tied_model.variants[2] = {"tcmalloc", -0.1 / (fresh * 1e-9), -0.11 / (fresh * 1e-9), -0.09 / (fresh * 1e-9), 1};
   CHECK(tuner::choose_allocator(tied_model, *network, best, installed, "").chosen == "tcmalloc");

@@ -83,14 +83,21 @@ AllocatorChoice choose_allocator(const std::optional<model::AllocationModel>& mo
   // is still the better bet. The note names them (glibc-tuned needs no library on the nodes).
   if (const AllocatorCandidate* top = pick == "default" ? nullptr : choice.find(pick)) {
     std::string close;
+    bool fastest = true;  // a close variant whose band reaches below no gain can have the higher median
     for (const AllocatorCandidate& candidate : choice.candidates)
       if (&candidate != top && candidate.allocator.name != "default" && candidate.prediction.measured &&
-          candidate.prediction.gain_low > 1 && candidate.prediction.gain_high >= top->prediction.gain_low)
+          candidate.prediction.gain > 1 && candidate.prediction.gain_high >= top->prediction.gain_low &&
+          candidate.prediction.gain_low <= top->prediction.gain_high) {
+        choice.close.push_back(candidate.allocator.name);
         close += (close.empty() ? "" : ", ") + candidate.allocator.name + " (" + gain_text(candidate.prediction.gain) +
                  "x)";
+        fastest = fastest && candidate.prediction.gain <= top->prediction.gain;
+      }
     if (!close.empty())
       note = top->allocator.name + " (" + gain_text(top->prediction.gain) + "x) and " + close +
-             " lie within each other's band: " + pick + ", the faster by the measurements, is recommended";
+             " lie within each other's band: " + pick +
+             (fastest ? ", the faster by the measurements, is recommended"
+                      : ", whose whole band lies above glibc's defaults, is recommended");
   }
   if (!model) {
     note = "allocators are modelled only for a machine probed here, with its first-touch fault cost (a spec "
