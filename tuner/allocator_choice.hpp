@@ -39,8 +39,9 @@ struct AllocatorChoice {
   bool modelled = false;             // the allocation term could be evaluated
   bool fitted = false;               // from anchors under the variants (else the prior)
   std::vector<AllocatorCandidate> candidates;  // every installed variant, the default first
-  // The measured variants the measurements cannot order against the chosen one (a chosen variant
-  // but glibc's defaults): a median gain above 1 whose band overlaps the chosen one's. The note
+  // The measured variants the measurements cannot order against the model's pick (when it picked a
+  // variant, not glibc's defaults; --allocator does not change them): a median gain above 1 whose
+  // band overlaps the pick's. The note
   // names them; a first run times the answer's layout under them by PyTorch (pipeline/
   // separating_anchors.hpp, run_setup_check), whose gain from an allocator can differ from the
   // C++ trainer's (docs/results.md, "The first answer").
