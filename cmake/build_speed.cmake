@@ -33,24 +33,20 @@ if(DNNTUNE_UNITY_BUILD)
   endforeach()
 endif()
 
-# The libraries compile at -O2, except the two whose own loops are what a measurement times or
-# what a training step waits on: probe/ (the FMA and STREAM kernels, whose vector loops -O3's
-# vectorizer shapes) and train/ (the gradient sums of the allreduce). The rest spends its time in
-# oneDNN, libtorch and MPI, or runs once per command (the fit, the search, the records); -O3's
-# extra inlining and unrolling of their templates (nlohmann/json, Eigen, CLI11) costs about a
-# tenth of a clean build's CPU time (docs/results.md, "Build time").
-# (A sanitizer build keeps its -O1: CMakeLists.txt.)
+# Optimisation levels. probe/ and train/ keep the Release -O3: their own loops are what a
+# measurement times (the FMA and STREAM kernels, whose vector loops -O3's vectorizer shapes) or what
+# a training step waits on (the gradient sums of the allreduce). Every other library compiles at
+# -O1: it spends its time in oneDNN, libtorch and MPI, or runs once per command (the fit, the
+# search, the records: a recommend from a filled cache takes a tenth of a second), while -O2 and
+# -O3 spend the optimizer's time on the inlining and unrolling of templates (nlohmann/json, Eigen,
+# CLI11, libtorch's headers) that nothing times. The command's own files (cli/) and the tests
+# (which assert on what the libraries return) are the same case. A fresh clone's first command
+# builds all of this on the user's machine: docs/results.md, "Build time", has what each level
+# costs. (A sanitizer build keeps its -O1 everywhere: CMakeLists.txt.)
 if(NOT DNNTUNE_SANITIZE)
-  foreach(target IN ITEMS common workloads records data calibrate calibrate_torch train_torch model
-                          pipeline tuner frontend torch_module_loader dnntune_torch)
-    target_compile_options(${target} PRIVATE $<$<CONFIG:Release>:-O2>)
+  foreach(target IN LISTS dnntune_test_executables ITEMS
+                 common workloads records data calibrate calibrate_torch train_torch model pipeline
+                 tuner frontend torch_module_loader dnntune_torch dnntune)
+    target_compile_options(${target} PRIVATE $<$<CONFIG:Release>:-O1>)
   endforeach()
 endif()
-
-# The command's own files (cli/) parse options and print, once per command, and the tests assert on
-# what the libraries return: at -O1 they compile in half the time of -O3 (the optimizer's time goes
-# to CLI11's, Catch2's and nlohmann/json's templates), and nothing in them runs long enough for the
-# difference to show. The libraries keep -O3.
-foreach(target IN LISTS dnntune_test_executables ITEMS dnntune)
-  target_compile_options(${target} PRIVATE $<$<CONFIG:Release>:-O1>)
-endforeach()
