@@ -154,7 +154,7 @@ PY
   recommended=${measured["$chosen_config $chosen_allocator"]:--}
   ratio="-" paired="-"
   if [[ $recommended != - && $best != 0 ]]; then
-    ratio=$(awk -v r="$recommended" -v b="$best" 'BEGIN { printf "%.3f", r / b }')
+    ratio=$(awk -v r="$recommended" -v b="$best" 'BEGIN { printf "%.4f", r / b }')
     if ((pairs)) && [[ $best_key != "$chosen_config $chosen_allocator" ]]; then
       best_config=${best_key% *} best_allocator=${best_key#* }
       ratios=()
@@ -164,9 +164,10 @@ PY
         echo "   pair $((p + 1)): $chosen_config $chosen_allocator $a, $best_key $b"
         [[ $a =~ ^[0-9.]+$ && $b =~ ^[0-9.]+$ ]] && ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.4f", a / b }')")
       done
-      ((${#ratios[@]})) && paired=$(printf '%s\n' "${ratios[@]}" | median 3)
+      ((${#ratios[@]})) && paired=$(printf '%s\n' "${ratios[@]}" | median 4)
     fi
   fi
+  # Four decimals, so that a ratio of 0.9496 is not judged as its rounded 0.950.
   judged=$([[ $paired != - ]] && echo "$paired" || echo "$ratio")
   if [[ $judged == - ]]; then
     verdict="could not be measured"
@@ -174,11 +175,11 @@ PY
     verdict=$(awk -v x="$judged" 'BEGIN { print (x >= 0.95 ? "within 5% of the best" : "MISSES the 5% target") }')
   fi
   echo "   recommended $chosen_config $chosen_allocator: $recommended images/s; best measured: $best_key $best; ratio $ratio, paired $paired: $verdict"
-  summary+=("$(printf '%-13s %5s %9s %-22s %-24s %8s %-20s %6s %6s %s' "$model" "$batch" "$wall" \
+  summary+=("$(printf '%-13s %5s %9s %-22s %-24s %8s %-20s %7s %7s %s' "$model" "$batch" "$wall" \
     "$chosen_config $chosen_allocator" "${basis//_/ }" "$recommended" "$best_key" "$ratio" "$paired" "$verdict")")
   unset measured
 done
 echo
-printf '%-13s %5s %9s %-22s %-24s %8s %-20s %6s %6s %s\n' network batch "first s" recommended "allocator basis" "img/s" \
+printf '%-13s %5s %9s %-22s %-24s %8s %-20s %7s %7s %s\n' network batch "first s" recommended "allocator basis" "img/s" \
   "best measured" ratio paired verdict
 printf '%s\n' "${summary[@]}"
