@@ -35,18 +35,25 @@ endif()
 
 # Optimisation levels. probe/ and train/ keep the Release -O3: their own loops are what a
 # measurement times (the FMA and STREAM kernels, whose vector loops -O3's vectorizer shapes) or what
-# a training step waits on (the gradient sums of the allreduce). Every other library compiles at
-# -O1: it spends its time in oneDNN, libtorch and MPI, or runs once per command (the fit, the
-# search, the records: a recommend from a filled cache takes a tenth of a second), while -O2 and
-# -O3 spend the optimizer's time on the inlining and unrolling of templates (nlohmann/json, Eigen,
-# CLI11, libtorch's headers) that nothing times. The command's own files (cli/) and the tests
-# (which assert on what the libraries return) are the same case. A fresh clone's first command
-# builds all of this on the user's machine: docs/results.md, "Build time", has what each level
-# costs. (A sanitizer build keeps its -O1 everywhere: CMakeLists.txt.)
+# a training step waits on (the gradient sums of the allreduce). Every other target of every folder
+# compiles at -O1, a new one too: it spends its time in oneDNN, libtorch and MPI, or runs once per
+# command (the fit, the search, the records: a recommend from a filled cache takes a tenth of a
+# second), or asserts on what the libraries return (the tests), while -O2 and -O3 spend the
+# optimizer's time on the inlining and unrolling of templates (nlohmann/json, Eigen, CLI11,
+# libtorch's headers) that nothing times. A fresh clone's first command builds all of this on the
+# user's machine: docs/results.md, "Build time", has what each level costs. (A sanitizer build
+# keeps its -O1 everywhere: CMakeLists.txt.)
+set(dnntune_measured_loop_targets probe train)
 if(NOT DNNTUNE_SANITIZE)
-  foreach(target IN LISTS dnntune_test_executables ITEMS
-                 common workloads records data calibrate calibrate_torch train_torch model pipeline
-                 tuner frontend torch_module_loader dnntune_torch dnntune)
-    target_compile_options(${target} PRIVATE $<$<CONFIG:Release>:-O1>)
+  get_property(dnntune_folders DIRECTORY PROPERTY SUBDIRECTORIES)
+  foreach(folder IN LISTS dnntune_folders)
+    get_property(targets DIRECTORY ${folder} PROPERTY BUILDSYSTEM_TARGETS)
+    foreach(target IN LISTS targets)
+      get_target_property(type ${target} TYPE)
+      if(type MATCHES "^(EXECUTABLE|STATIC_LIBRARY|SHARED_LIBRARY|MODULE_LIBRARY)$" AND
+         NOT target IN_LIST dnntune_measured_loop_targets)
+        target_compile_options(${target} PRIVATE $<$<CONFIG:Release>:-O1>)
+      endif()
+    endforeach()
   endforeach()
 endif()
