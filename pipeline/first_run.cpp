@@ -297,7 +297,7 @@ Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrat
   FirstRunPlan plan = replan();
   if (!estimates.base_anchor_done) {
     const double base_estimate =
-        base_anchor_seconds(estimates.step_seconds, estimates.anchored, estimates.warmup_steps);
+        base_anchor_seconds(estimates.step_seconds, estimates.anchored, estimates.warmup_steps, 1);
     if (plan.count(FirstRunStage::base_anchor) == 0 &&
         !announced_stage_stays(announced, FirstRunStage::base_anchor, base_estimate, left())) {
       progress("anchor at " + estimates.base_setting + " not trained: about " +

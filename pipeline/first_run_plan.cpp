@@ -45,8 +45,8 @@ double measured_warmup_steps(double wall_seconds, double step_seconds, int ancho
   return std::clamp(warmup, 1.0, 10.0);  // 10: a wall time far off (a stalled machine) does not empty the plan
 }
 
-double base_anchor_seconds(double step_seconds, int anchored, double warmup_steps) {
-  return trainer_start_seconds * std::max(1, anchored) + (warmup_steps + 3) * step_seconds;
+double base_anchor_seconds(double step_seconds, int anchored, double warmup_steps, int timed_steps) {
+  return trainer_start_seconds * std::max(1, anchored) + (warmup_steps + std::max(1, timed_steps)) * step_seconds;
 }
 
 double allocator_anchor_seconds(double step_seconds, int anchored, double warmup_steps, int timed_steps) {
@@ -78,6 +78,7 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   const double step = std::max(0.0, estimates.step_seconds);
   const double warmup = std::max(1.0, estimates.warmup_steps);
   const double base = estimates.base_anchor_done ? 0 : base_anchor_seconds(step, estimates.anchored, warmup);
+  const double short_base = estimates.base_anchor_done ? 0 : base_anchor_seconds(step, estimates.anchored, warmup, 1);
   const double kept_memory_step = estimates.kept_memory_step();
   const double variant =
       allocator_anchor_seconds(kept_memory_step, estimates.anchored, warmup, estimates.allocator_timed_steps);
@@ -87,17 +88,21 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   double left = std::max(0.0, estimates.budget_seconds) - probe;
 
   // The minimum that decides the pick, dropped from its end: the closest separating anchor while the
-  // layer passes of priority 1 would keep less than half of their time; the second variant,
-  // glibc-tuned, then the base anchor, only while they would keep less than a quarter (without
-  // glibc-tuned the allocator is never chosen; without the layers an anchor has nothing to correct).
+  // layer passes of priority 1 would keep less than half of their time; the second variant, then
+  // the base anchor's second and third timed steps, glibc-tuned, then the base anchor itself, only
+  // while they would keep less than a quarter (without glibc-tuned the allocator is never chosen;
+  // without the layers an anchor has nothing to correct). A step of half a minute (a large network
+  // on a slow core) makes a three-step base anchor cost what glibc-tuned's anchor does: one timed
+  // step is what lets the allocator be measured at all there (docs/results.md, "The first run").
   // The layers' estimate is the least sure of the plan's: its stage then takes what the anchors
   // leave (default_calibration.cpp).
   bool base_kept = !estimates.base_anchor_done;
   bool reference_kept = !estimates.allocators.empty();
   bool second_kept = estimates.allocators.size() > 1;
   bool closest_kept = estimates.separating_anchors > 0;
+  bool base_shortened = false;
   const auto minimum = [&] {
-    return (base_kept ? base : 0) + ((reference_kept ? 1 : 0) + (second_kept ? 1 : 0)) * variant +
+    return (base_kept ? (base_shortened ? short_base : base) : 0) + ((reference_kept ? 1 : 0) + (second_kept ? 1 : 0)) * variant +
            (closest_kept ? separating : 0);
   };
   const auto layers_keep = [&](double share) {
@@ -105,7 +110,8 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   };
   if (closest_kept && !layers_keep(0.5)) closest_kept = false;
   if (second_kept && !layers_keep(0.25)) second_kept = false;
-  if (reference_kept && !layers_keep(0.25)) reference_kept = second_kept = false;
+  if (base_kept && reference_kept && !layers_keep(0.25)) base_shortened = true;
+  if (reference_kept && !layers_keep(0.25)) reference_kept = second_kept = base_shortened = false;
   if (base_kept && !layers_keep(0.25)) base_kept = false;
   const bool anchored = base_kept || estimates.base_anchor_done;
   if (!anchored) reference_kept = second_kept = closest_kept = false;  // nothing to compare them with
@@ -136,7 +142,10 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   };
   if (probe >= 0.5) add(FirstRunStage::probe, 1, probe);  // a machine probed before: nothing to say
   add(FirstRunStage::layer_passes, kept_passes(estimates.layer_passes, layers, layers_kept), layers_kept);
-  if (base_kept) add(FirstRunStage::base_anchor, static_cast<std::size_t>(std::max(1, estimates.anchored)), base);
+  if (base_kept)
+    add(FirstRunStage::base_anchor, static_cast<std::size_t>(std::max(1, estimates.anchored)),
+        base_shortened ? short_base : base);
+  plan.base_timed_steps = base_shortened ? 1 : base_anchor_timed_steps;
   add(FirstRunStage::allocators, variants, variant * static_cast<double>(variants));
   add(FirstRunStage::separating_anchors, static_cast<std::size_t>(separatings), separating * separatings);
   if (pytorch_kept) add(FirstRunStage::pytorch_setups, static_cast<std::size_t>(estimates.pytorch_setups), pytorch);
@@ -182,6 +191,7 @@ std::string describe_first_run(const FirstRunPlan& plan) {
       case FirstRunStage::base_anchor:
         text += stage.count == 1 ? "the anchor at " + plan.base_setting
                                  : plural(stage.count, "anchor", "anchors") + " at " + plan.base_setting;
+        if (plan.base_timed_steps == 1) text += ", one timed step";
         break;
       case FirstRunStage::allocators: {
         std::string names;

@@ -8,7 +8,8 @@
 //   1. the probe (its seconds count against the budget);
 //   2. the layer passes of priority 1 (calibrate/plan.hpp: every distinct layer at the base
 //      setting, and the cliff extremes);
-//   3. the base anchor under glibc's default allocator (a warm-up and three timed steps);
+//   3. the base anchor under glibc's default allocator (a warm-up and three timed steps, one where
+//      three would leave glibc-tuned out);
 //   4. the anchors under the other allocator variants at the base setting, glibc-tuned first (the
 //      reference the others are fitted against), then tcmalloc and jemalloc, two untimed steps and
 //      one timed each (more for a short step: allocator_timed_steps): a variant not anchored is
@@ -22,7 +23,8 @@
 // When the budget is tight the extra layer passes go first, then the further separating anchors,
 // then the allocator variants after the second, then PyTorch's pair; the closest separating anchor
 // stays while the layer passes of priority 1 keep at least half of their time, the second variant
-// (tcmalloc where installed), glibc-tuned and the base anchor while they keep a quarter (a model
+// (tcmalloc where installed), the base anchor's three timed steps (else one), glibc-tuned and the
+// base anchor while they keep a quarter (a model
 // without its layers has nothing for an anchor to correct; the keeping allocators differ by up to a
 // quarter of a step, more than the rest of the layer passes moves a pick: docs/results.md).
 #pragma once
@@ -36,6 +38,9 @@ namespace dnntune::pipeline {
 
 // --calibration-budget's default: DefaultCalibrationRequest::first_run_seconds says why.
 inline constexpr double default_first_run_seconds = 225;
+// The base anchor's timed steps when the budget allows: glibc's default malloc is still settling on
+// its second step (pipeline/default_calibration.cpp), and a median of three drops that step.
+inline constexpr int base_anchor_timed_steps = 3;
 
 struct FirstRunEstimates {
   double budget_seconds = default_first_run_seconds;  // the whole first run, probe included
@@ -93,6 +98,7 @@ struct FirstRunPlan {
   // small network's first run, whose stages leave much of the budget, keeps to what it said.
   double after_seconds = 0;
   std::string base_setting;
+  int base_timed_steps = base_anchor_timed_steps;  // or 1, where three would leave glibc-tuned out
   // The stage's seconds (0 when not kept) and count.
   double seconds(FirstRunStage stage) const;
   std::size_t count(FirstRunStage stage) const;
@@ -111,12 +117,14 @@ double first_step_warmup_steps(double step_seconds, double first_step_fault_seco
 // `anchored` anchors of `step_seconds` together, `timed_steps` timed steps each), at least one.
 double measured_warmup_steps(double wall_seconds, double step_seconds, int anchored, int timed_steps);
 // What one anchor of each stage is estimated to take from the base setting's step: the base anchor
-// a warm-up and three timed steps; an allocator variant two untimed steps and `timed_steps`; a
+// a warm-up and `timed_steps` timed steps (its trainer's time limit stops them where the plan's
+// share ends); an allocator variant two untimed steps and `timed_steps`; a
 // separating anchor a warm-up and one timed step at a setting with twice the base's processes (on
 // the small nodes a default first run is for, the rival of the base layout is the one with more
 // processes at the same per-process batch: twice the images per step), its trainer's time limit
 // stopping the timed steps where its share ends.
-double base_anchor_seconds(double step_seconds, int anchored, double warmup_steps = 1);
+double base_anchor_seconds(double step_seconds, int anchored, double warmup_steps = 1,
+                           int timed_steps = base_anchor_timed_steps);
 double allocator_anchor_seconds(double step_seconds, int anchored, double warmup_steps = 1, int timed_steps = 1);
 // An allocator variant's timed steps: one, or as many as time about 3 s where the base anchor's step
 // (`step_seconds`, of one network at one batch) is shorter, at most 10. A variant decides the pick

@@ -79,6 +79,41 @@ TEST_CASE("a tight first-run budget drops the extra micro-runs, then the closest
   }
 }
 
+TEST_CASE("a step of half a minute shortens the base anchor to one timed step before glibc-tuned is dropped") {
+  // resnet152 b32 on a 2-core AVX2 VM: a 33-s step, where a three-step base anchor (140 s) and
+  // glibc-tuned's (107 s) do not fit beside the probe and a quarter of the layer passes in 225 s.
+  FirstRunEstimates estimates = large_network();
+  estimates.budget_seconds = 225;
+  estimates.probe_seconds = 4;
+  estimates.layer_seconds = 74;
+  estimates.step_seconds = 33;
+  estimates.warmup_steps = 1.1;
+  const FirstRunPlan plan = plan_first_run(estimates);
+  INFO(describe_first_run(plan));
+  CHECK(plan.total_seconds <= 225 + 1e-9);
+  REQUIRE(kept(plan, FirstRunStage::base_anchor));
+  CHECK(plan.base_timed_steps == 1);
+  CHECK(plan.seconds(FirstRunStage::base_anchor) == Approx(base_anchor_seconds(33, 1, 1.1, 1)));
+  REQUIRE(plan.allocators.size() == 1);
+  CHECK(plan.allocators.front() == "glibc-tuned");
+  CHECK(plan.seconds(FirstRunStage::layer_passes) >= 0.25 * estimates.layer_seconds);
+  CHECK(describe_first_run(plan).find("the anchor at 1x2, one timed step") != std::string::npos);
+
+  // A 12-s step keeps all three timed steps and both variants.
+  const FirstRunPlan fast = plan_first_run(large_network());
+  CHECK(fast.base_timed_steps == base_anchor_timed_steps);
+  CHECK(fast.allocators.size() >= 2);
+  CHECK(describe_first_run(fast).find("one timed step") == std::string::npos);
+
+  // Where even one timed step leaves glibc-tuned out, the base anchor keeps its three steps (its
+  // time limit is then the first run's end) or is dropped, as before.
+  estimates.budget_seconds = 150;
+  const FirstRunPlan tight = plan_first_run(estimates);
+  INFO(describe_first_run(tight));
+  CHECK(tight.allocators.empty());
+  CHECK(tight.base_timed_steps == base_anchor_timed_steps);
+}
+
 TEST_CASE("a first-run budget too small for the minimum drops the anchors from the end, never over the budget") {
   FirstRunEstimates estimates = large_network();
   for (double budget = 1; budget <= 2000; budget *= 1.3) {
