@@ -189,7 +189,8 @@ struct SetupSide {
 // faster), and glibc-tuned needs nothing installed; then the answer's layout under each variant
 // its C++ measurements cannot order against the model's pick (AllocatorChoice::close): the C++
 // trainer put tcmalloc level with glibc-tuned on resnet18 b8 where PyTorch ran it 4-25% faster in
-// each of three grids (docs/results.md, "The first answer").
+// each of three grids (docs/results.md, "The first answer"); last, the answer's layout under glibc's
+// defaults where the model's pick of variant has a band that includes no gain (its median picked it).
 std::vector<SetupSide> setup_check_sides(const tuner::Recommendation& recommendation,
                                          const tuner::RankedPoint& runs_pick,
                                          const std::optional<model::AllocationModel>& allocation,
@@ -232,6 +233,9 @@ std::vector<SetupSide> setup_check_sides(const tuner::Recommendation& recommenda
   const tuner::AllocatorChoice modelled = tuner::choose_allocator(allocation, network, answer.prediction, installed, "");
   if (modelled.chosen != "default") add(answer, modelled.chosen);
   for (const std::string& variant : modelled.close) add(answer, variant);
+  if (const tuner::AllocatorCandidate* picked = modelled.find(modelled.chosen);
+      picked && modelled.chosen != "default" && picked->prediction.gain_low <= 1)
+    add(answer, "default");
   return sides;
 }
 

@@ -89,7 +89,8 @@ Expected<int> run_close_call_anchor(const model::Calibration& calibration, const
 // measured candidate within what the pick's runs move); each of those layouts under
 // glibc-tuned where glibc's defaults were recommended for it; and the answer's layout under the
 // model's pick of allocator and the variants its measurements cannot order against that pick
-// (tuner::AllocatorChoice::close). Of the first network with two such
+// (tuner::AllocatorChoice::close), and under glibc's defaults where that pick's band includes no
+// gain. Of the first network with two such
 // setups, the one with fewest runs (the first listed on a tie) is trained once; a setup with
 // setup_check_runs runs is not trained again, and the first run of all starts only when a second
 // fits `request.budget_seconds` too. Returns 1 when it trained, 0 when nothing is left to time, it
