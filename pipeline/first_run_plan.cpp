@@ -101,8 +101,9 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   bool second_kept = estimates.allocators.size() > 1;
   bool closest_kept = estimates.separating_anchors > 0;
   bool base_shortened = false;
+  const auto base_seconds = [&] { return base_shortened ? short_base : base; };
   const auto minimum = [&] {
-    return (base_kept ? (base_shortened ? short_base : base) : 0) + ((reference_kept ? 1 : 0) + (second_kept ? 1 : 0)) * variant +
+    return (base_kept ? base_seconds() : 0) + ((reference_kept ? 1 : 0) + (second_kept ? 1 : 0)) * variant +
            (closest_kept ? separating : 0);
   };
   const auto layers_keep = [&](double share) {
@@ -143,8 +144,7 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   if (probe >= 0.5) add(FirstRunStage::probe, 1, probe);  // a machine probed before: nothing to say
   add(FirstRunStage::layer_passes, kept_passes(estimates.layer_passes, layers, layers_kept), layers_kept);
   if (base_kept)
-    add(FirstRunStage::base_anchor, static_cast<std::size_t>(std::max(1, estimates.anchored)),
-        base_shortened ? short_base : base);
+    add(FirstRunStage::base_anchor, static_cast<std::size_t>(std::max(1, estimates.anchored)), base_seconds());
   plan.base_timed_steps = base_shortened ? 1 : base_anchor_timed_steps;
   add(FirstRunStage::allocators, variants, variant * static_cast<double>(variants));
   add(FirstRunStage::separating_anchors, static_cast<std::size_t>(separatings), separating * separatings);

@@ -65,10 +65,9 @@ AllocatorChoice choose_allocator(const std::optional<model::AllocationModel>& mo
 
   // The model's pick: the largest median gain above 1 of a measured variant (a variant at its prior
   // is never recommended). Its band may reach below no gain: a first run times a variant for a step
-  // or two, which leaves bands of +-20% on a VM, and the faster median is still the better bet.
-  // Keeping glibc's defaults until a band lay wholly above 1 left the measured gains on the table
-  // (tcmalloc measured 1.19x [0.99-1.51] at resnet50 b16, and the answer ran at 0.91 of the best
-  // setup: docs/results.md, "The first answer"); the note says when the band includes no gain.
+  // or two, which leaves wide bands on a VM, and the faster median is still the better bet: keeping
+  // glibc's defaults until a band lay wholly above 1 left measured gains on the table (docs/model.md,
+  // "The allocator term"). The note says when the pick's band includes no gain.
   std::string pick = "default";
   double pick_gain = 1;
   const AllocatorCandidate* best_unmeasured = nullptr;
