@@ -503,6 +503,17 @@ TEST_CASE("the close call's setups timed by PyTorch decide it where they are apa
   const tuner::Recommendation confirmed = answer(timed);
   CHECK(confirmed.best.prediction.configuration.processes_per_node == 2);
   CHECK(confirmed.choice_note.find("the pick is the fastest") != std::string::npos);
+  // --verify trained the layouts for real and kept 2x1: the layout and its note stand; the
+  // allocator is still decided for that layout.
+  tuner::Recommendation verified = recommendation;
+  verified.verified = {{recommendation.ranking[0].prediction, 8.5, 8.0, 9.0}, {recommendation.ranking[1].prediction, 8.4, 7.9, 8.9}};
+  verified.choice_note = "verified: the model's pick measured fastest (8.50 images/s)";
+  timed.pytorch_setups = {setup(2, 1, {1.8}), setup(1, 2, {0.70})};
+  tuner::recommend_allocator(verified, timed, *network, installed, "");
+  CHECK(verified.best.prediction.configuration.processes_per_node == 2);
+  CHECK(verified.choice_note.rfind("verified: ", 0) == 0);
+  REQUIRE(verified.allocator);
+  CHECK(verified.allocator->chosen == "glibc-tuned");
   // Only one side timed: nothing to compare, the model's pick stays.
   timed.pytorch_setups = {setup(1, 2, {0.5})};
   CHECK(answer(timed).best.prediction.configuration.processes_per_node == 2);

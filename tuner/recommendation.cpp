@@ -195,10 +195,17 @@ void recommend_allocator(Recommendation& recommendation, const std::optional<mod
   const Setup pick_setup = setup_of(pick_point);
   recommendation.allocator = pick_setup.choice;
   if (!model) return;
+  // --verify trained the candidates for real and chose among them (choose_by_measurement): that
+  // layout and its note stand, and only its allocator is decided here.
+  const bool layout_verified = !recommendation.verified.empty();
+  const auto note = [&](const std::string& why) {
+    if (!layout_verified && !why.empty()) recommendation.choice_note = why;
+  };
   // The measured candidates the pick's runs cannot tell from it.
   std::vector<Setup> rivals;
   for (const RankedPoint& candidate : recommendation.ranking)
-    if (candidate.prediction.configuration != pick.configuration && within_run_spread(candidate.prediction, pick))
+    if (!layout_verified && candidate.prediction.configuration != pick.configuration &&
+        within_run_spread(candidate.prediction, pick))
       rivals.push_back(setup_of(candidate));
   // By the model: faster by more than the two settings' runs move (the allocator anchors are a
   // step or a run each, and a difference their runs cannot resolve does not overturn the runs' pick),
@@ -312,18 +319,18 @@ void recommend_allocator(Recommendation& recommendation, const std::optional<mod
       choice.chosen = winner->allocator;
       choice.chosen_by = "pytorch";
     }
-    recommendation.choice_note = why;
+    note(why);
     return;
   }
   if (decided == &pick_setup) {
-    if (!why.empty()) recommendation.choice_note = why;
+    note(why);
     return;
   }
   recommendation.best = *decided->point;
   recommendation.chosen_by_tie_break = recommendation.best.prediction.configuration !=
                                        recommendation.ranking.front().prediction.configuration;
   recommendation.allocator = decided->choice;
-  recommendation.choice_note = why;
+  note(why);
 }
 
 std::string objective_name(Objective objective) {
