@@ -183,14 +183,15 @@ struct SetupSide {
 // The setups that decide the answer, in the order they are timed: the answer's (layout and
 // allocator), the other side of its close call under the allocator recommended for it (the runs'
 // pick when the allocator turned the answer away from it, else the best-ranked measured candidate
-// within what the pick's runs move), then each of those layouts under glibc-tuned where glibc's
-// defaults were recommended for it: the C++ trainer's pair can miss what glibc keeping its memory
-// gains PyTorch (one timed step of it ran no faster than glibc's defaults where PyTorch ran 1.6x
-// faster), and glibc-tuned needs nothing installed; then the answer's layout under each variant
-// its C++ measurements cannot order against the model's pick (AllocatorChoice::close): the C++
-// trainer put tcmalloc level with glibc-tuned on resnet18 b8 where PyTorch ran it 4-25% faster in
-// each of three grids (docs/results.md, "The first answer"); last, the answer's layout under glibc's
-// defaults where the model's pick of variant has a band that includes no gain (its median picked it).
+// within what the pick's runs move, else the unchecked top score the tie-break passed over), then
+// each of those layouts under glibc-tuned where glibc's defaults were recommended for it: the C++
+// trainer's pair can miss what glibc keeping its memory gains PyTorch (one timed step of it ran no
+// faster than glibc's defaults where PyTorch ran 1.6x faster), and glibc-tuned needs nothing
+// installed; then the answer's layout under each variant its C++ measurements cannot order against
+// the model's pick (AllocatorChoice::close): the C++ trainer put tcmalloc level with glibc-tuned on
+// resnet18 b8 where PyTorch ran it 4-25% faster in each of three grids (docs/results.md, "The first
+// answer"); last, the answer's layout under glibc's defaults where the model's pick of variant has
+// a band that includes no gain (its median picked it).
 std::vector<SetupSide> setup_check_sides(const tuner::Recommendation& recommendation,
                                          const tuner::RankedPoint& runs_pick,
                                          const std::optional<model::AllocationModel>& allocation,
@@ -207,6 +208,10 @@ std::vector<SetupSide> setup_check_sides(const tuner::Recommendation& recommenda
         rival = &point;
         break;
       }
+    // The top score the tie-break passed over because no real step checked it: PyTorch's runs of
+    // it are that check, and what the benchmark's user runs (a one-thread layout the model ranked
+    // first lost the pick this way where PyTorch ran it 7-25% faster; docs/results.md).
+    if (!rival) rival = tuner::unchecked_top_score(recommendation);
   }
   std::vector<SetupSide> sides;
   const auto add = [&](const tuner::RankedPoint& point, const std::string& allocator) {

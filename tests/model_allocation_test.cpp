@@ -546,6 +546,58 @@ TEST_CASE("the close call's setups timed by PyTorch decide it where they are apa
   CHECK(allocator_only.allocator->chosen_by == "pytorch");
 }
 
+TEST_CASE("PyTorch's runs of the top score the tie-break passed over can overturn it") {
+  const auto network = workloads::load_network(DNNTUNE_SOURCE_DIR "/tests/fixtures/tiny_network.json");
+  REQUIRE(network);
+  const auto point = [](int processes, int threads, double images_per_second, const std::string& confidence) {
+    Prediction prediction;
+    prediction.configuration.processes_per_node = processes;
+    prediction.configuration.threads_per_process = threads;
+    prediction.configuration.batch_per_process = 8;
+    prediction.images_per_second = images_per_second;
+    prediction.iteration_seconds = 8.0 * processes / images_per_second;
+    prediction.images_per_second_low = 0.5 * images_per_second;
+    prediction.images_per_second_high = 2 * images_per_second;
+    prediction.confidence = confidence;
+    prediction.run_spread_log_sd = confidence == "measured" ? 0.05 : 0;
+    prediction.anchor.anchor.runs = confidence == "measured" ? 1 : 0;
+    return prediction;
+  };
+  // The model ranked 2x1 first, modelled only; the tie-break gave the pick to 1x2, measured.
+  tuner::Recommendation recommendation;
+  recommendation.ranking = {{point(2, 1, 9.0, "modelled"), 9.0}, {point(1, 2, 8.0, "measured"), 8.0}};
+  recommendation.best = recommendation.ranking[1];
+  recommendation.chosen_by_tie_break = true;
+  REQUIRE(tuner::unchecked_top_score(recommendation) == &recommendation.ranking[0]);
+  AllocationModel model = one_ns_per_byte();
+  const std::vector<tuner::InstalledAllocator> installed = {{"default", {}}};
+  const auto setup = [&](int processes, int threads, std::vector<double> seconds) {
+    return MeasuredSetup{network->name, 8, processes, threads, false, "default", std::move(seconds)};
+  };
+  const auto answer = [&](std::vector<MeasuredSetup> setups) {
+    AllocationModel with = model;
+    with.pytorch_setups = std::move(setups);
+    tuner::Recommendation decided = recommendation;
+    tuner::recommend_allocator(decided, with, *network, installed, "");
+    return decided;
+  };
+  // Only the pick timed: the tie-break's pick stays.
+  CHECK(answer({setup(1, 2, {1.0})}).best.prediction.configuration.processes_per_node == 1);
+  // PyTorch ran 2x1 at 10.7 images/s, 1x2 at 8.0: 2x1 is recommended, and no longer by the tie-break.
+  const tuner::Recommendation overturned = answer({setup(1, 2, {1.0}), setup(2, 1, {1.5})});
+  CHECK(overturned.best.prediction.configuration.processes_per_node == 2);
+  CHECK_FALSE(overturned.chosen_by_tie_break);
+  CHECK(overturned.choice_note.find("timed by PyTorch from Python") != std::string::npos);
+  // PyTorch ran it slower: the pick stays, and the note says it is the fastest.
+  const tuner::Recommendation confirmed = answer({setup(1, 2, {1.0}), setup(2, 1, {2.2})});
+  CHECK(confirmed.best.prediction.configuration.processes_per_node == 1);
+  CHECK(confirmed.choice_note.find("the pick is the fastest") != std::string::npos);
+  // A measured top score is no unchecked one.
+  tuner::Recommendation measured_top = recommendation;
+  measured_top.ranking[0].prediction.confidence = "measured";
+  CHECK(tuner::unchecked_top_score(measured_top) == nullptr);
+}
+
 TEST_CASE("PyTorch's whole setups come from the Python runner's records and are checked on read") {
   const records::MachineProfile machine = test::test_machine();
   records::Measurement record;

@@ -164,6 +164,15 @@ void choose_among_ties(Recommendation& result, const std::vector<std::vector<dou
                          " candidates it cannot tell apart (" + compared + "): measure them with --verify";
 }
 
+const RankedPoint* unchecked_top_score(const Recommendation& recommendation) {
+  if (recommendation.ranking.empty()) return nullptr;
+  const RankedPoint& top = recommendation.ranking.front();
+  if (top.prediction.confidence == "measured" ||
+      top.prediction.configuration == recommendation.best.prediction.configuration)
+    return nullptr;
+  return &top;
+}
+
 void recommend_allocator(Recommendation& recommendation, const std::optional<model::AllocationModel>& model,
                          const workloads::Network& network, const std::vector<InstalledAllocator>& installed,
                          const std::string& user_choice) {
@@ -267,6 +276,11 @@ void recommend_allocator(Recommendation& recommendation, const std::optional<mod
   std::vector<Timed> timed;
   std::vector<const Setup*> sides{&pick_setup};
   for (const Setup& rival : rivals) sides.push_back(&rival);
+  std::optional<Setup> unchecked;
+  if (const RankedPoint* top = unchecked_top_score(recommendation); top && !layout_verified) {
+    unchecked = setup_of(*top);
+    sides.push_back(&*unchecked);
+  }
   for (const Setup* side : sides) {
     const model::TrainingConfiguration& c = side->point->prediction.configuration;
     if (c.nodes != 1) continue;

@@ -90,6 +90,12 @@ void choose_among_ties(Recommendation& result, const std::vector<std::vector<dou
 // trains such a pair again (pipeline/close_call_anchors.hpp); recommend names it in its note.
 bool within_run_spread(const model::Prediction& a, const model::Prediction& b);
 
+// The top score the tie-break passed over for the pick (choose_among_ties: a real step checked the
+// pick, none checked the top score); null when the pick is the top score or the top score is
+// measured. A first run times it by PyTorch beside the answer where that fits
+// (pipeline/separating_anchors.hpp), and those runs can overturn the tie-break (recommend_allocator).
+const RankedPoint* unchecked_top_score(const Recommendation& recommendation);
+
 // The allocator of the answer (choose_allocator for the pick), and a close call decided by whole
 // setups: when the pick and a measured candidate lie within their runs' spread (within_run_spread:
 // glibc's defaults cannot tell them apart), each is taken under the allocator recommended for it,
@@ -100,7 +106,8 @@ bool within_run_spread(const model::Prediction& a, const model::Prediction& b);
 // (docs/results.md, "The first answer"). Where PyTorch from Python timed the decided setup and
 // another side of the close call, each under its own allocator (AllocationModel::pytorch_setups),
 // those runs decide: the fastest median is the pick, and the note says whether by more than
-// their runs move. `model`, `installed`,
+// their runs move; the unchecked top score the tie-break passed over (unchecked_top_score) is
+// one more side there, PyTorch's runs being the real steps the tie-break wanted. `model`, `installed`,
 // `user_choice`: as choose_allocator takes them (--allocator: both under it).
 void recommend_allocator(Recommendation& recommendation, const std::optional<model::AllocationModel>& model,
                          const workloads::Network& network, const std::vector<InstalledAllocator>& installed,
