@@ -546,7 +546,7 @@ TEST_CASE("the close call's setups timed by PyTorch decide it where they are apa
   CHECK(allocator_only.allocator->chosen_by == "pytorch");
 }
 
-TEST_CASE("PyTorch's runs of the top score the tie-break passed over can overturn it") {
+TEST_CASE("PyTorch's runs of other settings, the top score the tie-break passed over too, can overturn the pick") {
   const auto network = workloads::load_network(DNNTUNE_SOURCE_DIR "/tests/fixtures/tiny_network.json");
   REQUIRE(network);
   const auto point = [](int processes, int threads, double images_per_second, const std::string& confidence) {
@@ -596,6 +596,16 @@ TEST_CASE("PyTorch's runs of the top score the tie-break passed over can overtur
   tuner::Recommendation measured_top = recommendation;
   measured_top.ranking[0].prediction.confidence = "measured";
   CHECK(tuner::unchecked_top_score(measured_top) == nullptr);
+  // The C++ runs set 2x1 12% ahead of 1x2, beyond what their runs move (no close call); PyTorch
+  // timed both and ran 1x2 faster: 1x2 is recommended.
+  measured_top.best = measured_top.ranking[0];
+  measured_top.chosen_by_tie_break = false;
+  REQUIRE_FALSE(tuner::within_run_spread(measured_top.ranking[0].prediction, measured_top.ranking[1].prediction));
+  AllocationModel with = model;
+  with.pytorch_setups = {setup(1, 2, {1.0}), setup(2, 1, {2.2})};
+  tuner::recommend_allocator(measured_top, with, *network, installed, "");
+  CHECK(measured_top.best.prediction.configuration.processes_per_node == 1);
+  CHECK(measured_top.choice_note.find("timed by PyTorch from Python") != std::string::npos);
 }
 
 TEST_CASE("PyTorch's whole setups come from the Python runner's records and are checked on read") {

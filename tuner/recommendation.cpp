@@ -276,11 +276,27 @@ void recommend_allocator(Recommendation& recommendation, const std::optional<mod
   std::vector<Timed> timed;
   std::vector<const Setup*> sides{&pick_setup};
   for (const Setup& rival : rivals) sides.push_back(&rival);
-  std::optional<Setup> unchecked;
-  if (const RankedPoint* top = unchecked_top_score(recommendation); top && !layout_verified) {
-    unchecked = setup_of(*top);
-    sides.push_back(&*unchecked);
-  }
+  // Every other setting of this node PyTorch timed competes too: the unchecked top score the
+  // tie-break passed over (its runs are the real steps the tie-break wanted), and a layout the C++
+  // trainer's runs set apart from the pick, which PyTorch can order the other way (resnet18 b8:
+  // the C++ runs put 2x1 5% ahead of 1x2, PyTorch's 1x2 under tcmalloc 6% ahead; docs/results.md).
+  std::vector<Setup> also_timed;
+  also_timed.reserve(recommendation.ranking.size());
+  if (!layout_verified)
+    for (const RankedPoint& candidate : recommendation.ranking) {
+      const model::TrainingConfiguration& c = candidate.prediction.configuration;
+      const bool listed = std::any_of(sides.begin(), sides.end(), [&](const Setup* side) {
+        return side->point->prediction.configuration == c;
+      });
+      if (listed || c.nodes != 1) continue;
+      for (const InstalledAllocator& allocator : installed)
+        if (model::find_setup(model->pytorch_setups, network.name, c.batch_per_process, c.processes_per_node,
+                              c.threads_per_process, c.smt, allocator.name)) {
+          also_timed.push_back(setup_of(candidate));
+          sides.push_back(&also_timed.back());
+          break;
+        }
+    }
   for (const Setup* side : sides) {
     const model::TrainingConfiguration& c = side->point->prediction.configuration;
     if (c.nodes != 1) continue;

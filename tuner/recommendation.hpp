@@ -106,8 +106,9 @@ const RankedPoint* unchecked_top_score(const Recommendation& recommendation);
 // (docs/results.md, "The first answer"). Where PyTorch from Python timed the decided setup and
 // another side of the close call, each under its own allocator (AllocationModel::pytorch_setups),
 // those runs decide: the fastest median is the pick, and the note says whether by more than
-// their runs move; the unchecked top score the tie-break passed over (unchecked_top_score) is
-// one more side there, PyTorch's runs being the real steps the tie-break wanted. `model`, `installed`,
+// their runs move. Every other setting of this node PyTorch timed is a side there too (the
+// unchecked top score the tie-break passed over, a layout the C++ runs set apart from the pick):
+// PyTorch's runs time what the job runs. `model`, `installed`,
 // `user_choice`: as choose_allocator takes them (--allocator: both under it).
 void recommend_allocator(Recommendation& recommendation, const std::optional<model::AllocationModel>& model,
                          const workloads::Network& network, const std::vector<InstalledAllocator>& installed,
