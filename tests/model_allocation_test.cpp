@@ -33,6 +33,24 @@ AllocatorAnchor anchor(const std::string& allocator, double seconds, double spre
   return {allocator, "net", batch, 1, false, 1, seconds, spread, fresh_bytes};
 }
 
+// A setting of the close-call tests: P x T at batch 8, images/s within [low, high] x its
+// figure, with its confidence and the run-to-run spread and runs behind it.
+Prediction close_call_setting(int processes, int threads, double images_per_second, double low, double high,
+                              const std::string& confidence, double run_spread_log_sd, int runs) {
+  Prediction prediction;
+  prediction.configuration.processes_per_node = processes;
+  prediction.configuration.threads_per_process = threads;
+  prediction.configuration.batch_per_process = 8;
+  prediction.images_per_second = images_per_second;
+  prediction.iteration_seconds = 8.0 * processes / images_per_second;
+  prediction.images_per_second_low = low * images_per_second;
+  prediction.images_per_second_high = high * images_per_second;
+  prediction.confidence = confidence;
+  prediction.run_spread_log_sd = run_spread_log_sd;
+  prediction.anchor.anchor.runs = runs;
+  return prediction;
+}
+
 }  // namespace
 
 TEST_CASE("fresh bytes of a step: outputs but views, input gradients but add's and concat's, weight gradients") {
@@ -357,18 +375,7 @@ TEST_CASE("a close call under glibc's defaults is decided under the recommended 
   const auto network = workloads::load_network(DNNTUNE_SOURCE_DIR "/tests/fixtures/tiny_network.json");
   REQUIRE(network);
   const auto measured = [](int processes, int threads, double iteration_seconds) {
-    Prediction prediction;
-    prediction.configuration.processes_per_node = processes;
-    prediction.configuration.threads_per_process = threads;
-    prediction.configuration.batch_per_process = 8;
-    prediction.iteration_seconds = iteration_seconds;
-    prediction.images_per_second = 8.0 * processes / iteration_seconds;
-    prediction.images_per_second_low = 0.9 * prediction.images_per_second;
-    prediction.images_per_second_high = 1.1 * prediction.images_per_second;
-    prediction.confidence = "measured";
-    prediction.run_spread_log_sd = 0.1;
-    prediction.anchor.anchor.runs = 3;
-    return prediction;
+    return close_call_setting(processes, threads, 8.0 * processes / iteration_seconds, 0.9, 1.1, "measured", 0.1, 3);
   };
   // Under glibc's defaults 2x1 leads 1x2 by 2.5%, within their runs' spread.
   tuner::Recommendation recommendation;
@@ -442,18 +449,7 @@ TEST_CASE("the close call's setups timed by PyTorch decide it where they are apa
   const auto network = workloads::load_network(DNNTUNE_SOURCE_DIR "/tests/fixtures/tiny_network.json");
   REQUIRE(network);
   const auto measured = [](int processes, int threads, double iteration_seconds) {
-    Prediction prediction;
-    prediction.configuration.processes_per_node = processes;
-    prediction.configuration.threads_per_process = threads;
-    prediction.configuration.batch_per_process = 8;
-    prediction.iteration_seconds = iteration_seconds;
-    prediction.images_per_second = 8.0 * processes / iteration_seconds;
-    prediction.images_per_second_low = 0.9 * prediction.images_per_second;
-    prediction.images_per_second_high = 1.1 * prediction.images_per_second;
-    prediction.confidence = "measured";
-    prediction.run_spread_log_sd = 0.05;
-    prediction.anchor.anchor.runs = 3;
-    return prediction;
+    return close_call_setting(processes, threads, 8.0 * processes / iteration_seconds, 0.9, 1.1, "measured", 0.05, 3);
   };
   tuner::Recommendation recommendation;
   recommendation.ranking = {{measured(2, 1, 1.95), 8.2}, {measured(1, 2, 1.0), 8.0}};
@@ -550,18 +546,8 @@ TEST_CASE("PyTorch's runs of other settings, the top score the tie-break passed 
   const auto network = workloads::load_network(DNNTUNE_SOURCE_DIR "/tests/fixtures/tiny_network.json");
   REQUIRE(network);
   const auto point = [](int processes, int threads, double images_per_second, const std::string& confidence) {
-    Prediction prediction;
-    prediction.configuration.processes_per_node = processes;
-    prediction.configuration.threads_per_process = threads;
-    prediction.configuration.batch_per_process = 8;
-    prediction.images_per_second = images_per_second;
-    prediction.iteration_seconds = 8.0 * processes / images_per_second;
-    prediction.images_per_second_low = 0.5 * images_per_second;
-    prediction.images_per_second_high = 2 * images_per_second;
-    prediction.confidence = confidence;
-    prediction.run_spread_log_sd = confidence == "measured" ? 0.05 : 0;
-    prediction.anchor.anchor.runs = confidence == "measured" ? 1 : 0;
-    return prediction;
+    const bool measured = confidence == "measured";
+    return close_call_setting(processes, threads, images_per_second, 0.5, 2, confidence, measured ? 0.05 : 0, measured ? 1 : 0);
   };
   // The model ranked 2x1 first, modelled only; the tie-break gave the pick to 1x2, measured.
   tuner::Recommendation recommendation;
