@@ -186,9 +186,11 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates, const FirstRunPl
   const auto drop_left_out = [&](const std::string& said) {
     plan.left_out.erase(std::remove(plan.left_out.begin(), plan.left_out.end(), said), plan.left_out.end());
   };
-  // Kept on what is left: no later stage of this plan fits beside it.
+  // Kept on what is left: no later stage of this plan fits beside it, so the first such stage alone.
+  bool taken = false;
   const auto keep = [&](FirstRunStage stage, std::size_t count, double estimate) {
-    if (plan.count(stage) > 0 || !announced_stage_stays(announced, stage, estimate, left)) return false;
+    if (taken || plan.count(stage) > 0 || !announced_stage_stays(announced, stage, estimate, left)) return false;
+    taken = true;
     plan.stages.erase(std::remove_if(plan.stages.begin(), plan.stages.end(),
                                      [&](const PlannedStage& planned) { return planned.stage > stage; }),
                       plan.stages.end());
