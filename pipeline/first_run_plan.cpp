@@ -186,15 +186,20 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates, const FirstRunPl
   const auto drop_left_out = [&](const std::string& said) {
     plan.left_out.erase(std::remove(plan.left_out.begin(), plan.left_out.end(), said), plan.left_out.end());
   };
-  // Kept on what is left: no later stage of this plan fits beside it, so the first such stage alone.
+  // Kept on what the stages before it leave: no later stage fits beside it, so one such stage at most.
   bool taken = false;
   const auto keep = [&](FirstRunStage stage, std::size_t count, double estimate) {
-    if (taken || plan.count(stage) > 0 || !announced_stage_stays(announced, stage, estimate, left)) return false;
+    double before = 0;
+    for (const PlannedStage& planned : plan.stages)
+      if (planned.stage < stage) before += planned.seconds;
+    const double what_is_left = left - before;
+    if (taken || plan.count(stage) > 0 || !announced_stage_stays(announced, stage, estimate, what_is_left))
+      return false;
     taken = true;
     plan.stages.erase(std::remove_if(plan.stages.begin(), plan.stages.end(),
                                      [&](const PlannedStage& planned) { return planned.stage > stage; }),
                       plan.stages.end());
-    plan.stages.push_back({stage, count, left, true});
+    plan.stages.push_back({stage, count, what_is_left, true});
     return true;
   };
   if (!estimates.base_anchor_done &&

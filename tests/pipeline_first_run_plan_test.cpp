@@ -426,6 +426,17 @@ TEST_CASE("a replan keeps an announced base anchor, glibc-tuned or PyTorch's pai
   CHECK_FALSE(kept(plan_first_run(small), FirstRunStage::pytorch_setups));
   CHECK(plan_first_run(small, with_pair).seconds(FirstRunStage::pytorch_setups) == Approx(12));
   CHECK_FALSE(kept(plan_first_run(small, plan_first_run(large_network())), FirstRunStage::pytorch_setups));
+  // A stage kept on what is left gets what the stages before it leave: in 65 s the base anchor
+  // (5 + 4 x 12 s) leaves glibc-tuned (5 + 3 x 12 s) 12 s, less than half its estimate.
+  FirstRunEstimates before_anchor = large_network();
+  before_anchor.probe_seconds = before_anchor.layer_seconds = 0;
+  before_anchor.layer_passes = 0;
+  before_anchor.budget_seconds = 65;
+  const FirstRunPlan beside = plan_first_run(before_anchor, plan_first_run(large_network()));
+  INFO(describe_first_run(beside));
+  CHECK(beside.seconds(FirstRunStage::base_anchor) == Approx(53));
+  CHECK(beside.allocators.empty());
+  CHECK(beside.total_seconds <= 65);
   // Each stage's share, and none for the stages that keep to the replan.
   CHECK(announced_stage_share(FirstRunStage::base_anchor) == announced_base_anchor_share);
   CHECK(announced_stage_share(FirstRunStage::allocators) == announced_reference_allocator_share);
