@@ -81,7 +81,7 @@ struct FirstRunEstimates {
   int pytorch_setups = 0;
 };
 
-// The stages in the order they run (pipeline/first_run.cpp runs them in this order). The plan
+// The stages in the order they run (pipeline/first_run_stages.cpp runs first_run_order). The plan
 // keeps and prices the first ones; left_out_anchors and the stages after more_layer_passes take
 // what the others leave (FirstRunPlan::left_seconds, after_seconds) and are never in its stages.
 enum class FirstRunStage {
@@ -97,8 +97,8 @@ enum class FirstRunStage {
   close_calls
 };
 inline constexpr FirstRunStage first_run_order[] = {
-    FirstRunStage::probe,          FirstRunStage::layer_passes,     FirstRunStage::base_anchor,
-    FirstRunStage::allocators,     FirstRunStage::separating_anchors, FirstRunStage::pytorch_setups,
+    FirstRunStage::probe,          FirstRunStage::layer_passes,         FirstRunStage::base_anchor,
+    FirstRunStage::allocators,     FirstRunStage::separating_anchors,   FirstRunStage::pytorch_setups,
     FirstRunStage::left_out_anchors, FirstRunStage::more_layer_passes, FirstRunStage::repeated_base_anchor,
     FirstRunStage::close_calls};
 

@@ -681,6 +681,9 @@ TEST_CASE("a first run's stages run in the plan's order, each within its share, 
   planned.probe_seconds = 4;
   REQUIRE_FALSE(work.said.empty());
   CHECK(work.said.front() == describe_first_run(plan_first_run(planned)));
+  // The layer passes get their share, or what the anchors' shares leave of the rest.
+  CHECK(work.done.front().share == Approx(layer_passes_seconds(plan_first_run(planned), 225 - 4)));
+  CHECK(work.done.front().share > plan_first_run(planned).seconds(FirstRunStage::layer_passes));
   // The decision's order: the base anchor, the variants glibc-tuned first, the first fit and the
   // separating anchors, PyTorch's runs, the extra passes, the refit, the repeated anchors, the close calls.
   const std::vector<std::string> order = {"layer passes", "base anchor",      "glibc-tuned",
