@@ -7,13 +7,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "calibrate/plan.hpp"
 #include "calibrate/runner.hpp"
 #include "model/allocation.hpp"
 #include "model/calibration.hpp"
+#include "pipeline/first_run_stages.hpp"
 #include "pipeline/separating_anchors.hpp"
 #include "probe/timing.hpp"
 #include "records/measurement.hpp"
@@ -235,6 +238,111 @@ std::pair<std::vector<calibrate::PlannedMeasurement>, std::vector<calibrate::Pla
   return {std::move(first), std::move(more)};
 }
 
+
+// The real work behind the first run's stages (first_run_stages.hpp): micro-runs, trainers and fits
+// on the cache entry, each stage's records re-read before the estimates that price the next.
+class EntryWork final : public FirstRunWork {
+ public:
+  EntryWork(const Entry& entry, const DefaultCalibrationRequest& request, Coverage& coverage,
+            calibrate::PreparedCalibration prepared, std::string executable)
+      : entry_(entry), request_(request), coverage_(coverage), prepared_(std::move(prepared)) {
+    std::tie(first_, more_) = split_by_priority(prepared_.plan.measurements);
+    separate_.models = request.models;
+    separate_.batches = request.batches;
+    separate_.directory = entry.measurements;
+    separate_.executable = std::move(executable);
+    separate_.progress = request.progress;
+  }
+
+  Expected<FirstRunEstimates> estimates(double budget_seconds, double probe_seconds) override {
+    auto measured = read_measured(entry_);
+    if (!measured) return measured.error();
+    return estimates_of(prepared_, first_, more_, *measured, budget_seconds, probe_seconds);
+  }
+  Expected<void> estimate_steps(FirstRunEstimates& estimates) override {
+    auto measured = read_measured(entry_);
+    if (!measured) return measured.error();
+    pipeline::estimate_steps(prepared_, *measured, estimates);
+    return {};
+  }
+  double first_step_fault_seconds() override { return pipeline::first_step_fault_seconds(prepared_); }
+  int pairs() override {
+    return static_cast<int>(prepared_.plan_request.networks.size() * prepared_.plan_request.batches.size());
+  }
+  Expected<bool> layer_passes(double seconds) override {
+    auto summary = run_micro_runs(prepared_, first_, seconds, request_.progress, prepared_.already_recorded);
+    if (!summary) return summary.error();
+    auto measured = read_measured(entry_);
+    if (!measured) return measured.error();
+    return !measured->layers.empty();
+  }
+  Expected<BaseAnchorRun> base_anchor(double time_limit_seconds) override {
+    prepared_.request.anchor_time_limit_seconds = time_limit_seconds;
+    auto anchors = calibrate::run_anchors(prepared_, request_.progress, calibrate::AnchorKinds::default_allocator);
+    if (!anchors) return anchors.error();
+    auto measured = read_measured(entry_);
+    if (!measured) return measured.error();
+    // Its timed steps: as many as its time limit let it run (the first pair's record says).
+    const auto& plan = prepared_.plan_request;
+    const records::Measurement* first =
+        plan.networks.empty() || plan.batches.empty()
+            ? nullptr
+            : calibrate::recorded_anchor(measured->anchors, prepared_.fingerprint, plan.networks.front().name,
+                                         plan.batches.front(), base_setting(prepared_), "default");
+    return BaseAnchorRun{*anchors, first ? first->repetitions : prepared_.request.anchor_iterations};
+  }
+  Expected<int> allocator_anchors(const std::vector<std::string>& variants, int timed_steps, double seconds) override {
+    prepared_.request.allocator_variants = variants;
+    prepared_.request.allocator_anchor_iterations = timed_steps;
+    prepared_.request.allocator_anchor_budget_seconds = seconds;
+    return calibrate::run_anchors(prepared_, request_.progress, calibrate::AnchorKinds::other_allocators);
+  }
+  Expected<FirstRunFit> fit(bool last) override {
+    auto fitted = fit_entry(entry_, request_, coverage_, last);
+    if (!fitted) return fitted.error();
+    FirstRunFit fit{*fitted, nullptr};
+    if (fitted->calibration_path.empty()) return fit;
+    auto calibration = model::read_calibration(fitted->calibration_path);
+    if (!calibration) return calibration.error();
+    fit.calibration = std::make_shared<const model::Calibration>(std::move(*calibration));
+    return fit;
+  }
+  Expected<void> keep_coverage() override { return write_coverage(entry_.coverage, coverage_); }
+  Expected<int> separating_anchors(const FirstRunFit& fit, const AnchorShare& share) override {
+    return run_separating_anchors(*fit.calibration, request_for(share));
+  }
+  Expected<int> setup_check(const FirstRunFit& fit, const AnchorShare& share) override {
+    return run_setup_check(*fit.calibration, request_for(share));
+  }
+  Expected<int> close_call(const FirstRunFit& fit, const AnchorShare& share) override {
+    return run_close_call_anchor(*fit.calibration, request_for(share));
+  }
+  Expected<int> more_layer_passes(double seconds) override {
+    auto summary = run_micro_runs(prepared_, more_, seconds, request_.progress);
+    if (!summary) return summary.error();
+    return summary->ok;
+  }
+  Expected<int> repeated_base_anchors(double seconds) override {
+    return calibrate::run_repeated_base_anchors(prepared_, request_.progress, seconds);
+  }
+
+ private:
+  SeparatingAnchorRequest request_for(const AnchorShare& share) const {
+    SeparatingAnchorRequest request = separate_;
+    request.budget_seconds = share.seconds;
+    request.first_budget_seconds = share.first_seconds;
+    request.warmup_steps = share.warmup_steps;
+    return request;
+  }
+
+  const Entry& entry_;
+  const DefaultCalibrationRequest& request_;
+  Coverage& coverage_;
+  calibrate::PreparedCalibration prepared_;
+  std::vector<calibrate::PlannedMeasurement> first_, more_;  // the micro-runs of priority 1, and the rest
+  SeparatingAnchorRequest separate_;
+};
+
 }  // namespace
 
 Expected<FirstRunEstimates> first_run_estimates(const Entry& entry, const calibrate::PreparedCalibration& prepared,
@@ -248,267 +356,17 @@ Expected<FirstRunEstimates> first_run_estimates(const Entry& entry, const calibr
 Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrationRequest& request,
                                        const Coverage& wanted, Coverage& coverage,
                                        std::chrono::steady_clock::time_point started) {
-  const Progress& progress = request.progress;
-  const auto left = [&] {
-    return request.first_run_seconds -
-           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  };
   auto prepared = prepare_entry(entry, request, coverage);
   if (!prepared) return prepared.error();
   for (const auto& item : wanted)
     if (std::find(coverage.begin(), coverage.end(), item) == coverage.end()) coverage.push_back(item);
-  const auto [first, more] = split_by_priority(prepared->plan.measurements);
-  auto measured = read_measured(entry);
-  if (!measured) return measured.error();
-  FirstRunEstimates estimates =
-      estimates_of(*prepared, first, more, *measured, request.first_run_seconds, request.first_run_seconds - left());
-  const FirstRunPlan announced = plan_first_run(estimates);
-  progress(describe_first_run(announced));
-
-  // The layer passes of priority 1: planned at their estimate, stopped only where they would eat
-  // into the anchors' shares (small layers' estimates leave out the workers' dispatch, and what
-  // they do not use goes to the later stages anyway).
-  const double anchors_share = announced.seconds(FirstRunStage::base_anchor) +
-                               announced.seconds(FirstRunStage::allocators) +
-                               announced.seconds(FirstRunStage::separating_anchors) +
-                               announced.seconds(FirstRunStage::pytorch_setups);
-  auto summary = run_micro_runs(*prepared, first,
-                                std::max(announced.seconds(FirstRunStage::layer_passes), left() - anchors_share),
-                                progress, prepared->already_recorded);
-  if (!summary) return summary.error();
-  measured = read_measured(entry);
-  if (!measured) return measured.error();
-  if (measured->layers.empty()) return fit_entry(entry, request, coverage);  // nothing for an anchor to correct
-
-  // Each later stage is replanned within what is left, the stages before it done.
-  estimates.probe_seconds = 0;
-  estimates.layer_passes = 0;
-  estimates.layer_seconds = 0;
-  const double first_step_faults = first_step_fault_seconds(*prepared);
-  const auto replan = [&] {
-    estimates.budget_seconds = std::max(0.0, left());
-    estimate_steps(*prepared, *measured, estimates);
-    if (!estimates.base_anchor_done)
-      estimates.warmup_steps = first_step_warmup_steps(estimates.step_seconds, first_step_faults);
-    return plan_first_run(estimates);
-  };
-  // The base anchor, glibc's default allocator: every later stage rests on it
-  // (announced_stage_stays; docs/results.md, "First-touch in the plan").
-  FirstRunPlan plan = replan();
-  if (!estimates.base_anchor_done) {
-    const double base_estimate =
-        base_anchor_seconds(estimates.step_seconds, estimates.anchored, estimates.warmup_steps, 1);
-    if (plan.count(FirstRunStage::base_anchor) == 0 &&
-        !announced_stage_stays(announced, FirstRunStage::base_anchor, base_estimate, left())) {
-      progress("anchor at " + estimates.base_setting + " not trained: about " +
-               std::to_string(std::lround(base_estimate)) + " s, past the " +
-               std::to_string(std::lround(std::max(0.0, left()))) + " s left of the first run");
-      return fit_entry(entry, request, coverage);
-    }
-    // Its timed steps stop where glibc-tuned's announced share begins (one timed step at least),
-    // else where the whole first run's time ends: a step or two fewer here is what lets the
-    // allocator be measured at all when the layer passes or this warm-up ran long.
-    const double reference_share =
-        announced.allocators.empty()
-            ? 0
-            : allocator_anchor_seconds(estimates.kept_memory_step(), std::max(1, estimates.anchored),
-                                       estimates.warmup_steps);
-    prepared->request.anchor_time_limit_seconds = std::max(1.0, left() - reference_share);
-    const auto anchor_started = std::chrono::steady_clock::now();
-    auto anchors = calibrate::run_anchors(*prepared, progress, calibrate::AnchorKinds::default_allocator);
-    if (!anchors) return anchors.error();
-    const double anchor_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - anchor_started).count();
-    measured = read_measured(entry);
-    if (!measured) return measured.error();
-    // Its wall time beside its measured steps says what a warm-up costs here: the later anchors'
-    // estimates use it, so that the first run keeps to what it announced. Its timed steps: as many
-    // as its time limit let it run (the first pair's record says).
-    const calibrate::Setting base = base_setting(*prepared);
-    const records::Measurement* first_anchor =
-        prepared->plan_request.networks.empty() || prepared->plan_request.batches.empty()
-            ? nullptr
-            : calibrate::recorded_anchor(measured->anchors, prepared->fingerprint,
-                                         prepared->plan_request.networks.front().name,
-                                         prepared->plan_request.batches.front(), base, "default");
-    if (*anchors > 0)
-      estimates.warmup_steps =
-          measured_warmup_steps(anchor_wall, step_seconds(*prepared, prepared->plan.measurements, *measured).step,
-                                estimates.anchored,
-                                first_anchor ? first_anchor->repetitions : prepared->request.anchor_iterations);
-    estimates.anchored = 0;
-    estimates.base_anchor_done = true;
-  }
-
-  // The allocator variants at the base setting, from the base anchor's measured step; glibc-tuned,
-  // announced, without which the allocator is never chosen (announced_stage_stays: a loaded
-  // machine's slow layer passes and base anchor dropped it twice). Each variant times as many
-  // steps as its step (what glibc keeping its memory runs, of one network at one batch) affords.
-  estimate_steps(*prepared, *measured, estimates);
-  const double pairs = static_cast<double>(std::max<std::size_t>(
-      1, prepared->plan_request.networks.size() * prepared->plan_request.batches.size()));
-  const double kept_memory_step = estimates.kept_memory_step();
-  estimates.allocator_timed_steps = allocator_timed_steps(kept_memory_step / pairs);
-  prepared->request.allocator_anchor_iterations = estimates.allocator_timed_steps;
-  plan = replan();
-  if (plan.allocators.empty() &&
-      announced_stage_stays(announced, FirstRunStage::allocators,
-                            allocator_anchor_seconds(kept_memory_step, std::max(1, estimates.anchored),
-                                                     estimates.warmup_steps, estimates.allocator_timed_steps),
-                            left())) {
-    plan.allocators = {announced.allocators.front()};
-    plan.stages.push_back({FirstRunStage::allocators, 1, left()});
-    progress("the " + plan.allocators.front() + " anchor is trained with the " +
-             std::to_string(std::lround(left())) + " s left: without it the allocator cannot be chosen");
-  }
-  prepared->request.allocator_variants = plan.allocators;
-  prepared->request.allocator_anchor_budget_seconds = plan.seconds(FirstRunStage::allocators);
-  int trained = 0;
-  if (!plan.allocators.empty()) {
-    auto allocators = calibrate::run_anchors(*prepared, progress, calibrate::AnchorKinds::other_allocators);
-    if (!allocators) return allocators.error();
-    trained += *allocators;
-  } else {
-    progress("allocator anchors not trained: not one fits the " + std::to_string(std::lround(std::max(0.0, left()))) +
-             " s left of the first run; the allocator stays glibc's default, never an unmeasured variant");
-  }
-  measured = read_measured(entry);  // the later stages are priced at glibc-tuned's measured step
-  if (!measured) return measured.error();
-  std::vector<std::string> variants_left_out;
-  for (const std::string& variant : estimates.allocators)
-    if (std::find(plan.allocators.begin(), plan.allocators.end(), variant) == plan.allocators.end())
-      variants_left_out.push_back(variant);
-  estimates.allocators.clear();
-
-  // The first fit, then the settings whose bands overlap the top one's, the closest call first.
-  auto first_fit = fit_entry(entry, request, coverage, false);
-  if (!first_fit) return first_fit.error();
-  if (first_fit->calibration_path.empty()) return first_fit;  // nothing measured: nothing cached either
-  auto calibration = model::read_calibration(first_fit->calibration_path);
-  if (!calibration) return calibration.error();
   auto executable = worker_executable(request);
   if (!executable) return executable.error();
-  plan = replan();
-  SeparatingAnchorRequest separate;
-  separate.models = request.models;
-  separate.batches = request.batches;
-  separate.directory = entry.measurements;
-  separate.executable = *executable;
-  separate.progress = progress;
-  separate.budget_seconds = plan.seconds(FirstRunStage::separating_anchors);
-  separate.warmup_steps = estimates.warmup_steps;
-  // The closest call is what decides the pick: kept by the plan, it may take what is left of the
-  // whole first run when its own estimate (from the model's ratio to the base anchor) is longer.
-  if (plan.count(FirstRunStage::separating_anchors) > 0) separate.first_budget_seconds = std::max(0.0, left());
-  auto separating = run_separating_anchors(*calibration, separate);
-  if (!separating) return separating.error();
-  trained += *separating;
-  separate.first_budget_seconds = 0;  // the closest call's allowance, taken
-  estimates.separating_anchors = 0;
-
-  // The answer's setups timed by PyTorch, before the extra layer passes: they can change the pick.
-  // Announced, the pair may take what is left of the whole first run when the replan's estimate no
-  // longer fits (its own check starts it only when both runs fit).
-  plan = replan();
-  if (plan.count(FirstRunStage::pytorch_setups) > 0 || announced.count(FirstRunStage::pytorch_setups) > 0) {
-    auto current = *separating > 0 ? fit_entry(entry, request, coverage, false) : first_fit;
-    if (!current) return current.error();
-    auto answered = model::read_calibration(current->calibration_path);
-    if (!answered) return answered.error();
-    const double share =
-        plan.count(FirstRunStage::pytorch_setups) > 0 ? plan.seconds(FirstRunStage::pytorch_setups) : left();
-    const auto started = std::chrono::steady_clock::now();
-    for (;;) {
-      separate.budget_seconds =
-          std::min(share - std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), left());
-      if (!(separate.budget_seconds > 0)) break;
-      auto timed = run_setup_check(*answered, separate);
-      if (!timed) return timed.error();
-      if (*timed == 0) break;
-      trained += *timed;
-    }
-  }
-  estimates.pytorch_setups = 0;
-
-  // The first variant the allocator stage left out, where a later stage overran less than planned
-  // or was dropped: a variant can change the pick, an extra layer pass only refines the layers' sum.
-  // One: a variant's own steps can be several times glibc's (jemalloc on a VM), past what is left.
-  // Priced at the kept step the replans since the allocator stage took from glibc-tuned's anchor.
-  if (!variants_left_out.empty() &&
-      left() >= allocator_anchor_seconds(estimates.kept_memory_step(), 1, estimates.warmup_steps,
-                                         estimates.allocator_timed_steps)) {
-    prepared->request.allocator_variants = {variants_left_out.front()};
-    prepared->request.allocator_anchor_budget_seconds = std::max(0.0, left());
-    auto late = calibrate::run_anchors(*prepared, progress, calibrate::AnchorKinds::other_allocators);
-    if (!late) return late.error();
-    trained += *late;
-  }
-
-  // The separating anchors their stage left out (a rival layout under the allocator the answer
-  // sets, the one-thread setting), where what came after it left the time: a real step of a rival
-  // layout can change the pick, an extra layer pass only refines the layers' sum (docs/results.md,
-  // "The first answer": a rival layout under glibc-tuned left out by seconds while its time went
-  // to extra layer passes, and the answer's layout was the slower one).
-  if (left() > 0) {
-    separate.budget_seconds = std::max(0.0, left());
-    auto late_separating = run_separating_anchors(*calibration, separate);
-    if (!late_separating) return late_separating.error();
-    trained += *late_separating;
-  }
-
-  // The other layer passes, with what is left.
-  plan = replan();
-  if (!more.empty()) {
-    if (plan.count(FirstRunStage::more_layer_passes) > 0) {
-      auto extra = run_micro_runs(*prepared, more, std::max(0.0, left()), progress);
-      if (!extra) return extra.error();
-      trained += extra->ok;
-    } else {
-      progress(std::to_string(more.size()) + " more layer passes not measured: no time left of the first run "
-               "(a larger --calibration-budget measures them; a later run resumes them)");
-    }
-  }
-  DefaultCalibration result = *first_fit;
-  if (trained == 0) {
-    if (auto written = write_coverage(entry.coverage, coverage); !written) return written.error();
-  } else {
-    progress("refitting with " + std::to_string(trained) + " more measurement" + (trained == 1 ? "" : "s"));
-    auto refit = fit_entry(entry, request, coverage);
-    if (!refit) return refit.error();
-    result = *refit;
-  }
-  // With what is still left: the base anchor again (C++, Python), then the close calls the
-  // anchors' runs cannot settle, each refitted after. The entry is complete already: an
-  // interrupted run loses nothing but this refinement.
-  auto repeated = calibrate::run_repeated_base_anchors(*prepared, progress, std::max(0.0, left()));
-  if (!repeated) return repeated.error();
-  if (*repeated > 0) {
-    progress("refitting with " + std::to_string(*repeated) + " more anchor" + (*repeated == 1 ? "" : "s"));
-    auto refit = fit_entry(entry, request, coverage);
-    if (!refit) return refit.error();
-    result = *refit;
-  }
-  // The close calls, within their share: first the answer's, timed by PyTorch as the job runs it
-  // (layout and allocator together: what the C++ trainer cannot settle), then those the anchors'
-  // runs leave open.
-  const auto settling_started = std::chrono::steady_clock::now();
-  for (const auto settle : {run_setup_check, run_close_call_anchor}) {
-    for (;;) {
-      const double spent =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - settling_started).count();
-      separate.budget_seconds =
-          std::clamp(close_call_share * request.first_run_seconds - spent, 0.0, std::max(0.0, left()));
-      if (!(separate.budget_seconds > 0)) break;
-      auto current = model::read_calibration(result.calibration_path);
-      if (!current) return current.error();
-      auto settled = settle(*current, separate);
-      if (!settled) return settled.error();
-      if (*settled == 0) break;
-      auto refit = fit_entry(entry, request, coverage);
-      if (!refit) return refit.error();
-      result = *refit;
-    }
-  }
-  return result;
+  EntryWork work(entry, request, coverage, std::move(*prepared), std::move(*executable));
+  const FirstRunClock clock = [started] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
+  return run_first_run(work, request.first_run_seconds, clock, request.progress);
 }
 
 }  // namespace dnntune::pipeline

@@ -1,10 +1,8 @@
-// pipeline/first_run.hpp — the stages of a first run, in the order its plan keeps
-// (first_run_plan.hpp): the layer micro-runs of priority 1, the base anchor, the allocator
-// variants, the first fit and the separating anchors, the answer's setups timed by PyTorch, a
-// variant left out, the other micro-runs, then the repeated base anchor and the close calls with
-// what is left. Each stage is replanned from what was measured before it. For
-// default_calibration.cpp, which owns the cache entry and its lock; not part of the library's
-// interface.
+// pipeline/first_run.hpp — a first run on a cache entry: the real work behind its stages
+// (first_run_stages.hpp: micro-runs, trainers, fits on the entry's records) and the steady clock,
+// handed to the loop that decides, stage by stage in the plan's order (first_run_plan.hpp), what
+// runs and with which share. For default_calibration.cpp, which owns the cache entry and its
+// lock; not part of the library's interface.
 #pragma once
 
 #include <chrono>

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace dnntune::pipeline {
 namespace {
@@ -32,6 +33,12 @@ std::size_t FirstRunPlan::count(FirstRunStage stage) const {
   for (const PlannedStage& planned : stages)
     if (planned.stage == stage) return planned.count;
   return 0;
+}
+
+bool FirstRunPlan::on_what_is_left(FirstRunStage stage) const {
+  for (const PlannedStage& planned : stages)
+    if (planned.stage == stage) return planned.on_what_is_left;
+  return false;
 }
 
 double first_step_warmup_steps(double step_seconds, double first_step_fault_seconds) {
@@ -171,9 +178,85 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   return plan;
 }
 
+FirstRunPlan plan_first_run(const FirstRunEstimates& estimates, const FirstRunPlan& announced) {
+  FirstRunPlan plan = plan_first_run(estimates);
+  const double left = std::max(0.0, estimates.budget_seconds);
+  const double step = std::max(0.0, estimates.step_seconds);
+  const double warmup = std::max(1.0, estimates.warmup_steps);
+  const auto drop_left_out = [&](const std::string& said) {
+    plan.left_out.erase(std::remove(plan.left_out.begin(), plan.left_out.end(), said), plan.left_out.end());
+  };
+  // Kept on what the stages before it leave: no later stage fits beside it, so one such stage at most.
+  bool taken = false;
+  const auto keep = [&](FirstRunStage stage, std::size_t count, double estimate) {
+    double before = 0;
+    for (const PlannedStage& planned : plan.stages)
+      if (planned.stage < stage) before += planned.seconds;
+    const double what_is_left = left - before;
+    if (taken || plan.count(stage) > 0 || !announced_stage_stays(announced, stage, estimate, what_is_left))
+      return false;
+    taken = true;
+    plan.stages.erase(std::remove_if(plan.stages.begin(), plan.stages.end(),
+                                     [&](const PlannedStage& planned) { return planned.stage > stage; }),
+                      plan.stages.end());
+    plan.stages.push_back({stage, count, what_is_left, true});
+    return true;
+  };
+  if (!estimates.base_anchor_done &&
+      keep(FirstRunStage::base_anchor, static_cast<std::size_t>(std::max(1, estimates.anchored)),
+           base_anchor_seconds(step, estimates.anchored, warmup, 1)))
+    drop_left_out("the anchor at " + estimates.base_setting);
+  const bool reference_planned =
+      !announced.allocators.empty() && std::find(estimates.allocators.begin(), estimates.allocators.end(),
+                                                 announced.allocators.front()) != estimates.allocators.end();
+  if (reference_planned &&
+      keep(FirstRunStage::allocators, 1,
+           allocator_anchor_seconds(estimates.kept_memory_step(), estimates.anchored, warmup,
+                                    estimates.allocator_timed_steps))) {
+    plan.allocators = {announced.allocators.front()};
+    drop_left_out("the " + announced.allocators.front() + " anchor");
+  }
+  if (estimates.pytorch_setups > 0 && keep(FirstRunStage::pytorch_setups,
+                                           static_cast<std::size_t>(estimates.pytorch_setups),
+                                           pytorch_setups_seconds(step, warmup)))
+    drop_left_out("PyTorch's runs of the answer's setups");
+  plan.total_seconds = 0;
+  for (const PlannedStage& stage : plan.stages) plan.total_seconds += stage.seconds;
+  plan.left_seconds = std::max(0.0, left - plan.total_seconds);
+  plan.after_seconds = std::min(plan.after_seconds, plan.left_seconds);
+  return plan;
+}
+
+double announced_stage_share(FirstRunStage stage) {
+  switch (stage) {
+    case FirstRunStage::base_anchor: return announced_base_anchor_share;
+    case FirstRunStage::allocators: return announced_reference_allocator_share;
+    case FirstRunStage::pytorch_setups: return announced_pytorch_setups_share;
+    default: return std::numeric_limits<double>::infinity();
+  }
+}
+
 bool announced_stage_stays(const FirstRunPlan& announced, FirstRunStage stage, double estimate_seconds,
                            double left_seconds) {
-  return announced.count(stage) > 0 && left_seconds >= 0.5 * estimate_seconds;
+  return announced.count(stage) > 0 && left_seconds > 0 &&
+         left_seconds >= announced_stage_share(stage) * std::max(0.0, estimate_seconds);
+}
+
+double layer_passes_seconds(const FirstRunPlan& announced, double left_seconds) {
+  const double anchors_share = announced.seconds(FirstRunStage::base_anchor) +
+                               announced.seconds(FirstRunStage::allocators) +
+                               announced.seconds(FirstRunStage::separating_anchors) +
+                               announced.seconds(FirstRunStage::pytorch_setups);
+  return std::max(announced.seconds(FirstRunStage::layer_passes), left_seconds - anchors_share);
+}
+
+double base_anchor_time_limit(const FirstRunPlan& announced, const FirstRunEstimates& estimates, double left_seconds) {
+  const double reference_share =
+      announced.allocators.empty()
+          ? 0
+          : allocator_anchor_seconds(estimates.kept_memory_step(), estimates.anchored,
+                                     std::max(1.0, estimates.warmup_steps), estimates.allocator_timed_steps);
+  return std::max(1.0, left_seconds - reference_share);
 }
 
 std::string describe_first_run(const FirstRunPlan& plan) {
@@ -207,6 +290,9 @@ std::string describe_first_run(const FirstRunPlan& plan) {
         text += plural(stage.count, "PyTorch run", "PyTorch runs") + " of the answer's setups";
         break;
       case FirstRunStage::more_layer_passes: text += plural(stage.count, "more layer pass", "more layer passes"); break;
+      case FirstRunStage::left_out_anchors:  // never planned: they take what the stages leave
+      case FirstRunStage::repeated_base_anchor:
+      case FirstRunStage::close_calls: break;
     }
     text += seconds;
   }

@@ -17,7 +17,9 @@
 //   5. the anchors at the settings whose bands overlap the top one's (separating_anchors.hpp);
 //   6. the answer's setups timed by PyTorch from Python (run_setup_check), at least a pair: what
 //      the user's job runs, which the C++ trainer's anchors can misjudge;
-//   7. the other layer passes (priorities 2-4), with what is left;
+//   7. the anchors the stages above left out where what is left now fits them (the first variant
+//      left out, the separating anchors left out): they can change the pick;
+//   8. the other layer passes (priorities 2-4), with what is left, then the refit;
 // and after the plan's stages, with whatever they leave: the base anchor repeated (C++, Python)
 // and the close calls.
 // When the budget is tight the extra layer passes go first, then the further separating anchors,
@@ -79,12 +81,33 @@ struct FirstRunEstimates {
   int pytorch_setups = 0;
 };
 
-enum class FirstRunStage { probe, layer_passes, base_anchor, allocators, separating_anchors, pytorch_setups, more_layer_passes };
+// The stages in the order they run (pipeline/first_run_stages.cpp runs first_run_order). The plan
+// keeps and prices the first ones; left_out_anchors and the stages after more_layer_passes take
+// what the others leave (FirstRunPlan::left_seconds, after_seconds) and are never in its stages.
+enum class FirstRunStage {
+  probe,
+  layer_passes,
+  base_anchor,
+  allocators,
+  separating_anchors,
+  pytorch_setups,
+  left_out_anchors,
+  more_layer_passes,
+  repeated_base_anchor,
+  close_calls
+};
+inline constexpr FirstRunStage first_run_order[] = {
+    FirstRunStage::probe,          FirstRunStage::layer_passes,         FirstRunStage::base_anchor,
+    FirstRunStage::allocators,     FirstRunStage::separating_anchors,   FirstRunStage::pytorch_setups,
+    FirstRunStage::left_out_anchors, FirstRunStage::more_layer_passes, FirstRunStage::repeated_base_anchor,
+    FirstRunStage::close_calls};
 
 struct PlannedStage {
   FirstRunStage stage = FirstRunStage::probe;
   std::size_t count = 0;  // layer passes, anchors or variants kept
   double seconds = 0;
+  // Announced, dropped by a replan and kept all the same on what is left (announced_stage_stays).
+  bool on_what_is_left = false;
 };
 
 struct FirstRunPlan {
@@ -102,6 +125,7 @@ struct FirstRunPlan {
   // The stage's seconds (0 when not kept) and count.
   double seconds(FirstRunStage stage) const;
   std::size_t count(FirstRunStage stage) const;
+  bool on_what_is_left(FirstRunStage stage) const;
 };
 
 // A trainer's launch and set-up per process, besides its steps.
@@ -143,15 +167,46 @@ double pytorch_setups_seconds(double step_seconds, double warmup_steps = 1);
 int setup_check_timed_steps(double step_seconds, int least = 3);
 constexpr double python_start_seconds = 10;
 
+// The plan announced at the start of a first run.
 FirstRunPlan plan_first_run(const FirstRunEstimates& estimates);
+// A replan within what is left (`estimates.budget_seconds`), the stages before it done: an
+// announced stage that this replan drops but that stays (announced_stage_stays) is kept on what is
+// left (PlannedStage::on_what_is_left): the base anchor while it is still to train, glibc-tuned
+// (the announced plan's first variant) while `estimates.allocators` lists it, PyTorch's pair while
+// `estimates.pytorch_setups` plans it.
+FirstRunPlan plan_first_run(const FirstRunEstimates& estimates, const FirstRunPlan& announced);
 
-// Whether a stage the replan dropped still runs: announced at the start, it stays while half of
-// its estimate (`estimate_seconds`, from what was measured since) is left. The base anchor and
-// glibc-tuned keep to it: without them nothing later compares and the allocator is never chosen,
-// and a step estimated from micro-runs, before any anchor, is the least certain estimate of all;
-// their trainers' time limit ends the first run's timed steps at its end.
+// What share of its estimate must be left for an announced stage that a replan dropped to run on
+// what is left; the stages not named here keep to the replan.
+// The base anchor: every later stage rests on it, and a step estimated from micro-runs, before
+// any anchor, is the least certain estimate of all (a loaded machine's estimate dropped it with
+// 113 s left: docs/results.md, "First-touch in the plan"); its trainer's time limit ends its timed
+// steps at the first run's end.
+inline constexpr double announced_base_anchor_share = 0.5;
+// glibc-tuned: without it the allocator is never chosen (a loaded machine's slow layer passes and
+// base anchor dropped it twice); its trainer's time limit ends its timed step at the run's end.
+inline constexpr double announced_reference_allocator_share = 0.5;
+// PyTorch's pair: its own check starts the first run of all only when a second fits too
+// (run_setup_check), so whatever is left is offered to it.
+inline constexpr double announced_pytorch_setups_share = 0;
+// The share of `stage` above; infinity for a stage that keeps to the replan.
+double announced_stage_share(FirstRunStage stage);
+
+// Whether a stage the replan dropped still runs: announced at the start, it stays while its share
+// (announced_stage_share) of its estimate (`estimate_seconds`, from what was measured since) is
+// left, and something is.
 bool announced_stage_stays(const FirstRunPlan& announced, FirstRunStage stage, double estimate_seconds,
                            double left_seconds);
+
+// The seconds the layer passes of priority 1 get, `left_seconds` being left of the first run:
+// their announced share, or more where the anchors' announced shares leave it (small layers'
+// estimates leave out the workers' dispatch, and what they do not use goes to the later stages).
+double layer_passes_seconds(const FirstRunPlan& announced, double left_seconds);
+// The base anchor's time limit, `left_seconds` being left: its timed steps stop where glibc-tuned's
+// announced share begins (one timed step at least), else at the first run's end: a step or two
+// fewer here is what lets the allocator be measured at all when the layer passes or its own
+// warm-up ran long (docs/results.md: 75fe943).
+double base_anchor_time_limit(const FirstRunPlan& announced, const FirstRunEstimates& estimates, double left_seconds);
 
 // "first run: about 3.9 minutes: probe (8 s), 138 layer passes (60 s), the anchor at 1x2 (52 s),
 // 3 allocator variants (75 s), up to 2 separating anchors (50 s), 40 more layer passes (40 s)",
