@@ -110,8 +110,8 @@ Expected<void> wait_for(const SlurmCalibrationRequest& request, const std::strin
 Expected<void> check_cache_directory_for_jobs(const std::string& cache_directory) {
   if (cache_directory.empty() || cache_directory.front() != '/' ||
       cache_directory.find_first_of(" \t\n\r'\"\\$`") != std::string::npos)
-    return bad_input("the cache directory \"" + cache_directory + "\" goes into #SBATCH lines: give DNNTUNE_CACHE_DIR an "
-                     "absolute path without spaces or quotes, on a file system the compute nodes share");
+    return bad_input("the cache directory \"" + cache_directory + "\" goes into #SBATCH lines: give DNNTUNE_CACHE_DIR "
+                     "an absolute path without spaces or quotes, on a file system the compute nodes share");
   // SLURM expands %j, %u, %N ... in #SBATCH --output: the job's log would land elsewhere than the
   // path this command then follows.
   if (cache_directory.find('%') != std::string::npos)
@@ -126,7 +126,8 @@ Expected<SubmittedCalibration> calibrate_through_slurm(const SlurmCalibrationReq
   if (auto checked = check_names(request); !checked) return checked.error();
   auto nodes = partition_nodes(request.partition);
   if (!nodes) return nodes.error();
-  if (nodes->empty()) return bad_input("partition " + request.partition + " has no nodes (sinfo -p " + request.partition + ")");
+  if (nodes->empty())
+    return bad_input("partition " + request.partition + " has no nodes (sinfo -p " + request.partition + ")");
   const auto found = self_executable_path();
   if (!found) return found.error();
   const auto command_line = [&](std::vector<std::string> arguments) {
