@@ -114,7 +114,8 @@ void run_slurm_modes(CalibrateOptions& options) {
   slurm.models = request.models;
   // The batch recommend scores by default, unless --batch names others.
   slurm.batches = options.batch->count() > 0 ? request.batches : std::vector<std::int64_t>{32};
-  slurm.backend = request.backends.size() == 1 && request.backends.front() != "all" ? request.backends.front() : "torch";
+  const bool one_backend = request.backends.size() == 1 && request.backends.front() != "all";
+  slurm.backend = one_backend ? request.backends.front() : "torch";
   if (options.budget->count() > 0) slurm.budget_seconds = request.budget_seconds;
   slurm.wait = !options.no_wait;
   slurm.progress = print_slurm_progress;
@@ -167,23 +168,29 @@ void run_calibrate(CalibrateOptions& options) {
   if (options.anchor_settings_option->count() > 0) {
     // Checked before anything is probed or written; whether the node holds them, once it is probed.
     if (!options.report_directory.empty() || options.slurm || options.slurm_node_job || options.comm)
-      fail(bad_input("--anchor-settings goes with a calibration of this machine (not --report, --slurm or --comm)"));
+      fail(bad_input(long_name(option_rows::anchor_settings) + " goes with a calibration of this machine (not " +
+                     long_name(option_rows::report) + ", " + long_name(option_rows::slurm) + " or " +
+                     long_name(option_rows::comm) + ")"));
     options.request.anchor_settings = value_or_fail(calibrate::parse_anchor_settings(options.anchor_settings));
     const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     for (const calibrate::Setting& setting : options.request.anchor_settings)
       if (setting.processes * setting.threads > cpus)
-        fail(bad_input("--anchor-settings " + std::to_string(setting.processes) + "x" + std::to_string(setting.threads) +
+        fail(bad_input(long_name(option_rows::anchor_settings) + " " + std::to_string(setting.processes) + "x" +
+                       std::to_string(setting.threads) +
                        " needs " + std::to_string(setting.processes * setting.threads) + " cores, this machine has " +
                        std::to_string(cpus) + " CPUs"));
     options.anchor = true;
   }
   if (options.request.allocator != "default" && (options.anchor || !options.report_directory.empty() ||
                                                  options.slurm || options.slurm_node_job || options.comm))
-    fail(bad_input("--allocator goes with the micro-runs of this machine (not --anchor, --report, --slurm or --comm): "
-                   "anchors train under each installed allocator themselves"));
+    fail(bad_input(long_name(option_rows::allocator) + " goes with the micro-runs of this machine (not " +
+                   long_name(option_rows::anchor) + ", " + long_name(option_rows::report) + ", " +
+                   long_name(option_rows::slurm) + " or " + long_name(option_rows::comm) +
+                   "): anchors train under each installed allocator themselves"));
   if (!options.report_directory.empty()) return run_report(options);
   if (options.slurm || options.slurm_node_job || options.slurm_refit_fabric) return run_slurm_modes(options);
-  if (!options.slurm_request.partition.empty()) fail(bad_input("--partition goes with --slurm"));
+  if (!options.slurm_request.partition.empty())
+    fail(bad_input(long_name(option_rows::partition) + " goes with " + long_name(option_rows::slurm)));
   auto& request = options.request;
   if (options.comm) {
     // Every rank runs this; the records go beside the layer records, where `dnntune fit DIR`
