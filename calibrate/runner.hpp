@@ -67,7 +67,7 @@ struct CalibrationRequest {
   // --anchor-settings 1x1,2x1): to anchor every setting a benchmark compares.
   std::vector<Setting> anchor_settings;
   // The allocator the micro-runs run under (probe/allocators.hpp); the caller has started this
-  // process under it (cli run_under_allocator), and the workers inherit it. "default": glibc's,
+  // process under it (pipeline::run_under_allocator), and the workers inherit it. "default": glibc's,
   // settled as after a training step (calibrate/worker.cpp). Fits use default-allocator records.
   std::string allocator = "default";
   bool resume = false;

@@ -12,12 +12,13 @@
 #include "cli/commands.hpp"
 #include "cli/number_rules.hpp"
 #include "cli/option_table.hpp"
-#include "cli/slurm_calibration.hpp"
 #include "common/self_executable.hpp"
+#include "pipeline/installed_allocators.hpp"
 #include "calibrate/calibration_report.hpp"
 #include "calibrate/module_report.hpp"
 #include "calibrate/runner.hpp"
 #include "calibrate/worker.hpp"
+#include "scheduler/slurm_calibration.hpp"
 
 namespace dnntune::cli {
 namespace {
@@ -38,28 +39,98 @@ struct CalibrateOptions {
   std::vector<std::string> precisions;  // --precision fp32,tf32,bf16: torch-cuda's (plan.hpp's MicroPrecision)
   CLI::Option* anchor_settings_option = nullptr;
   CommCalibrationOptions comm_options;
-  // --slurm: calibrate a node of a partition through the scheduler (cli/slurm_calibration.hpp)
+  // --slurm: calibrate a node of a partition through the scheduler (scheduler/slurm_calibration.hpp)
   bool slurm = false, slurm_node_job = false, slurm_refit_fabric = false, no_wait = false;
-  SlurmCalibrationRequest slurm_request;
+  scheduler::SlurmCalibrationRequest slurm_request;
   CLI::Option* budget = nullptr;
   CLI::Option* batch = nullptr;
 };
 
+void print_slurm_progress(const std::string& line) { std::cerr << "dnntune calibrate --slurm: " << line << std::endl; }
+
+// The jobs' dnntune lines, from the option table's names: the node's calibration
+// (run_slurm_node_job), the fabric sweep under mpirun and the refit with it (refit_with_fabric).
+scheduler::JobCommandLines slurm_job_command_lines() {
+  using scheduler::SlurmCalibrationRequest;
+  scheduler::JobCommandLines lines;
+  lines.node_job = [](const SlurmCalibrationRequest& request) {
+    std::vector<std::string> arguments = {"calibrate",
+                                          long_name(option_rows::slurm_node_job),
+                                          long_name(option_rows::partition),
+                                          request.partition,
+                                          long_name(option_rows::backend),
+                                          request.backend,
+                                          long_name(option_rows::budget),
+                                          std::to_string(static_cast<long long>(request.budget_seconds))};
+    for (const auto& model : request.models) arguments.insert(arguments.end(), {long_name(option_rows::model), model});
+    for (const auto batch : request.batches)
+      arguments.insert(arguments.end(), {long_name(option_rows::batch), std::to_string(batch)});
+    return arguments;
+  };
+  lines.fabric_sweep = [](const std::string& comm_directory) {
+    return std::vector<std::string>{"calibrate", long_name(option_rows::comm), long_name(option_rows::output),
+                                    comm_directory};
+  };
+  lines.fabric_refit = [](const SlurmCalibrationRequest& request, const std::string& comm_directory) {
+    return std::vector<std::string>{"calibrate",         long_name(option_rows::slurm_refit_fabric),
+                                    long_name(option_rows::partition), request.partition,
+                                    long_name(option_rows::backend),   request.backend,
+                                    long_name(option_rows::output),    comm_directory};
+  };
+  return lines;
+}
+
+// What answers from a partition's calibration, quoted as the scripts quote their words.
+std::string slurm_answer_command(const scheduler::SlurmCalibrationRequest& request) {
+  return shell_command_line({"dnntune", "recommend", long_name(option_rows::partition), request.partition,
+                             long_name(option_rows::model), request.models.front()});
+}
+
+void print_slurm_outcome(const scheduler::SubmittedCalibration& submitted, const std::string& partition,
+                         const std::string& answer_command) {
+  if (!submitted.calibrated) {
+    std::cout << "Submitted SLURM job " << submitted.node_job
+              << (submitted.fabric_job.empty() ? "" : " and " + submitted.fabric_job) << " to calibrate a node of "
+              << partition << ".\nFollow it: squeue -j " << submitted.node_job << "; tail -f "
+              << shell_quote(submitted.node_log) << "\nWhen it has finished: " << answer_command << "\n";
+    return;
+  }
+  const scheduler::NodeRecord& made = *submitted.calibrated;
+  std::cout << "Calibrated " << made.node << " of partition " << partition << " (fingerprint " << made.fingerprint
+            << ", SLURM job " << made.job << "): " << made.calibration << "\nUse it: " << answer_command << "\n";
+}
+
 void run_slurm_modes(CalibrateOptions& options) {
-  SlurmCalibrationRequest& slurm = options.slurm_request;
+  scheduler::SlurmCalibrationRequest& slurm = options.slurm_request;
   const auto& request = options.request;
   if (options.slurm_refit_fabric)
-    return ok_or_fail(refit_with_fabric(slurm.partition, request.backends.empty() ? "torch" : request.backends.front(),
-                                        request.directory));
+    return ok_or_fail(scheduler::refit_with_fabric(
+        slurm.partition, request.backends.empty() ? "torch" : request.backends.front(), request.directory));
+  if (slurm.partition.empty())
+    fail(bad_input(long_name(option_rows::slurm) + " needs " + long_name(option_rows::partition) + " NAME"));
+  if (request.models.empty())
+    fail(bad_input(long_name(option_rows::slurm) + " needs " + long_name(option_rows::model) +
+                   ": the networks to calibrate the node for"));
   slurm.models = request.models;
   // The batch recommend scores by default, unless --batch names others.
   slurm.batches = options.batch->count() > 0 ? request.batches : std::vector<std::int64_t>{32};
-  slurm.backend = request.backends.size() == 1 && request.backends.front() != "all" ? request.backends.front() : "torch";
+  const bool one_backend = request.backends.size() == 1 && request.backends.front() != "all";
+  slurm.backend = one_backend ? request.backends.front() : "torch";
   if (options.budget->count() > 0) slurm.budget_seconds = request.budget_seconds;
   slurm.wait = !options.no_wait;
+  slurm.progress = print_slurm_progress;
   if (const char* poll = std::getenv("DNNTUNE_SLURM_POLL_SECONDS"); poll && std::atof(poll) > 0)
     slurm.poll_seconds = std::atof(poll);
-  ok_or_fail(options.slurm_node_job ? run_slurm_node_job(slurm) : calibrate_through_slurm(slurm));
+  if (options.slurm_node_job) {
+    const auto record = value_or_fail(scheduler::run_slurm_node_job(slurm));
+    std::cout << "Recorded " << record.node << " of partition " << record.partition << ": " << record.calibration
+              << "\n";
+    return;
+  }
+  const std::string answer_command = slurm_answer_command(slurm);
+  const auto submitted =
+      value_or_fail(scheduler::calibrate_through_slurm(slurm, slurm_job_command_lines(), answer_command));
+  print_slurm_outcome(submitted, slurm.partition, answer_command);
 }
 
 void run_report(const CalibrateOptions& options) {
@@ -97,23 +168,29 @@ void run_calibrate(CalibrateOptions& options) {
   if (options.anchor_settings_option->count() > 0) {
     // Checked before anything is probed or written; whether the node holds them, once it is probed.
     if (!options.report_directory.empty() || options.slurm || options.slurm_node_job || options.comm)
-      fail(bad_input("--anchor-settings goes with a calibration of this machine (not --report, --slurm or --comm)"));
+      fail(bad_input(long_name(option_rows::anchor_settings) + " goes with a calibration of this machine (not " +
+                     long_name(option_rows::report) + ", " + long_name(option_rows::slurm) + " or " +
+                     long_name(option_rows::comm) + ")"));
     options.request.anchor_settings = value_or_fail(calibrate::parse_anchor_settings(options.anchor_settings));
     const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     for (const calibrate::Setting& setting : options.request.anchor_settings)
       if (setting.processes * setting.threads > cpus)
-        fail(bad_input("--anchor-settings " + std::to_string(setting.processes) + "x" + std::to_string(setting.threads) +
+        fail(bad_input(long_name(option_rows::anchor_settings) + " " + std::to_string(setting.processes) + "x" +
+                       std::to_string(setting.threads) +
                        " needs " + std::to_string(setting.processes * setting.threads) + " cores, this machine has " +
                        std::to_string(cpus) + " CPUs"));
     options.anchor = true;
   }
   if (options.request.allocator != "default" && (options.anchor || !options.report_directory.empty() ||
                                                  options.slurm || options.slurm_node_job || options.comm))
-    fail(bad_input("--allocator goes with the micro-runs of this machine (not --anchor, --report, --slurm or --comm): "
-                   "anchors train under each installed allocator themselves"));
+    fail(bad_input(long_name(option_rows::allocator) + " goes with the micro-runs of this machine (not " +
+                   long_name(option_rows::anchor) + ", " + long_name(option_rows::report) + ", " +
+                   long_name(option_rows::slurm) + " or " + long_name(option_rows::comm) +
+                   "): anchors train under each installed allocator themselves"));
   if (!options.report_directory.empty()) return run_report(options);
   if (options.slurm || options.slurm_node_job || options.slurm_refit_fabric) return run_slurm_modes(options);
-  if (!options.slurm_request.partition.empty()) fail(bad_input("--partition goes with --slurm"));
+  if (!options.slurm_request.partition.empty())
+    fail(bad_input(long_name(option_rows::partition) + " goes with " + long_name(option_rows::slurm)));
   auto& request = options.request;
   if (options.comm) {
     // Every rank runs this; the records go beside the layer records, where `dnntune fit DIR`
@@ -125,7 +202,7 @@ void run_calibrate(CalibrateOptions& options) {
     return run_comm_calibration(options.comm_options);
   }
   // Before anything is probed or written: a bad name exits 2, a good one starts this process again under it.
-  run_under_allocator(request.allocator);
+  ok_or_fail(pipeline::run_under_allocator(request.allocator));
   if (options.smt || options.no_smt) request.smt = options.smt;
   request.precisions.clear();
   for (const std::string& word : options.precisions)

@@ -18,7 +18,6 @@
 #include "pipeline/default_calibration.hpp"
 #include "pipeline/measurement_inputs.hpp"
 #include "common/text_format.hpp"
-#include "probe/allocators.hpp"
 #include "train/comm/mpi_session.hpp"
 
 namespace dnntune::cli {
@@ -31,28 +30,6 @@ void fail(const Error& error) {
 void fail_in_job(const Error& error) {
   if (train::comm::launcher_rank() == 0) std::cerr << "dnntune: error: " << printable(error.message) << '\n';
   throw CLI::RuntimeError(error.kind == ErrorKind::bad_input ? exit_bad_input : exit_failure);
-}
-
-void run_under_allocator(const std::string& name) {
-  if (name == "default") return;
-  const auto variant = value_or_fail(probe::allocator_variant(name));
-  if (probe::allocator_of_this_process() == name) {
-    for (const auto& [variable, value] : variant.environment) {
-      if (variable == "LD_PRELOAD" && !probe::this_process_maps(value))
-        fail(failure("--allocator " + name + ": " + value + " is not loaded although LD_PRELOAD names it"));
-    }
-    return;
-  }
-  for (const auto& [variable, value] : variant.environment) setenv(variable.c_str(), value.c_str(), 1);
-  setenv(probe::applied_allocator_variable, name.c_str(), 1);
-  std::ifstream cmdline("/proc/self/cmdline");
-  std::vector<std::string> words;
-  for (std::string word; std::getline(cmdline, word, '\0');) words.push_back(word);
-  std::vector<char*> arguments;
-  for (std::string& word : words) arguments.push_back(word.data());
-  arguments.push_back(nullptr);
-  execv("/proc/self/exe", arguments.data());
-  fail(failure("--allocator " + name + ": cannot start again under it (" + std::strerror(errno) + ")"));
 }
 
 namespace {

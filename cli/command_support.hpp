@@ -33,14 +33,6 @@ inline void ok_or_fail(const Expected<void>& result) {
   if (!result) fail(result.error());
 }
 
-
-// Runs this process under `name`'s allocator (probe/allocators.hpp; "default" does nothing):
-// LD_PRELOAD and glibc's MALLOC_* are read when a process starts, so it sets them and executes
-// itself again (before MPI_Init: the same pid, so a launcher's rank stays that rank).
-// probe::applied_allocator_variable marks the second start; the library must then be mapped,
-// or the preload did not take. A bad name fails with exit 2.
-void run_under_allocator(const std::string& name);
-
 // Writes `text` to `path` ("" or "-" is stdout) atomically, failing the subcommand if it cannot
 // (standard output included: a full disk behind `> FILE` fails with exit 1, never exit 0).
 void write_output(const std::string& text, const std::string& path);

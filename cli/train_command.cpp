@@ -10,6 +10,7 @@
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_table.hpp"
+#include "pipeline/installed_allocators.hpp"
 #include "probe/allocators.hpp"
 #include "cli/number_rules.hpp"
 #include "common/self_executable.hpp"
@@ -93,7 +94,7 @@ void run_train(const TrainCommandOptions& options) {
     launch_job(options);  // each rank loads the allocator itself
     return;
   }
-  run_under_allocator(options.allocator);
+  ok_or_fail(pipeline::run_under_allocator(options.allocator));
   auto outcome = train::train(options.train);
   if (!outcome) fail_in_job(outcome.error());
   if (!outcome->is_rank0) return;
@@ -111,7 +112,7 @@ void run_train(const TrainCommandOptions& options) {
     }
     const std::string command = train::train_worker_command(reproduce);
     for (auto record : train::training_measurements(report, reproduce.train, command)) {
-      record.allocator = options.allocator;  // every rank ran under it (run_under_allocator checked)
+      record.allocator = options.allocator;  // every rank ran under it (pipeline::run_under_allocator checked)
       ok_or_fail(records::append_measurement(options.record_path, record));
     }
   }

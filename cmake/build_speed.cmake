@@ -12,7 +12,7 @@
 # -DDNNTUNE_UNITY_BUILD=OFF compiles each file alone (to check a file on its own, or for the
 # shortest rebuild after editing one file).
 option(DNNTUNE_UNITY_BUILD "Compile the targets listed in cmake/build_speed.cmake as unity builds" ON)
-set(dnntune_unity_targets common workloads records probe train train_torch calibrate model pipeline tuner frontend dnntune)
+set(dnntune_unity_targets common workloads records probe train train_torch calibrate model pipeline scheduler tuner frontend dnntune)
 # The test executables (tests/, which `./run-tests` builds and `./dnntune` does not) are one unity
 # build each (Catch2's header, the fixtures and the libraries' headers parsed once per executable).
 get_property(dnntune_test_targets DIRECTORY tests PROPERTY BUILDSYSTEM_TARGETS)

@@ -1,38 +1,15 @@
-// frontend/partition_calibration.hpp — what dnntune knows of a SLURM partition: the nodes
-// `calibrate --slurm` calibrated (CACHE/slurm/nodes/NODE.json, "dnntune.slurm-node" v1: node,
-// partition, fingerprint, the calibration's path, the job), the partition's nodes and time limit
-// as sinfo lists them, and the calibration an answer for the partition comes from.
-// cli/slurm_calibration.cpp submits the jobs that write the records.
+// frontend/partition_calibration.hpp — what an answer for a SLURM partition rests on: the
+// calibration of one of its nodes (from the node records scheduler/slurm_nodes.hpp keeps, which
+// `calibrate --slurm`, scheduler/slurm_calibration.cpp, writes) and the partition's time limit
+// as sinfo lists it.
 #pragma once
 
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "common/expected.hpp"
 
 namespace dnntune::frontend {
-
-// CACHE/slurm: node records, job scripts and logs, fabric sweeps.
-std::string slurm_directory();
-
-struct NodeRecord {
-  std::string node, partition, fingerprint, calibration, measurements, job;
-  double written = 0;  // seconds since the epoch
-};
-Expected<NodeRecord> read_node_record(const std::string& path);
-Expected<void> write_node_record(const NodeRecord& record);
-// The records of `partition`, newest first; an unreadable record is an error.
-Expected<std::vector<NodeRecord>> node_records_of(const std::string& partition);
-
-// Runs `words` (quoted, never through a shell's parsing of user text) and returns its standard
-// output; a command that is missing or fails is a failure naming it.
-Expected<std::string> run_command(const std::vector<std::string>& words);
-// The non-empty lines of `text`.
-std::vector<std::string> lines_of(const std::string& text);
-
-// The nodes sinfo lists in `partition`, one name each, sorted.
-Expected<std::vector<std::string>> partition_nodes(const std::string& partition);
 
 // The longest job `partition` takes (sinfo's TimeLimit, the partition's MaxTime), in seconds;
 // the cluster's default partition when `partition` is empty; infinity when it has none. nullopt

@@ -22,6 +22,7 @@
 #include "calibrate/layer_backend.hpp"
 #include "calibrate/runner.hpp"
 #include "probe/topology.hpp"
+#include "records/machine_profile.hpp"
 #include "records/measurement.hpp"
 #include "workloads/network_at_batch.hpp"
 #include "workloads/zoo.hpp"
@@ -174,19 +175,23 @@ Expected<DefaultCalibration> fit_entry(const Entry& entry, const DefaultCalibrat
     return result;
   }
   progress("fitting the cost model to the measurements");
-  auto profile = records::read_machine_profile(result.machine_path);
-  if (!profile) return profile.error();
-  auto calibration =
-      model::fit_calibration(inputs->records, *profile, request.backend, inputs->files, model::FitOptions{});
-  if (!calibration) return calibration.error();
-  if (auto written = write_json_file(entry.calibration, nlohmann::json::parse(model::to_json_text(*calibration)),
-                                     WrittenFile::owned);
+  if (auto written = fit_and_write_calibration(*inputs, result.machine_path, request.backend, entry.calibration);
       !written)
     return written.error();
   if (last)
     if (auto written = write_coverage(entry.coverage, coverage); !written) return written.error();
   result.calibration_path = entry.calibration;
   return result;
+}
+
+Expected<void> fit_and_write_calibration(const MeasurementInputs& inputs, const std::string& machine_path,
+                                         const std::string& backend, const std::string& calibration_path) {
+  auto profile = records::read_machine_profile(machine_path);
+  if (!profile) return profile.error();
+  auto calibration = model::fit_calibration(inputs.records, *profile, backend, inputs.files, model::FitOptions{});
+  if (!calibration) return calibration.error();
+  return write_json_file(calibration_path, nlohmann::json::parse(model::to_json_text(*calibration)),
+                         WrittenFile::owned);
 }
 
 std::string cache_directory() {

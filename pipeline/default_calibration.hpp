@@ -69,6 +69,14 @@ struct DefaultCalibration {
   std::string note;              // why the answer is the model's alone, when it is
 };
 
+struct MeasurementInputs;  // pipeline/measurement_inputs.hpp
+
+// Fits `backend`'s cost model to `inputs` measured on the machine of `machine_path` (its
+// machine.json) and writes the calibration to `calibration_path`, owned by dnntune: the one fit
+// and write of the cache's calibrations (a first run's, a SLURM partition's refit with its fabric).
+Expected<void> fit_and_write_calibration(const MeasurementInputs& inputs, const std::string& machine_path,
+                                         const std::string& backend, const std::string& calibration_path);
+
 // $DNNTUNE_CACHE_DIR, else $XDG_CACHE_HOME/dnntune, else $HOME/.cache/dnntune.
 std::string cache_directory();
 

@@ -1,7 +1,7 @@
-// torch_module/torch_module.hpp — the libtorch module: the code that calls libtorch (the trainer's
-// step loop, train/'s torch files; the torch layer backend, calibrate/torch_backend.cpp) is built
-// as a shared module, libdnntune_torch.so, loaded on the first call that needs it (train::train,
-// calibrate::make_torch_backend, calibrate::torch_cuda_available). A program linked to libtorch
+// torch_module/torch_module.hpp — the loader of the libtorch module: the code that calls libtorch
+// (the trainer's step loop, train/'s torch files; the torch layer backend, calibrate/torch_backend.cpp)
+// is built as a shared module, libdnntune_torch.so (torch_plugin/), loaded on the first call that
+// needs it (train::train, calibrate::make_torch_backend, calibrate::torch_cuda_available). A program linked to libtorch
 // spends most of a second loading it before main (its operator registrations and relocations:
 // docs/results.md, "Test suite time"); the commands that never train or time a kernel (predict,
 // recommend from the cache, probe, models, fit ...) now start without it.
@@ -16,7 +16,7 @@
 
 namespace dnntune::torch_module {
 
-// The module's entry point `name` (an extern "C" function of torch_module/entry_points.cpp), the
+// The module's entry point `name` (an extern "C" function of torch_plugin/entry_points.cpp), the
 // module loaded on the first call; a failure that names each place looked in when it cannot be
 // loaded, or when it was built by another version of dnntune.
 Expected<void*> entry_point(const char* name);

@@ -2,7 +2,8 @@
 # tests/install/install_test.sh BUILD_DIR SOURCE_DIR — `cmake --install` into a temporary prefix,
 # then a project outside the tree finds it with find_package(dnntune) and runs; the same source
 # also builds through pkg-config; the installed command runs, and trains through the libtorch module
-# installed beside it.
+# installed beside it; the Python package is installed where that prefix's python3 looks, and
+# imports and answers from there.
 set -euo pipefail
 build=$1
 source_dir=$2
@@ -34,3 +35,23 @@ echo "ok: installed dnntune runs"
 [[ -f $work/prefix/lib/dnntune/libdnntune_torch.so ]] || fail "the libtorch module was not installed"
 bash "$source_dir/tests/cli/libtorch_on_demand_test.sh" "$work/prefix/bin/dnntune" "$source_dir" \
     "$work/prefix/lib/dnntune/libdnntune_torch.so" || fail "the installed command and its installed libtorch module"
+
+# The Python package (when the build made it: pybind11 and Python's headers were found).
+if [[ -d $build/python/dnntune ]]; then
+    python=/usr/bin/python3
+    package=$(cd "$work/prefix" && find . -path '*/dnntune/__init__.py' -print -quit)
+    [[ -n $package ]] || fail "the Python package was not installed"
+    site=${package#./}
+    site=${site%/dnntune/__init__.py}
+    # Where this python3 looks under its own prefix: the same folder under P is where it looks under P.
+    "$python" -c 'import sys; sys.exit(0 if sys.prefix + "/" + sys.argv[1] in sys.path else 1)' "$site" \
+        || fail "the Python package went to $site, where $python does not look"
+    answer=$(cd "$work" && PYTHONPATH=$work/prefix/$site "$python" -c '
+import sys, dnntune
+assert dnntune.__file__.startswith(sys.argv[1]), dnntune.__file__
+answer = dnntune.Model(machine="skylake-8180").predict("resnet50", processes_per_node=2, threads_per_process=14,
+                                                       batch=32, nodes=1)
+print(answer["schema"], answer["images_per_second"] > 0)' "$work/prefix/$site") || fail "import dnntune from $site"
+    [[ $answer == "dnntune.prediction True" ]] || fail "the installed Python package answered: $answer"
+    echo "ok: import dnntune from $site"
+fi

@@ -1,6 +1,6 @@
-// torch_module/entry_points.cpp — the libtorch module's entry points (torch_module.hpp): what the
-// torch-free libraries call through torch_module::entry, by these names. Only these are exported:
-// the module's own copies of the static libraries stay hidden (CMakeLists.txt).
+// torch_plugin/entry_points.cpp — the libtorch module's entry points (torch_module/torch_module.hpp):
+// what the torch-free libraries call through torch_module::entry, by these names. Only these are
+// exported: the module's own copies of the static libraries stay hidden (CMakeLists.txt).
 #include <memory>
 
 #include "calibrate/layer_backend.hpp"

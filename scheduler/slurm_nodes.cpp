@@ -1,0 +1,113 @@
+// scheduler/slurm_nodes.cpp — see slurm_nodes.hpp.
+#include "scheduler/slurm_nodes.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include <sys/wait.h>
+
+#include "common/json_file.hpp"
+#include "common/shell_words.hpp"
+#include "pipeline/default_calibration.hpp"
+
+namespace dnntune::scheduler {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* node_record_schema = "dnntune.slurm-node";
+constexpr int node_record_version = 1;
+
+std::string node_record_path(const std::string& node) { return slurm_directory() + "/nodes/" + node + ".json"; }
+
+}  // namespace
+
+std::string slurm_directory() { return pipeline::cache_directory() + "/slurm"; }
+
+Expected<std::string> run_command(const std::vector<std::string>& words) {
+  std::string line;
+  for (const auto& word : words) line += (line.empty() ? "" : " ") + shell_quote(word);
+  FILE* pipe = popen((line + " 2>&1").c_str(), "r");
+  if (!pipe) return failure(words.front() + ": cannot start");
+  std::string output;
+  char buffer[4096];
+  while (const std::size_t read = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, read);
+  const int status = pclose(pipe);
+  if (status != 0) {
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    const std::string first_line = output.substr(0, output.find('\n'));
+    if (code == 127) return failure(words.front() + " is not installed here: --slurm needs the SLURM client commands");
+    return failure(line + " failed (exit " + std::to_string(code) + "): " + first_line);
+  }
+  return output;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+Expected<std::vector<std::string>> partition_nodes(const std::string& partition) {
+  auto output = run_command({"sinfo", "-h", "-N", "-p", partition, "-o", "%N"});
+  if (!output) return output.error();
+  auto nodes = lines_of(*output);
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  return nodes;
+}
+
+Expected<NodeRecord> read_node_record(const std::string& path) {
+  auto document = read_json_file(path);
+  if (!document) return document.error();
+  if (auto head = check_schema(*document, node_record_schema, node_record_version, path); !head) return head.error();
+  try {
+    NodeRecord record;
+    record.node = document->at("node").get<std::string>();
+    record.partition = document->at("partition").get<std::string>();
+    record.fingerprint = document->at("fingerprint").get<std::string>();
+    record.calibration = document->at("calibration").get<std::string>();
+    record.measurements = document->at("measurements").get<std::string>();
+    record.job = document->at("job").get<std::string>();
+    record.written = document->at("written").get<double>();
+    return record;
+  } catch (const nlohmann::json::exception& exception) {
+    return json_conversion_error(exception, path);
+  }
+}
+
+Expected<void> write_node_record(const NodeRecord& record) {
+  nlohmann::json document = schema_head(node_record_schema, node_record_version);
+  document["node"] = record.node;
+  document["partition"] = record.partition;
+  document["fingerprint"] = record.fingerprint;
+  document["calibration"] = record.calibration;
+  document["measurements"] = record.measurements;
+  document["job"] = record.job;
+  document["written"] = record.written;
+  std::error_code error;
+  fs::create_directories(slurm_directory() + "/nodes", error);
+  if (error) return failure(slurm_directory() + "/nodes: cannot create (" + error.message() + ")");
+  return write_json_file(node_record_path(record.node), document, WrittenFile::owned);
+}
+
+Expected<std::vector<NodeRecord>> node_records_of(const std::string& partition) {
+  std::vector<NodeRecord> records;
+  const std::string folder = slurm_directory() + "/nodes";
+  std::error_code error;
+  if (!fs::is_directory(folder, error)) return records;
+  for (const auto& entry : fs::directory_iterator(folder, error)) {
+    if (entry.path().extension() != ".json") continue;
+    auto record = read_node_record(entry.path().string());
+    if (!record) return record.error();
+    if (record->partition == partition) records.push_back(*record);
+  }
+  std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) { return a.written > b.written; });
+  return records;
+}
+
+}  // namespace dnntune::scheduler
