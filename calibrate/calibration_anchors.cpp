@@ -12,6 +12,7 @@
 #include "probe/allocators.hpp"
 #include "calibrate/runner.hpp"
 #include "probe/memory_budget.hpp"
+#include "records/measurement.hpp"
 #include "train/anchor.hpp"
 #include "train/python_runner.hpp"
 #include "train/trainer.hpp"
@@ -72,9 +73,9 @@ Expected<void> train_anchor(const PreparedCalibration& calibration, std::size_t 
 }  // namespace
 
 std::vector<std::string> allocator_variants_to_anchor() {
-  std::vector<std::string> names = {"glibc-tuned"};
+  std::vector<std::string> names = {records::kReferenceAllocator};
   for (const probe::AllocatorVariant& variant : probe::installed_allocators())
-    if (variant.name != "default" && variant.name != "glibc-tuned") names.push_back(variant.name);
+    if (variant.name != "default" && variant.name != records::kReferenceAllocator) names.push_back(variant.name);
   return names;
 }
 

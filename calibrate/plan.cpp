@@ -11,6 +11,7 @@
 
 #include "calibrate/layer_operands.hpp"
 #include "probe/peak_kernels.hpp"
+#include "records/measurement.hpp"
 #include "workloads/backends.hpp"
 #include "workloads/kernel_class.hpp"
 
@@ -295,12 +296,13 @@ Expected<MicroPrecision> parse_micro_precision(const std::string& word) {
   MicroPrecision parsed;
   parsed.precision = word.substr(0, colon);
   const bool mixed = parsed.precision == "bf16" || parsed.precision == "fp16";
-  if (!mixed && parsed.precision != "fp32" && parsed.precision != "tf32")
-    return bad_input("--precision takes fp32, tf32, bf16 or fp16 (optionally :contiguous or :channels_last), not '" +
-                     word + "'");
+  if (!records::is_precision_name(parsed.precision))
+    return bad_input("--precision takes " + records::names_text(records::precision_names()) + " (optionally :" +
+                     records::names_text(records::memory_format_names()) + "), not '" + word + "'");
   parsed.memory_format = colon == std::string::npos ? (mixed ? "channels_last" : "contiguous") : word.substr(colon + 1);
-  if (parsed.memory_format != "contiguous" && parsed.memory_format != "channels_last")
-    return bad_input("--precision " + word + ": the memory format after ':' is contiguous or channels_last");
+  if (!records::is_memory_format_name(parsed.memory_format))
+    return bad_input("--precision " + word + ": the memory format after ':' is " +
+                     records::names_text(records::memory_format_names()));
   return parsed;
 }
 

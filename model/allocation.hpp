@@ -45,7 +45,7 @@
 
 namespace dnntune::model {
 
-constexpr const char* reference_allocator = "glibc-tuned";
+constexpr const char* reference_allocator = records::kReferenceAllocator;
 
 struct AllocatorFit {
   std::string name;          // "default", "glibc-tuned", "jemalloc", "tcmalloc"

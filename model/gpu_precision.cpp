@@ -1,33 +1,31 @@
 // model/gpu_precision.cpp — see gpu_precision.hpp.
 #include "model/gpu_precision.hpp"
 
+#include "records/measurement.hpp"
+
 namespace dnntune::model {
 
+// The enums follow records' lists, in their order (records/measurement.hpp).
 std::string gpu_precision_name(GpuPrecision precision) {
-  switch (precision) {
-    case GpuPrecision::fp32: return "fp32";
-    case GpuPrecision::tf32: return "tf32";
-    case GpuPrecision::bf16: return "bf16";
-    case GpuPrecision::fp16: return "fp16";
-    case GpuPrecision::count_: break;
-  }
-  return "fp32";
+  const auto index = static_cast<std::size_t>(precision);
+  return index < records::precision_names().size() ? records::precision_names()[index] : "fp32";
 }
 
 std::string gpu_memory_format_name(GpuMemoryFormat memory_format) {
-  return memory_format == GpuMemoryFormat::channels_last ? "channels_last" : "contiguous";
+  return records::memory_format_names()[static_cast<std::size_t>(memory_format)];
 }
 
 Expected<GpuPrecision> parse_gpu_precision(const std::string& text) {
   for (int index = 0; index < gpu_precision_count; ++index)
     if (gpu_precision_name(static_cast<GpuPrecision>(index)) == text) return static_cast<GpuPrecision>(index);
-  return bad_input("--precision must be fp32, tf32, bf16 or fp16, not '" + text + "'");
+  return bad_input("--precision must be " + records::names_text(records::precision_names()) + ", not '" + text + "'");
 }
 
 Expected<GpuMemoryFormat> parse_gpu_memory_format(const std::string& text) {
-  if (text == "contiguous") return GpuMemoryFormat::contiguous;
-  if (text == "channels_last") return GpuMemoryFormat::channels_last;
-  return bad_input("--memory-format must be contiguous or channels_last, not '" + text + "'");
+  const auto& names = records::memory_format_names();
+  for (std::size_t index = 0; index < names.size(); ++index)
+    if (names[index] == text) return static_cast<GpuMemoryFormat>(index);
+  return bad_input("--memory-format must be " + records::names_text(names) + ", not '" + text + "'");
 }
 
 bool is_mixed_precision(GpuPrecision precision) {

@@ -407,6 +407,65 @@ Predictor::IterationTotals Predictor::iterate(const workloads::Network& network,
   return totals;
 }
 
+namespace {
+
+// What the iteration is spent on, to name the bottleneck.
+std::string bottleneck_of(const IterationTerms& terms, double iteration_seconds) {
+  const std::pair<double, const char*> candidates[] = {
+      {terms.compute_bound, "compute-bound layers"},
+      {terms.memory_bound, "memory bandwidth (memory-bound layers)"},
+      {terms.overhead_bound, "per-layer framework overhead"},
+      {terms.exposed_communication + terms.communication_cpu, "communication"},
+      {terms.stragglers, "waiting for the slowest node (stragglers)"},
+      {terms.optimizer + terms.gradient_sums, "optimizer and gradient sums (memory traffic)"}};
+  const auto* largest = std::max_element(std::begin(candidates), std::end(candidates),
+                                         [](const auto& a, const auto& b) { return a.first < b.first; });
+  return std::string(largest->second) + " (" +
+         std::to_string(static_cast<int>(std::lround(100 * largest->first / iteration_seconds))) +
+         "% of the iteration)";
+}
+
+// The band's share from the anchor that corrects `prediction` (its step, the correction carried
+// to this configuration, how much a run's median moves); sets the prediction's run spread.
+// `allocator_run_spread`: what glibc's defaults add to a run's spread here.
+double anchor_log_variance(Prediction& prediction, const IterationTerms& terms, bool checked,
+                           bool context_corrected, const std::vector<Anchor>& anchors,
+                           double allocator_run_spread) {
+  const Anchor& anchor = prediction.anchor.anchor;
+  const double iteration = prediction.iteration_seconds;
+  double log_variance = 0;
+  if (checked) {
+    // What the correction leaves between this prediction and the real step (the optimizer and
+    // gradient sums are still modelled).
+    const double residual = std::log(iteration / anchor.iteration_seconds);
+    log_variance += residual * residual;
+  } else if (!context_corrected) {
+    // A correction carried from another batch or setting may be off by as much as it corrects.
+    const double corrected = terms.forward + terms.backward_data + terms.backward_weights;
+    const double uncorrected = terms.forward / prediction.anchor.forward_ratio +
+                               (terms.backward_data + terms.backward_weights) / prediction.anchor.backward_ratio;
+    const double carried = std::log(corrected / uncorrected) * corrected / iteration;
+    // ... and by as much as the anchors disagree with each other (a cliff between settings).
+    const double disagreement = prediction.anchor.disagreement * corrected / iteration;
+    log_variance += carried * carried + disagreement * disagreement;
+  }
+  // The band is where a new run's median falls. A run's median moves between runs by about as
+  // much as its steps spread (not that over the root of their count: what slows a step, the
+  // share of buffers glibc faults in anew, the neighbours of a VM, holds for a whole run), and
+  // by at least run_to_run_log_sd (model/anchors.hpp); the anchor's run and the new run
+  // each do. The spread is the anchor's, at least the node's median over its anchors (a few
+  // steps can agree by chance), at least what its runs spread when the setting was trained again,
+  // at least what the node's processes spread where a setting was (one run shows none of it).
+  const double per_run = std::max({anchor.iteration_coefficient_of_variation, anchor.between_runs_log_sd,
+                                   step_spread(anchors, prediction.network).coefficient_of_variation,
+                                   between_processes_log_sd(anchors, prediction.network), run_to_run_log_sd,
+                                   allocator_run_spread});
+  prediction.run_spread_log_sd = per_run;
+  return log_variance + 2 * per_run * per_run;
+}
+
+}  // namespace
+
 Expected<std::vector<double>> Predictor::replicate_images_per_second(const workloads::Network& network,
                                                                      const TrainingConfiguration& configuration) const {
   auto placement = place(configuration, rates_);
@@ -477,20 +536,7 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
     }
   }
 
-  // What the iteration is spent on, to name the bottleneck.
-  const IterationTerms& terms = totals.terms;
-  const std::pair<double, const char*> candidates[] = {
-      {terms.compute_bound, "compute-bound layers"},
-      {terms.memory_bound, "memory bandwidth (memory-bound layers)"},
-      {terms.overhead_bound, "per-layer framework overhead"},
-      {terms.exposed_communication + terms.communication_cpu, "communication"},
-      {terms.stragglers, "waiting for the slowest node (stragglers)"},
-      {terms.optimizer + terms.gradient_sums, "optimizer and gradient sums (memory traffic)"}};
-  const auto* largest = std::max_element(std::begin(candidates), std::end(candidates),
-                                         [](const auto& a, const auto& b) { return a.first < b.first; });
-  prediction.bottleneck = std::string(largest->second) + " (" +
-                          std::to_string(static_cast<int>(std::lround(100 * largest->first / totals.iteration_seconds))) +
-                          "% of the iteration)";
+  prediction.bottleneck = bottleneck_of(totals.terms, totals.iteration_seconds);
 
   // The band: parameter uncertainty (bootstrap replicates), the noise of the medians used, the
   // held-out model error of the modelled part, and for a spec machine the transfer itself.
@@ -545,37 +591,10 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
   const double modelled_share = checked ? 0 : (totals.layer_seconds - totals.exactly_measured_seconds) / iteration;
   log_variance += std::pow(calibration_.summary.held_out_log_sd * modelled_share, 2);
   if (spec_only_) log_variance += spec_transfer_log_sd * spec_transfer_log_sd;
-  if (prediction.anchor.used) {
-    const Anchor& anchor = prediction.anchor.anchor;
-    if (checked) {
-      // What the correction leaves between this prediction and the real step (the optimizer and
-      // gradient sums are still modelled).
-      const double residual = std::log(iteration / anchor.iteration_seconds);
-      log_variance += residual * residual;
-    } else if (totals.context_corrected_seconds == 0) {
-      // A correction carried from another batch or setting may be off by as much as it corrects.
-      const double corrected = totals.terms.forward + totals.terms.backward_data + totals.terms.backward_weights;
-      const double uncorrected = totals.terms.forward / prediction.anchor.forward_ratio +
-                                 (totals.terms.backward_data + totals.terms.backward_weights) / prediction.anchor.backward_ratio;
-      const double carried = std::log(corrected / uncorrected) * corrected / iteration;
-      // ... and by as much as the anchors disagree with each other (a cliff between settings).
-      const double disagreement = prediction.anchor.disagreement * corrected / iteration;
-      log_variance += carried * carried + disagreement * disagreement;
-    }
-    // The band is where a new run's median falls. A run's median moves between runs by about as
-    // much as its steps spread (not that over the root of their count: what slows a step, the
-    // share of buffers glibc faults in anew, the neighbours of a VM, holds for a whole run), and
-    // by at least run_to_run_log_sd (model/anchors.hpp); the anchor's run and the new run
-    // each do. The spread is the anchor's, at least the node's median over its anchors (a few
-    // steps can agree by chance), at least what its runs spread when the setting was trained again,
-    // at least what the node's processes spread where a setting was (one run shows none of it).
-    const double per_run = std::max({anchor.iteration_coefficient_of_variation, anchor.between_runs_log_sd,
-                                     step_spread(calibration_.anchors, network.name).coefficient_of_variation,
-                                     between_processes_log_sd(calibration_.anchors, network.name),
-                                     run_to_run_log_sd, default_allocator_run_spread(network, configuration, iteration)});
-    log_variance += 2 * per_run * per_run;
-    prediction.run_spread_log_sd = per_run;
-  }
+  if (prediction.anchor.used)
+    log_variance += anchor_log_variance(prediction, totals.terms, checked, totals.context_corrected_seconds > 0,
+                                        calibration_.anchors,
+                                        default_allocator_run_spread(network, configuration, iteration));
   // The pass ratios carried here are as uncertain as they spread over the anchors' runs (taken
   // as one error across the passes: they share the step's conditions).
   if (totals.context_corrected_seconds > 0) {

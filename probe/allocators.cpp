@@ -11,6 +11,7 @@
 #include "probe/memory_budget.hpp"
 #include "probe/pinned_team.hpp"
 #include "probe/timing.hpp"
+#include "records/measurement.hpp"
 
 namespace dnntune::probe {
 namespace {
@@ -66,7 +67,7 @@ std::vector<AllocatorVariant> installed_allocators() {
   std::vector<AllocatorVariant> variants = {
       {"default", "glibc malloc with its defaults (blocks above its dynamic mmap threshold are fresh mappings)", {}},
       // Freed memory stays in the heap, never unmapped or trimmed: no fresh pages after step one.
-      {"glibc-tuned", "glibc malloc keeping freed memory (MALLOC_MMAP_THRESHOLD_ 1 GiB, no trimming)",
+      {records::kReferenceAllocator, "glibc malloc keeping freed memory (MALLOC_MMAP_THRESHOLD_ 1 GiB, no trimming)",
        {{"MALLOC_MMAP_THRESHOLD_", "1073741824"}, {"MALLOC_TRIM_THRESHOLD_", "4294967295"}}}};
   // tcmalloc before jemalloc, the order a first run anchors them in: tcmalloc keeps what it frees in
   // its caches, as glibc-tuned does (and Intel's PyTorch launcher preloads it by default), where

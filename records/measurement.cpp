@@ -34,8 +34,6 @@ constexpr std::pair<MeasurementStatus, const char*> status_words[] = {
     {MeasurementStatus::unimplemented, "unimplemented"}, {MeasurementStatus::failed, "failed"}};
 
 constexpr const char* trainer_words[] = {kCppTrainer, kPythonTrainer};
-constexpr const char* precision_words[] = {"fp32", "tf32", "bf16", "fp16"};
-constexpr const char* memory_format_words[] = {"contiguous", "channels_last"};
 
 template <std::size_t N>
 bool is_one_of(const std::string& word, const char* const (&words)[N]) {
@@ -51,11 +49,12 @@ std::string listed(const char* const (&words)[N]) {
 
 // The typed fields' words and counts; one line naming `origin` when one is wrong.
 Expected<void> check_typed_fields(const Measurement& m, const std::string& origin) {
-  if (!is_one_of(m.precision, precision_words))
-    return bad_input(origin + ": unknown precision '" + m.precision + "' (known: " + listed(precision_words) + ")");
-  if (!is_one_of(m.memory_format, memory_format_words))
+  if (!is_precision_name(m.precision))
+    return bad_input(origin + ": unknown precision '" + m.precision + "' (known: " + names_text(precision_names()) +
+                     ")");
+  if (!is_memory_format_name(m.memory_format))
     return bad_input(origin + ": unknown memory_format '" + m.memory_format + "' (known: " +
-                     listed(memory_format_words) + ")");
+                     names_text(memory_format_names()) + ")");
   if (!m.trainer.empty() && !is_one_of(m.trainer, trainer_words))
     return bad_input(origin + ": unknown trainer '" + m.trainer + "' (known: " + listed(trainer_words) + ")");
   if (m.warmup_steps < 0 || m.steps < 0 || !(m.bucket_megabytes >= 0))
@@ -68,6 +67,27 @@ Expected<void> check_typed_fields(const Measurement& m, const std::string& origi
 std::string training_runner(const Measurement& measurement) { return measurement.trainer; }
 
 bool trained_by_cpp_trainer(const Measurement& measurement) { return measurement.trainer == kCppTrainer; }
+
+const std::vector<std::string>& precision_names() {
+  static const std::vector<std::string> names{"fp32", "tf32", "bf16", "fp16"};
+  return names;
+}
+const std::vector<std::string>& memory_format_names() {
+  static const std::vector<std::string> names{"contiguous", "channels_last"};
+  return names;
+}
+bool is_precision_name(const std::string& word) {
+  return std::find(precision_names().begin(), precision_names().end(), word) != precision_names().end();
+}
+bool is_memory_format_name(const std::string& word) {
+  return std::find(memory_format_names().begin(), memory_format_names().end(), word) != memory_format_names().end();
+}
+std::string names_text(const std::vector<std::string>& names) {
+  std::string text;
+  for (std::size_t index = 0; index < names.size(); ++index)
+    text += (index == 0 ? "" : index + 1 == names.size() ? " or " : ", ") + names[index];
+  return text;
+}
 
 std::string default_precision(const std::string& backend) { return backend == "torch-cuda" ? "tf32" : "fp32"; }
 
@@ -187,10 +207,10 @@ Expected<Measurement> measurement_from_json_line(const std::string& line, const 
   } catch (const json::exception& error) {
     return json_conversion_error(error, origin);
   }
-  if (m.precision != "fp32" && m.precision != "tf32" && m.precision != "bf16" && m.precision != "fp16")
-    return bad_input(origin + ": (/precision) must be fp32, tf32, bf16 or fp16");
-  if (m.memory_format != "contiguous" && m.memory_format != "channels_last")
-    return bad_input(origin + ": (/memory_format) must be contiguous or channels_last");
+  if (!is_precision_name(m.precision))
+    return bad_input(origin + ": (/precision) must be " + names_text(precision_names()));
+  if (!is_memory_format_name(m.memory_format))
+    return bad_input(origin + ": (/memory_format) must be " + names_text(memory_format_names()));
   if (m.status == MeasurementStatus::ok && !(m.median_seconds > 0))
     return bad_input(origin + ": an ok record needs median_seconds > 0");
   if (m.allocator.empty() || m.allocator.size() > 32 ||

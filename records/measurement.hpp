@@ -61,7 +61,7 @@ struct Measurement {
   int nodes = 1;
   std::vector<std::vector<int>> cpu_sets;  // the OS CPUs each process really had, by rank
   // The memory allocator every process ran under (probe/allocators.hpp): "default" (glibc's
-  // defaults), "glibc-tuned", "jemalloc", "tcmalloc". Written only when not the default.
+  // defaults), "glibc-tuned" (kReferenceAllocator), "jemalloc", "tcmalloc". Written only when not the default.
   std::string allocator = "default";
   // The arithmetic and the layout the kernels ran in. torch-cuda's fp32 convolutions run on TF32
   // tensor cores (PyTorch's default lets cuDNN), so its records say "tf32" (default_precision).
@@ -105,9 +105,22 @@ bool is_module_name(const std::string& name);
 inline constexpr const char* kCppTrainer = "dnntune";
 inline constexpr const char* kPythonTrainer = "python";
 
+// The allocator variant every first run anchors besides glibc's defaults, installed or not (glibc
+// keeping its freed memory needs no package): the allocation fit's reference (model/allocation.hpp).
+inline constexpr const char* kReferenceAllocator = "glibc-tuned";
+
 // Who trained a record: its `trainer` ("" when no trainer made it).
 std::string training_runner(const Measurement& measurement);
 bool trained_by_cpp_trainer(const Measurement& measurement);
+
+// The precisions and memory formats a record, a trainer's --precision / --memory-format and a GPU
+// prediction name: the one list of each, in model::GpuPrecision's order (fp32 strict, tf32, bf16,
+// fp16). `names_text` writes a list as "fp32, tf32, bf16 or fp16" for messages.
+const std::vector<std::string>& precision_names();
+const std::vector<std::string>& memory_format_names();
+bool is_precision_name(const std::string& word);
+bool is_memory_format_name(const std::string& word);
+std::string names_text(const std::vector<std::string>& names);
 
 // The precision a backend's kernels run in when nothing else is asked: "tf32" for torch-cuda
 // (PyTorch lets cuDNN run fp32 convolutions on TF32 tensor cores by default), else "fp32".

@@ -2,6 +2,8 @@
 // what each resolves to, without libtorch (the command checks them before the module is loaded).
 #include "train/precision.hpp"
 
+#include "records/measurement.hpp"
+
 #ifdef DNNTUNE_CUDA_RUNTIME
 #include <cuda_runtime_api.h>
 #endif
@@ -9,10 +11,10 @@
 namespace dnntune::train {
 
 bool is_precision(const std::string& word) {
-  return word == "auto" || word == "fp32" || word == "tf32" || word == "bf16" || word == "fp16";
+  return word == "auto" || records::is_precision_name(word);
 }
 
-bool is_memory_format(const std::string& word) { return word == "contiguous" || word == "channels_last"; }
+bool is_memory_format(const std::string& word) { return records::is_memory_format_name(word); }
 
 std::string resolve_precision(const std::string& asked, bool on_cuda, int compute_major) {
   if (asked != "auto") return asked;

@@ -173,58 +173,68 @@ const RankedPoint* unchecked_top_score(const Recommendation& recommendation) {
   return &top;
 }
 
-void recommend_allocator(Recommendation& recommendation, const std::optional<model::AllocationModel>& model,
-                         const workloads::Network& network, const std::vector<InstalledAllocator>& installed,
-                         const std::string& user_choice) {
-  // A candidate's whole setup: the allocator recommended for it, its images/s under that allocator,
-  // whether that rests on real steps at its own threads per process (glibc's defaults always
-  // do: they are the anchors'), and PyTorch's runs of exactly that setup, if any.
-  struct Setup {
-    const RankedPoint* point = nullptr;
-    AllocatorChoice choice;
-    double images_per_second = 0;
-    bool measured_here = false;
-    const model::MeasuredSetup* timed = nullptr;
-  };
-  const auto setup_of = [&](const RankedPoint& point) {
+namespace {
+
+// A candidate's whole setup: the allocator recommended for it, its images/s under that allocator,
+// whether that rests on real steps at its own threads per process (glibc's defaults always do:
+// they are the anchors'), and PyTorch's runs of exactly that setup, if any.
+struct Setup {
+  const RankedPoint* point = nullptr;
+  AllocatorChoice choice;
+  double images_per_second = 0;
+  bool measured_here = false;
+  const model::MeasuredSetup* timed = nullptr;
+  const model::TrainingConfiguration& configuration() const { return point->prediction.configuration; }
+};
+
+// What a setup is judged by: the allocation model, the network and the allocators on offer.
+struct SetupContext {
+  const std::optional<model::AllocationModel>& model;
+  const workloads::Network& network;
+  const std::vector<InstalledAllocator>& installed;
+  const std::string& user_choice;
+
+  const model::MeasuredSetup* pytorch_runs(const model::TrainingConfiguration& c, const std::string& allocator) const {
+    return model::find_setup(model->pytorch_setups, network.name, c.batch_per_process, c.processes_per_node,
+                             c.threads_per_process, c.smt, allocator);
+  }
+
+  Setup setup_of(const RankedPoint& point) const {
     const model::Prediction& prediction = point.prediction;
     const model::TrainingConfiguration& c = prediction.configuration;
     Setup setup{&point, choose_allocator(model, network, prediction, installed, user_choice),
                 prediction.images_per_second, false, nullptr};
     if (const AllocatorCandidate* candidate = setup.choice.find(setup.choice.chosen))
       setup.images_per_second = candidate->images_per_second;
-    setup.measured_here = setup.choice.chosen == "default" || (model && model->measured_at(setup.choice.chosen, c.threads_per_process));
-    if (model && c.nodes == 1)
-      setup.timed = model::find_setup(model->pytorch_setups, network.name, c.batch_per_process, c.processes_per_node,
-                                      c.threads_per_process, c.smt, setup.choice.chosen);
+    setup.measured_here =
+        setup.choice.chosen == "default" || (model && model->measured_at(setup.choice.chosen, c.threads_per_process));
+    if (model && c.nodes == 1) setup.timed = pytorch_runs(c, setup.choice.chosen);
     return setup;
-  };
-  const RankedPoint pick_point = recommendation.best;
-  const model::Prediction& pick = pick_point.prediction;
-  const Setup pick_setup = setup_of(pick_point);
-  recommendation.allocator = pick_setup.choice;
-  if (!model) return;
-  // --verify trained the candidates for real and chose among them (choose_by_measurement): that
-  // layout and its note stand, and only its allocator is decided here.
-  const bool layout_verified = !recommendation.verified.empty();
-  const auto note = [&](const std::string& why) {
-    if (!layout_verified && !why.empty()) recommendation.choice_note = why;
-  };
-  // The measured candidates the pick's runs cannot tell from it.
-  std::vector<Setup> rivals;
-  for (const RankedPoint& candidate : recommendation.ranking)
-    if (!layout_verified && candidate.prediction.configuration != pick.configuration &&
-        within_run_spread(candidate.prediction, pick))
-      rivals.push_back(setup_of(candidate));
-  // By the model: faster by more than the two settings' runs move (the allocator anchors are a
-  // step or a run each, and a difference their runs cannot resolve does not overturn the runs' pick),
-  // and only where the pick's allocator gain, too, rests on real steps at its threads per process.
-  const Setup* decided = &pick_setup;
+  }
+};
+
+std::string threads_words(int threads) {
+  return std::to_string(threads) + (threads == 1 ? " thread" : " threads") + " per process";
+}
+
+// The close call by the model: the setup it recommends among the pick and its rivals, and why
+// ("" when the pick stands).
+struct ModelCall {
+  const Setup* decided = nullptr;
+  std::string why;
+};
+
+ModelCall decide_by_model(const Setup& pick, const std::vector<Setup>& rivals) {
+  const model::Prediction& pick_prediction = pick.point->prediction;
+  // Faster by more than the two settings' runs move (the allocator anchors are a step or a run
+  // each, and a difference their runs cannot resolve does not overturn the runs' pick), and only
+  // where the pick's allocator gain, too, rests on real steps at its threads per process.
+  const Setup* decided = &pick;
   for (const Setup& rival : rivals) {
-    if (!pick_setup.measured_here) break;
-    const auto half_width = run_difference_half_width(rival.point->prediction, pick);
+    if (!pick.measured_here) break;
+    const auto half_width = run_difference_half_width(rival.point->prediction, pick_prediction);
     if (rival.measured_here && rival.images_per_second > decided->images_per_second && half_width &&
-        std::log(rival.images_per_second / pick_setup.images_per_second) > *half_width)
+        std::log(rival.images_per_second / pick.images_per_second) > *half_width)
       decided = &rival;
   }
   // The pick's gain from its allocator not measured at its threads per process (the pooled fit of
@@ -234,132 +244,175 @@ void recommend_allocator(Recommendation& recommendation, const std::optional<mod
   // pooled gain of a two-thread pair overstates it at one thread and turned close calls to the
   // one-thread layout that PyTorch then ran slower under that allocator (docs/results.md).
   const Setup* checked = nullptr;
-  if (!pick_setup.measured_here)
+  if (!pick.measured_here)
     for (const Setup& rival : rivals)
       if (rival.measured_here && rival.choice.chosen != "default" &&
           (!checked || rival.images_per_second > checked->images_per_second))
         checked = &rival;
   if (checked) decided = checked;
   // Both under glibc's defaults: the close call stays the runs' (choose_among_ties).
-  if (pick_setup.choice.chosen == "default" && decided->choice.chosen == "default") decided = &pick_setup;
-  std::string why;
-  const auto threads_words = [](int threads) {
-    return std::to_string(threads) + (threads == 1 ? " thread" : " threads") + " per process";
-  };
+  if (pick.choice.chosen == "default" && decided->choice.chosen == "default") decided = &pick;
+  const std::string both = model::describe(pick.configuration()) + " and " +
+                           model::describe(decided->configuration()) +
+                           " are within what their runs move under glibc's defaults; ";
   if (checked)
-    why = model::describe(pick.configuration) + " and " + model::describe(checked->point->prediction.configuration) +
-          " are within what their runs move under glibc's defaults; " + pick_setup.choice.chosen + "'s gain at " +
-          threads_words(pick.configuration.threads_per_process) + " is the pooled fit's, " + checked->choice.chosen +
-          "'s at " + threads_words(checked->point->prediction.configuration.threads_per_process) +
-          " was measured: the setup real steps checked, " + model::describe(checked->point->prediction.configuration) +
-          " under " + checked->choice.chosen + ", is recommended";
-  else if (decided != &pick_setup)
-    why = model::describe(pick.configuration) + " and " + model::describe(decided->point->prediction.configuration) +
-          " are within what their runs move under glibc's defaults; with the allocator recommended for each, "
-          "measured at its layout, " + model::describe(decided->point->prediction.configuration) + " under " +
-          decided->choice.chosen + " is predicted " + format_fixed(decided->images_per_second, 1) +
-          " images/s against " + format_fixed(pick_setup.images_per_second, 1) + " under " + pick_setup.choice.chosen +
-          ": it is recommended";
-  // By PyTorch: where the decided setup and others of the close call (each layout under any
-  // allocator: PyTorch's gain from an allocator can differ from the C++ trainer's) were timed as
-  // the user's job runs them, the fastest median is the pick. Those runs time exactly the setups
-  // the job runs; the model's call between them rests on the C++ trainer's steps under glibc's
-  // defaults, which can order two layouts otherwise than PyTorch under the allocator the answer
-  // sets (docs/results.md). A difference within what their runs move (each run as uncertain as one
-  // of the anchors', over the root of the runs) is still the better estimate there is, as between
-  // two measured settings (choose_among_ties); the note says which it was.
-  struct Timed {
-    const Setup* side;
-    std::string allocator;
-    const model::MeasuredSetup* setup;
-  };
+    return {decided, both + pick.choice.chosen + "'s gain at " + threads_words(pick.configuration().threads_per_process) +
+                         " is the pooled fit's, " + checked->choice.chosen + "'s at " +
+                         threads_words(checked->configuration().threads_per_process) +
+                         " was measured: the setup real steps checked, " + model::describe(checked->configuration()) +
+                         " under " + checked->choice.chosen + ", is recommended"};
+  if (decided != &pick)
+    return {decided, both + "with the allocator recommended for each, measured at its layout, " +
+                         model::describe(decided->configuration()) + " under " + decided->choice.chosen +
+                         " is predicted " + format_fixed(decided->images_per_second, 1) + " images/s against " +
+                         format_fixed(pick.images_per_second, 1) + " under " + pick.choice.chosen +
+                         ": it is recommended"};
+  return {decided, ""};
+}
+
+// Every other single-node setting of the ranking PyTorch timed, beyond the close call's sides:
+// the unchecked top score the tie-break passed over (its runs are the real steps the tie-break
+// wanted), and a layout the C++ trainer's runs set apart from the pick, which PyTorch can order
+// the other way (resnet18 b8: the C++ runs put 2x1 5% ahead of 1x2, PyTorch's 1x2 under tcmalloc
+// 6% ahead; docs/results.md).
+std::vector<Setup> other_timed_setups(const Recommendation& recommendation, const SetupContext& context,
+                                      const std::vector<const Setup*>& sides) {
+  std::vector<Setup> found;
+  for (const RankedPoint& candidate : recommendation.ranking) {
+    const model::TrainingConfiguration& c = candidate.prediction.configuration;
+    const bool listed =
+        std::any_of(sides.begin(), sides.end(), [&](const Setup* side) { return side->configuration() == c; });
+    if (listed || c.nodes != 1) continue;
+    const bool timed = std::any_of(context.installed.begin(), context.installed.end(),
+                                   [&](const InstalledAllocator& allocator) {
+                                     return context.pytorch_runs(c, allocator.name) != nullptr;
+                                   });
+    if (timed) found.push_back(context.setup_of(candidate));
+  }
+  return found;
+}
+
+// One setup as PyTorch timed it under one allocator.
+struct Timed {
+  const Setup* side;
+  std::string allocator;
+  const model::MeasuredSetup* setup;
+};
+
+std::vector<Timed> timed_by_pytorch(const std::vector<const Setup*>& sides, const SetupContext& context) {
   std::vector<Timed> timed;
-  std::vector<const Setup*> sides{&pick_setup};
-  for (const Setup& rival : rivals) sides.push_back(&rival);
-  // Every other setting of this node PyTorch timed competes too: the unchecked top score the
-  // tie-break passed over (its runs are the real steps the tie-break wanted), and a layout the C++
-  // trainer's runs set apart from the pick, which PyTorch can order the other way (resnet18 b8:
-  // the C++ runs put 2x1 5% ahead of 1x2, PyTorch's 1x2 under tcmalloc 6% ahead; docs/results.md).
-  std::vector<Setup> also_timed;
-  also_timed.reserve(recommendation.ranking.size());
-  if (!layout_verified)
-    for (const RankedPoint& candidate : recommendation.ranking) {
-      const model::TrainingConfiguration& c = candidate.prediction.configuration;
-      const bool listed = std::any_of(sides.begin(), sides.end(), [&](const Setup* side) {
-        return side->point->prediction.configuration == c;
-      });
-      if (listed || c.nodes != 1) continue;
-      for (const InstalledAllocator& allocator : installed)
-        if (model::find_setup(model->pytorch_setups, network.name, c.batch_per_process, c.processes_per_node,
-                              c.threads_per_process, c.smt, allocator.name)) {
-          also_timed.push_back(setup_of(candidate));
-          sides.push_back(&also_timed.back());
-          break;
-        }
-    }
   for (const Setup* side : sides) {
-    const model::TrainingConfiguration& c = side->point->prediction.configuration;
-    if (c.nodes != 1) continue;
-    for (const InstalledAllocator& allocator : installed)
-      if (user_choice.empty() || allocator.name == user_choice)
-        if (const auto* setup = model::find_setup(model->pytorch_setups, network.name, c.batch_per_process,
-                                                  c.processes_per_node, c.threads_per_process, c.smt, allocator.name))
+    if (side->configuration().nodes != 1) continue;
+    for (const InstalledAllocator& allocator : context.installed)
+      if (context.user_choice.empty() || allocator.name == context.user_choice)
+        if (const auto* setup = context.pytorch_runs(side->configuration(), allocator.name))
           timed.push_back({side, allocator.name, setup});
   }
+  return timed;
+}
+
+// The close call by PyTorch: where the decided setup and others of the close call (each layout
+// under any allocator: PyTorch's gain from an allocator can differ from the C++ trainer's) were
+// timed as the user's job runs them, the fastest median is the pick. Those runs time exactly the
+// setups the job runs; the model's call between them rests on the C++ trainer's steps under
+// glibc's defaults, which can order two layouts otherwise than PyTorch under the allocator the
+// answer sets (docs/results.md). A difference within what their runs move (each run as uncertain
+// as one of the anchors', over the root of the runs) is still the better estimate there is, as
+// between two measured settings (choose_among_ties); the note says which it was.
+struct PytorchCall {
+  const Timed* winner = nullptr;   // nullptr: PyTorch's runs do not decide
+  const Timed* decided = nullptr;  // the model's decided setup as PyTorch timed it
+  std::string why;
+};
+
+std::string timed_words(const Timed& item) {
+  const std::size_t runs = item.setup->iteration_seconds.size();
+  return model::describe(item.side->configuration()) + " under " + item.allocator + " " +
+         format_fixed(item.setup->images_per_second(), 1) + " images/s (" + std::to_string(runs) + " run" +
+         (runs == 1 ? "" : "s") + ")";
+}
+
+PytorchCall decide_by_pytorch(const std::vector<Timed>& timed, const Setup& decided) {
   const auto decided_timed = std::find_if(timed.begin(), timed.end(), [&](const Timed& item) {
-    return item.side == decided && item.allocator == decided->choice.chosen;
+    return item.side == &decided && item.allocator == decided.choice.chosen;
   });
-  const Timed* winner = nullptr;
-  if (decided_timed != timed.end() && timed.size() > 1) {
-    winner = &*decided_timed;
-    for (const Timed& other : timed)
-      if (other.setup->images_per_second() > winner->setup->images_per_second()) winner = &other;
-    const double sd = std::max(winner->side->point->prediction.run_spread_log_sd,
-                               decided->point->prediction.run_spread_log_sd);
-    const double half_width = z_90_percent * sd *
-                              std::sqrt(1.0 / winner->setup->iteration_seconds.size() +
-                                        1.0 / decided_timed->setup->iteration_seconds.size());
-    const bool beyond_runs = winner != &*decided_timed &&
-                             std::log(winner->setup->images_per_second() /
-                                      decided_timed->setup->images_per_second()) > half_width;
-    const auto words = [](const Timed& item) {
-      const std::size_t runs = item.setup->iteration_seconds.size();
-      return model::describe(item.side->point->prediction.configuration) + " under " + item.allocator + " " +
-             format_fixed(item.setup->images_per_second(), 1) + " images/s (" + std::to_string(runs) + " run" +
-             (runs == 1 ? "" : "s") + ")";
-    };
-    why = "timed by PyTorch from Python as the job runs: " + words(*winner);
-    for (const Timed& item : timed)
-      if (&item != winner) why += ", " + words(item);
-    if (winner == &*decided_timed)
-      why += ": the pick is the fastest";
-    else
-      why += beyond_runs ? ": the fastest, by more than their runs move, is recommended"
-                         : ": the fastest is recommended, by less than their runs move (the better estimate there is)";
-  }
-  if (winner && winner != &*decided_timed) {
-    recommendation.best = *winner->side->point;
-    recommendation.chosen_by_tie_break = recommendation.best.prediction.configuration !=
-                                         recommendation.ranking.front().prediction.configuration;
-    recommendation.allocator = winner->side->choice;
-    if (winner->allocator != winner->side->choice.chosen) {
+  if (decided_timed == timed.end() || timed.size() < 2) return {};
+  const Timed* winner = &*decided_timed;
+  for (const Timed& other : timed)
+    if (other.setup->images_per_second() > winner->setup->images_per_second()) winner = &other;
+  const double sd =
+      std::max(winner->side->point->prediction.run_spread_log_sd, decided.point->prediction.run_spread_log_sd);
+  const double half_width = z_90_percent * sd *
+                            std::sqrt(1.0 / winner->setup->iteration_seconds.size() +
+                                      1.0 / decided_timed->setup->iteration_seconds.size());
+  const bool beyond_runs =
+      winner != &*decided_timed &&
+      std::log(winner->setup->images_per_second() / decided_timed->setup->images_per_second()) > half_width;
+  std::string why = "timed by PyTorch from Python as the job runs: " + timed_words(*winner);
+  for (const Timed& item : timed)
+    if (&item != winner) why += ", " + timed_words(item);
+  if (winner == &*decided_timed)
+    why += ": the pick is the fastest";
+  else
+    why += beyond_runs ? ": the fastest, by more than their runs move, is recommended"
+                       : ": the fastest is recommended, by less than their runs move (the better estimate there is)";
+  return {winner, &*decided_timed, why};
+}
+
+// `setup` becomes the answer's pick, with its allocator.
+void adopt(Recommendation& recommendation, const Setup& setup) {
+  recommendation.best = *setup.point;
+  recommendation.chosen_by_tie_break =
+      recommendation.best.prediction.configuration != recommendation.ranking.front().prediction.configuration;
+  recommendation.allocator = setup.choice;
+}
+
+}  // namespace
+
+void recommend_allocator(Recommendation& recommendation, const std::optional<model::AllocationModel>& model,
+                         const workloads::Network& network, const std::vector<InstalledAllocator>& installed,
+                         const std::string& user_choice) {
+  const SetupContext context{model, network, installed, user_choice};
+  const RankedPoint pick_point = recommendation.best;
+  const Setup pick = context.setup_of(pick_point);
+  recommendation.allocator = pick.choice;
+  if (!model) return;
+  // --verify trained the candidates for real and chose among them (choose_by_measurement): that
+  // layout and its note stand, and only its allocator is decided here.
+  const bool layout_verified = !recommendation.verified.empty();
+  const auto note = [&](const std::string& why) {
+    if (!layout_verified && !why.empty()) recommendation.choice_note = why;
+  };
+  // The measured candidates the pick's runs cannot tell from it.
+  std::vector<Setup> rivals;
+  if (!layout_verified)
+    for (const RankedPoint& candidate : recommendation.ranking)
+      if (candidate.prediction.configuration != pick_point.prediction.configuration &&
+          within_run_spread(candidate.prediction, pick_point.prediction))
+        rivals.push_back(context.setup_of(candidate));
+  const ModelCall by_model = decide_by_model(pick, rivals);
+  std::vector<const Setup*> sides{&pick};
+  for (const Setup& rival : rivals) sides.push_back(&rival);
+  const std::vector<Setup> also_timed =
+      layout_verified ? std::vector<Setup>{} : other_timed_setups(recommendation, context, sides);
+  for (const Setup& setup : also_timed) sides.push_back(&setup);
+  const std::vector<Timed> timed = timed_by_pytorch(sides, context);
+  const PytorchCall by_pytorch = decide_by_pytorch(timed, *by_model.decided);
+  if (by_pytorch.winner && by_pytorch.winner != by_pytorch.decided) {
+    const Timed& winner = *by_pytorch.winner;
+    adopt(recommendation, *winner.side);
+    if (winner.allocator != winner.side->choice.chosen) {
       AllocatorChoice& choice = *recommendation.allocator;
-      choice.note = "the model predicted " + winner->side->choice.chosen + " here, but PyTorch ran " +
-                    winner->allocator + " faster: " + why.substr(why.find(':') + 2);
-      choice.chosen = winner->allocator;
+      choice.note = "the model predicted " + winner.side->choice.chosen + " here, but PyTorch ran " +
+                    winner.allocator + " faster: " + by_pytorch.why.substr(by_pytorch.why.find(':') + 2);
+      choice.chosen = winner.allocator;
       choice.chosen_by = "pytorch";
     }
-    note(why);
+    note(by_pytorch.why);
     return;
   }
-  if (decided == &pick_setup) {
-    note(why);
-    return;
-  }
-  recommendation.best = *decided->point;
-  recommendation.chosen_by_tie_break = recommendation.best.prediction.configuration !=
-                                       recommendation.ranking.front().prediction.configuration;
-  recommendation.allocator = decided->choice;
+  const std::string why = by_pytorch.winner ? by_pytorch.why : by_model.why;
+  if (by_model.decided != &pick) adopt(recommendation, *by_model.decided);
   note(why);
 }
 
