@@ -44,7 +44,6 @@ model::GpuConfiguration gpu_configuration_from(const ConfigurationOptions& optio
   configuration.nodes = c.nodes;
   configuration.fusion_bytes = options.fusion_megabytes * 1024 * 1024;
   configuration.fabric = value_or_fail(fabric_from(options.fabric));
-  apply_gpu_numerics(configuration, options.precision, options.memory_format);
   return configuration;
 }
 

@@ -35,8 +35,8 @@ void run_gpu_fit(const std::vector<records::Measurement>& records, const std::st
                  const std::string& output_path, bool json);
 
 // --gpus/--batch/--nodes/--fusion-mb/fabric as a GPU configuration; the CPU-only options
-// (--threads, --smt, --ps, --async, --ppn) are refused with a one-line reason.
-// --precision and --memory-format as well (unset: the GPU's PyTorch default, contiguous).
+// (--threads, --smt, --ps, --async, --ppn) are refused with a one-line reason. --precision and
+// --memory-format are the request's names (frontend::GpuSetupRequest), read by frontend.
 model::GpuConfiguration gpu_configuration_from(const ConfigurationOptions& options);
 
 // --precision / --memory-format of a GPU command: "" leaves the default; bad input otherwise.

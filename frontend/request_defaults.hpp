@@ -1,7 +1,8 @@
 // frontend/request_defaults.hpp — what a request means where the user left something out, for
 // the command and the Python module alike: the layout predict and scale use without --ppn and
-// --threads (the one `recommend` picks for that machine, network and batch, not 1 x 1), and the
-// announcement of work a list multiplies (the candidates of a long --nodes list).
+// --threads (the one `recommend`'s whole answer picks for that machine, network and batch, not
+// 1 x 1; frontend/answers.cpp passes that answer in), and the announcement of work a list
+// multiplies (the candidates of a long --nodes list).
 #pragma once
 
 #include <functional>
