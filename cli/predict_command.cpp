@@ -29,7 +29,8 @@ void run_predict(const PredictOptions& options) {
   const frontend::PredictRequest request{options.model, value_or_fail(configuration_from(options.configuration)),
                                          options.given_layout, options.allocator};
   const auto answer = value_or_fail(frontend::answer_predict({options.source, "", print_progress}, request));
-  if (options.output.json) return write_output(frontend::prediction_document(answer).dump(2) + "\n", options.output.path);
+  if (options.output.json)
+    return write_output(frontend::prediction_document(answer).dump(2) + "\n", options.output.path);
   write_output(model::prediction_text(answer.prediction) + setup_allocator_text(answer.allocator) +
                    (answer.layout_basis.empty() ? "" : "note: " + answer.layout_basis + "\n"),
                options.output.path);

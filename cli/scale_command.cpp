@@ -14,7 +14,7 @@ namespace {
 
 struct ScaleOptions {
   std::string model;
-  std::string nodes = "1..1024";
+  std::string nodes = frontend::default_scale_nodes;
   std::string plot_path;
   ConfigurationOptions configuration;
   ModelSourceOptions source;

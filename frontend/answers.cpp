@@ -40,15 +40,15 @@ std::string band_share_line(const LoadedModel& loaded, const workloads::Network&
   const double whole = std::log(best.images_per_second / best.images_per_second_low);
   const double identified = std::log(narrower->images_per_second / narrower->images_per_second_low);
   const auto share = [](double part, double all) { return all > 0 ? std::max(0.0, 1 - part / all) : 0.0; };
-  std::string line = "the unidentified parameters cause " + format_fixed(100 * share(identified * identified, whole * whole), 0) +
-                     "% of the pick's band (its log-variance: " + format_fixed(best.images_per_second_low, 1) + "-" +
-                     format_fixed(best.images_per_second_high, 1) + " images/s, " +
-                     format_fixed(narrower->images_per_second_low, 1) + "-" +
-                     format_fixed(narrower->images_per_second_high, 1) +
-                     " with them fixed at their priors; the rest is the spec transfer and the reference's own fit)";
+  std::string line =
+      "the unidentified parameters cause " + format_fixed(100 * share(identified * identified, whole * whole), 0) +
+      "% of the pick's band (its log-variance: " + format_fixed(best.images_per_second_low, 1) + "-" +
+      format_fixed(best.images_per_second_high, 1) + " images/s, " + format_fixed(narrower->images_per_second_low, 1) +
+      "-" + format_fixed(narrower->images_per_second_high, 1) +
+      " with them fixed at their priors; the rest is the spec transfer and the reference's own fit)";
   // The top score against the pick, or against the runner-up when the pick is the top score.
   const auto& top = recommendation.ranking.front().prediction.configuration;
-  const auto& rival = best.configuration != top ? best.configuration
+  const auto& rival = best.configuration != top           ? best.configuration
                       : recommendation.ranking.size() > 1 ? recommendation.ranking[1].prediction.configuration
                                                           : top;
   if (rival == top) return line;
@@ -57,7 +57,8 @@ std::string band_share_line(const LoadedModel& loaded, const workloads::Network&
   const auto a_fixed = fixed.replicate_images_per_second(network, top);
   const auto b_fixed = fixed.replicate_images_per_second(network, rival);
   if (!a || !b || !a_fixed || !b_fixed) return line;
-  return line + ", and " + format_fixed(100 * share(paired_log_variance(*a_fixed, *b_fixed), paired_log_variance(*a, *b)), 0) +
+  return line + ", and " +
+         format_fixed(100 * share(paired_log_variance(*a_fixed, *b_fixed), paired_log_variance(*a, *b)), 0) +
          "% of the paired spread between " + model::describe(top) + " and " + model::describe(rival) +
          " (what decides whether they tie)";
 }
@@ -66,7 +67,8 @@ std::string band_share_line(const LoadedModel& loaded, const workloads::Network&
 std::string how_to_settle(const LoadedModel& loaded, const ModelSource& source, const RecommendRequest& request) {
   const std::string model = " --model " + request.network;
   if (loaded.measured_here) return "dnntune recommend" + model + " --verify 4 trains the tied candidates on this node";
-  if (loaded.from_partition) return "dnntune recommend" + model + " --verify 4 in a job on a node of " + request.partition;
+  if (loaded.from_partition)
+    return "dnntune recommend" + model + " --verify 4 in a job on a node of " + request.partition;
   const std::string partition = request.partition.empty() ? "P" : request.partition;
   if (!source.machine.empty() || !source.topology_path.empty())
     return "measure the node itself: dnntune calibrate --slurm --partition " + partition + model +
@@ -84,8 +86,9 @@ Expected<void> verify_for_real(tuner::Recommendation& recommendation, const Reco
   const auto candidates = tuner::verification_candidates(recommendation, static_cast<std::size_t>(request.verify));
   std::vector<tuner::VerifiedPoint> verified;
   for (std::size_t index = 0; index < candidates.size(); ++index) {
-    const auto ranked = std::find_if(recommendation.ranking.begin(), recommendation.ranking.end(),
-                                     [&](const auto& point) { return point.prediction.configuration == candidates[index]; });
+    const auto ranked =
+        std::find_if(recommendation.ranking.begin(), recommendation.ranking.end(),
+                     [&](const auto& point) { return point.prediction.configuration == candidates[index]; });
     if (progress)
       progress("verifying [" + std::to_string(index + 1) + "/" + std::to_string(candidates.size()) + "] " +
                model::describe(candidates[index]));
@@ -140,7 +143,8 @@ Expected<void> AnswerSource::preload() {
   return {};
 }
 
-Expected<LoadedModel> AnswerSource::model_for(const std::string& network, const std::vector<std::int64_t>& batches) const {
+Expected<LoadedModel> AnswerSource::model_for(const std::string& network,
+                                              const std::vector<std::int64_t>& batches) const {
   if (loaded_) return *loaded_;
   pipeline::DefaultCalibrationRequest request;
   if (!network.empty()) request.models = {network};
@@ -155,7 +159,8 @@ Expected<LoadedModel> AnswerSource::model_for(const std::string& network, const 
 
 Expected<void> check_allocator_name(const std::string& allocator) {
   if (allocator.empty()) return {};
-  if (auto variant = probe::allocator_variant(allocator); !variant) return bad_input("--allocator: " + variant.error().message);
+  if (auto variant = probe::allocator_variant(allocator); !variant)
+    return bad_input("--allocator: " + variant.error().message);
   return {};
 }
 
@@ -213,9 +218,8 @@ Expected<PredictAnswer> answer_predict(const AnswerSource& source, const Predict
   if (!setup) return setup.error();
   auto prediction = loaded->predictor.predict(*network, setup->configuration);
   if (!prediction) return prediction.error();
-  tuner::AllocatorChoice allocator = setup->allocator
-                                         ? *setup->allocator
-                                         : allocator_of(loaded->predictor, *network, *prediction, request.allocator);
+  tuner::AllocatorChoice allocator =
+      setup->allocator ? *setup->allocator : allocator_of(loaded->predictor, *network, *prediction, request.allocator);
   return PredictAnswer{std::move(*prediction), std::move(allocator), setup->layout_basis};
 }
 

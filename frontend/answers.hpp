@@ -88,12 +88,15 @@ struct PredictRequest {
 };
 
 struct PredictAnswer {
-  model::Prediction prediction;        // under glibc's defaults, as every model figure
-  tuner::AllocatorChoice allocator;    // the setup's allocator: its candidates carry the figure with its gain
-  std::string layout_basis;            // where the layout came from when dnntune chose it ("": the user gave it)
+  model::Prediction prediction;      // under glibc's defaults, as every model figure
+  tuner::AllocatorChoice allocator;  // the setup's allocator: its candidates carry the figure with its gain
+  std::string layout_basis;          // where the layout came from when dnntune chose it ("": the user gave it)
 };
 
 Expected<PredictAnswer> answer_predict(const AnswerSource& source, const PredictRequest& request);
+
+// The node counts a scaling curve spans when the user gives none (the command's --nodes text).
+constexpr const char* default_scale_nodes = "1..1024";
 
 struct ScaleRequest {
   PredictRequest setup;  // its configuration's node count is ignored: the layout is per node (at one)

@@ -26,7 +26,8 @@ Expected<void> apply_numerics(model::GpuConfiguration& configuration, const GpuS
 
 // Each name of a list parsed by `parse`, none twice (a repeated name is a typo, never "more of it").
 template <class Value, class Parse>
-Expected<std::vector<Value>> parsed_names(const std::vector<std::string>& names, const std::string& option, Parse parse) {
+Expected<std::vector<Value>> parsed_names(const std::vector<std::string>& names, const std::string& option,
+                                          Parse parse) {
   std::vector<Value> values;
   for (std::size_t index = 0; index < names.size(); ++index) {
     if (std::find(names.begin(), names.begin() + index, names[index]) != names.begin() + index)
@@ -41,11 +42,10 @@ Expected<std::vector<Value>> parsed_names(const std::vector<std::string>& names,
 Expected<tuner::GpuSearchOptions> search_of(const GpuSource& gpu, const GpuRecommendRequest& request) {
   if (request.objective == tuner::Objective::time_to_train)
     return bad_input("--objective time-to-train is not modelled for GPU machines: use throughput or images-per-node");
-  if (!request.allocator.empty())
-    return bad_input(gpu_allocator_refusal);
+  if (!request.allocator.empty()) return bad_input(gpu_allocator_refusal);
   tuner::GpuSearchOptions search = request.search;
   search.objective = request.objective == tuner::Objective::images_per_node ? tuner::GpuObjective::images_per_node
-                                                                           : tuner::GpuObjective::throughput;
+                                                                            : tuner::GpuObjective::throughput;
   auto precisions = parsed_names<model::GpuPrecision>(request.precisions, "--precision", model::parse_gpu_precision);
   if (!precisions) return precisions.error();
   for (const model::GpuPrecision precision : *precisions)
@@ -69,7 +69,8 @@ Expected<std::optional<GpuSource>> gpu_source(const ModelSource& source) {
   // A machine that does not load is the CPU path's to report, in its order (the calibration first).
   const auto machine = data::load_machine(source.machine);
   if (!machine || machine->kind != records::MachineKind::gpu) return std::optional<GpuSource>();
-  if (!source.topology_path.empty()) return bad_input("--topology describes a CPU node; " + machine->name + " is a GPU");
+  if (!source.topology_path.empty())
+    return bad_input("--topology describes a CPU node; " + machine->name + " is a GPU");
   auto node = model::gpu_node(*machine);
   if (!node) return node.error();
   auto efficiencies = builtin_gpu_efficiencies();

@@ -62,8 +62,10 @@ struct GpuRecommendRequest {
   tuner::GpuSearchOptions search;
   std::vector<std::string> precisions;      // empty: every one the GPU has; each a name, none twice
   std::vector<std::string> memory_formats;  // empty: contiguous and channels_last
-  tuner::Objective objective = tuner::Objective::throughput;  // time-to-train is not modelled on GPUs
-  std::string allocator;                    // refused unless "": a GPU job script leaves the allocator alone
+  // Time-to-train is not modelled on GPUs.
+  tuner::Objective objective = tuner::Objective::throughput;
+  // Refused unless "": a GPU job script leaves the allocator alone.
+  std::string allocator;
   double epochs = tuner::RecommendOptions{}.epochs;
   std::int64_t dataset_images = tuner::RecommendOptions{}.dataset_images;
 };

@@ -41,7 +41,8 @@ void check(const Expected<void>& result) {
 // Python writes it ("1.5", "1e-320", "nan"). A bool, a string or anything else is no number, as
 // `--batch True` is none.
 std::string number_text(py::handle value, const std::string& name, const NumberRule& rule) {
-  const bool number = !py::isinstance<py::bool_>(value) && (py::isinstance<py::int_>(value) || py::isinstance<py::float_>(value));
+  const bool number =
+      !py::isinstance<py::bool_>(value) && (py::isinstance<py::int_>(value) || py::isinstance<py::float_>(value));
   const std::string text = py::str(number ? value : py::repr(value));
   if (!number) throw py::value_error(name + ": Value " + text + " is not a number (" + describe(rule) + ")");
   return text;
@@ -57,7 +58,8 @@ double number(py::handle value, const std::string& name, const NumberRule& rule)
 // a list or tuple each of its numbers; an empty list is refused as the command refuses "".
 std::string list_text(py::handle value, const std::string& name, const ListRule& rule) {
   if (py::isinstance<py::str>(value)) return value.cast<std::string>();
-  if (!py::isinstance<py::list>(value) && !py::isinstance<py::tuple>(value)) return number_text(value, name, rule.value);
+  if (!py::isinstance<py::list>(value) && !py::isinstance<py::tuple>(value))
+    return number_text(value, name, rule.value);
   std::string text;
   for (py::handle item : value) text += (text.empty() ? "" : ",") + number_text(item, name, rule.value);
   if (text.empty()) check(check_list_length(0, rule, name));
@@ -85,7 +87,8 @@ bool flag(py::handle value, const std::string& name) {
 // A name keyword: a string (None: not given).
 std::optional<std::string> name_of(py::handle value, const std::string& name) {
   if (value.is_none()) return std::nullopt;
-  if (!py::isinstance<py::str>(value)) throw py::value_error(name + ": a name, not " + std::string(py::str(py::repr(value))));
+  if (!py::isinstance<py::str>(value))
+    throw py::value_error(name + ": a name, not " + std::string(py::str(py::repr(value))));
   return value.cast<std::string>();
 }
 
@@ -97,7 +100,8 @@ std::vector<std::string> names_of(py::handle value, const std::string& name) {
     throw py::value_error(name + ": a name or a list of names, not " + std::string(py::str(py::repr(value))));
   std::vector<std::string> names;
   for (py::handle item : value) {
-    if (!py::isinstance<py::str>(item)) throw py::value_error(name + ": a name, not " + std::string(py::str(py::repr(item))));
+    if (!py::isinstance<py::str>(item))
+      throw py::value_error(name + ": a name, not " + std::string(py::str(py::repr(item))));
     names.push_back(item.cast<std::string>());
   }
   if (names.empty()) check(check_list_length(0, ListRule{}, name));
@@ -109,7 +113,9 @@ std::string required_name(py::handle value, const std::string& name) {
   if (value.is_none()) throw py::value_error(name + ": a name, not None");
   return *name_of(value, name);
 }
-std::string fabric_of(py::handle value) { return name_of(value, "fabric").value_or(model::default_fabric); }
+std::string fabric_of(py::handle value) {
+  return name_of(value, "fabric").value_or(model::default_fabric);
+}
 
 // allocator=: None for the one recommended; a name is checked when answered (frontend), "" is
 // refused as the command refuses `--allocator ""`.
@@ -120,7 +126,9 @@ std::string allocator_of(py::handle value) {
 }
 
 // Progress of a first run's calibration on standard error, as the command shows it.
-void print_progress(const std::string& line) { std::cerr << "dnntune: " << line << std::endl; }
+void print_progress(const std::string& line) {
+  std::cerr << "dnntune: " << line << std::endl;
+}
 
 // The CPU request's configuration: a layout value left out (None) is the recommended setup's
 // (frontend::answer_predict); one given is checked like the command's option, so 0 is refused.
@@ -131,9 +139,11 @@ frontend::PredictRequest setup_request(py::handle network, py::handle processes_
   request.network = required_name(network, "network");
   model::TrainingConfiguration& configuration = request.configuration;
   if (!processes_per_node.is_none())
-    configuration.processes_per_node = static_cast<int>(number(processes_per_node, "processes_per_node", rules::ranks_or_threads));
+    configuration.processes_per_node =
+        static_cast<int>(number(processes_per_node, "processes_per_node", rules::ranks_or_threads));
   if (!threads_per_process.is_none())
-    configuration.threads_per_process = static_cast<int>(number(threads_per_process, "threads_per_process", rules::ranks_or_threads));
+    configuration.threads_per_process =
+        static_cast<int>(number(threads_per_process, "threads_per_process", rules::ranks_or_threads));
   configuration.batch_per_process = static_cast<std::int64_t>(number(batch, "batch", rules::batch_per_process));
   configuration.nodes = static_cast<int>(number(nodes, "nodes", rules::nodes));
   configuration.smt = flag(smt, "smt");
@@ -164,9 +174,8 @@ class Model {
     return frontend::prediction_document(value_or_raise(frontend::answer_predict(source_, request))).dump();
   }
 
-  std::string scale(py::handle network, py::handle processes_per_node, py::handle threads_per_process,
-                    py::handle batch, py::handle nodes, py::handle smt, py::handle fabric,
-                    py::handle allocator) const {
+  std::string scale(py::handle network, py::handle processes_per_node, py::handle threads_per_process, py::handle batch,
+                    py::handle nodes, py::handle smt, py::handle fabric, py::handle allocator) const {
     frontend::ScaleRequest request{
         setup_request(network, processes_per_node, threads_per_process, batch, py::int_(1), smt, fabric, allocator),
         node_counts(nodes)};
@@ -177,12 +186,14 @@ class Model {
                         py::handle fabric, py::handle allocator) const {
     frontend::RecommendRequest request;
     request.network = required_name(network, "network");
-    if (!batches.is_none()) request.space.batches_per_process = numbers<std::int64_t>(batches, "batches", lists::batches);
+    if (!batches.is_none())
+      request.space.batches_per_process = numbers<std::int64_t>(batches, "batches", lists::batches);
     request.space.node_counts = node_counts(nodes);
     request.space.consider_smt = consider_smt.is_none() || flag(consider_smt, "consider_smt");
     request.space.fabric = fabric_of(fabric);
     request.allocator = allocator_of(allocator);
-    return frontend::recommendation_document(value_or_raise(frontend::answer_recommend(source_, request)), false).dump();
+    return frontend::recommendation_document(value_or_raise(frontend::answer_recommend(source_, request)), false)
+        .dump();
   }
 
   int cores() const {
@@ -233,8 +244,7 @@ class GpuModel {
   }
 
   std::string recommend(py::handle network, py::handle gpus, py::handle batches, py::handle fusion_megabytes,
-                        py::handle nodes, py::handle fabric, py::handle precisions,
-                        py::handle memory_formats) const {
+                        py::handle nodes, py::handle fabric, py::handle precisions, py::handle memory_formats) const {
     frontend::GpuRecommendRequest request;
     request.network = required_name(network, "network");
     tuner::GpuSearchOptions& search = request.search;
@@ -254,7 +264,8 @@ class GpuModel {
   std::string machine() const { return gpu_.node.name; }
 
  private:
-  static frontend::GpuSource gpu_source(const std::string& machine, const std::optional<std::string>& calibration_path) {
+  static frontend::GpuSource gpu_source(const std::string& machine,
+                                        const std::optional<std::string>& calibration_path) {
     frontend::ModelSource source;
     source.machine = machine;
     source.calibration_path = calibration_path.value_or("");
@@ -286,7 +297,8 @@ class GpuModel {
 
 // "gpu" or "cpu" for a machine name or profile file, so `dnntune.Model` builds the right model.
 std::string machine_kind(const std::string& machine) {
-  if (auto named = frontend::check_machine_name(machine, "machine="); !named) throw py::value_error(named.error().message);
+  if (auto named = frontend::check_machine_name(machine, "machine="); !named)
+    throw py::value_error(named.error().message);
   return value_or_raise(data::load_machine(machine)).kind == records::MachineKind::gpu ? "gpu" : "cpu";
 }
 
@@ -302,11 +314,11 @@ PYBIND11_MODULE(_dnntune, module) {
            py::arg("calibration") = none, py::arg("machine") = none, py::arg("backend") = "torch",
            py::arg("executable") = none)
       .def("predict_json", &Model::predict, py::arg("network"), py::arg("processes_per_node") = none,
-           py::arg("threads_per_process") = none, py::arg("batch") = none, py::arg("nodes") = none, py::arg("smt") = none,
-           py::arg("fabric") = none, py::arg("allocator") = none)
+           py::arg("threads_per_process") = none, py::arg("batch") = none, py::arg("nodes") = none,
+           py::arg("smt") = none, py::arg("fabric") = none, py::arg("allocator") = none)
       .def("scale_json", &Model::scale, py::arg("network"), py::arg("processes_per_node") = none,
-           py::arg("threads_per_process") = none, py::arg("batch") = none, py::arg("nodes") = none, py::arg("smt") = none,
-           py::arg("fabric") = none, py::arg("allocator") = none)
+           py::arg("threads_per_process") = none, py::arg("batch") = none, py::arg("nodes") = none,
+           py::arg("smt") = none, py::arg("fabric") = none, py::arg("allocator") = none)
       .def("recommend_json", &Model::recommend, py::arg("network"), py::arg("batches") = none, py::arg("nodes") = none,
            py::arg("consider_smt") = none, py::arg("fabric") = none, py::arg("allocator") = none)
       .def_property_readonly("cores", &Model::cores)
@@ -315,22 +327,25 @@ PYBIND11_MODULE(_dnntune, module) {
       .def(py::init<const std::string&, const std::optional<std::string>&>(), py::arg("machine"),
            py::arg("calibration") = none)
       .def("predict_json", &GpuModel::predict, py::arg("network"), py::arg("gpus") = none, py::arg("batch") = none,
-           py::arg("nodes") = none, py::arg("fusion_megabytes") = none, py::arg("fabric") = none, py::arg("precision") = none,
-           py::arg("memory_format") = none)
+           py::arg("nodes") = none, py::arg("fusion_megabytes") = none, py::arg("fabric") = none,
+           py::arg("precision") = none, py::arg("memory_format") = none)
       .def("scale_json", &GpuModel::scale, py::arg("network"), py::arg("gpus") = none, py::arg("batch") = none,
-           py::arg("nodes") = none, py::arg("fusion_megabytes") = none, py::arg("fabric") = none, py::arg("precision") = none,
-           py::arg("memory_format") = none)
+           py::arg("nodes") = none, py::arg("fusion_megabytes") = none, py::arg("fabric") = none,
+           py::arg("precision") = none, py::arg("memory_format") = none)
       .def("recommend_json", &GpuModel::recommend, py::arg("network"), py::arg("gpus") = none,
-           py::arg("batches") = none, py::arg("fusion_megabytes") = none, py::arg("nodes") = none, py::arg("fabric") = none,
-           py::arg("precisions") = none, py::arg("memory_formats") = none)
+           py::arg("batches") = none, py::arg("fusion_megabytes") = none, py::arg("nodes") = none,
+           py::arg("fabric") = none, py::arg("precisions") = none, py::arg("memory_formats") = none)
       .def_property_readonly("gpus_per_node", &GpuModel::gpus_per_node)
       .def_property_readonly("machine", &GpuModel::machine);
   module.def("machine_kind", &machine_kind, py::arg("machine"));
   // This machine's cache entry (the folder of its calibration), for tests that seed the cache.
-  module.def("cache_entry", [](const std::string& backend) {
-    return value_or_raise(pipeline::default_calibration_entry(backend));
-  }, py::arg("backend") = "torch");
+  module.def(
+      "cache_entry",
+      [](const std::string& backend) { return value_or_raise(pipeline::default_calibration_entry(backend)); },
+      py::arg("backend") = "torch");
   // The defaults the command uses, so that the Python signatures say the same.
   module.attr("default_fabric") = model::default_fabric;
   module.attr("default_fusion_mb") = model::default_fusion_megabytes;
+  module.attr("default_batch") = model::TrainingConfiguration{}.batch_per_process;
+  module.attr("default_scale_nodes") = frontend::default_scale_nodes;
 }

@@ -124,8 +124,7 @@ TEST_CASE("predict's default setup is the whole recommendation's, where PyTorch'
   REQUIRE(answer.allocator);
   CHECK(answer.allocator->chosen == "glibc-tuned");
   CHECK(whole->job_allocator == "glibc-tuned");
-  CHECK(whole->seconds_to_train ==
-        Approx(90.0 * 1281167 / answer.best.prediction.images_per_second));
+  CHECK(whole->seconds_to_train == Approx(90.0 * 1281167 / answer.best.prediction.images_per_second));
 
   frontend::PredictRequest predict;
   predict.network = "resnet18";
@@ -135,7 +134,8 @@ TEST_CASE("predict's default setup is the whole recommendation's, where PyTorch'
   CHECK(predicted->prediction.configuration == answer.best.prediction.configuration);
   CHECK(predicted->prediction.images_per_second == answer.best.prediction.images_per_second);
   CHECK(tuner::allocator_json(predicted->allocator) == tuner::allocator_json(*answer.allocator));
-  CHECK(frontend::prediction_document(*predicted)["allocator"] == frontend::recommendation_document(*whole, false)["allocator"]);
+  CHECK(frontend::prediction_document(*predicted)["allocator"] ==
+        frontend::recommendation_document(*whole, false)["allocator"]);
 
   // An allocator the user names applies to the figure, and PyTorch's runs under another do not count.
   predict.allocator = "default";

@@ -29,7 +29,9 @@ import shutil
 
 from ._dnntune import GpuModel as _NativeGpuModel
 from ._dnntune import Model as _NativeModel
+from ._dnntune import default_batch as _DEFAULT_BATCH
 from ._dnntune import default_fabric as _DEFAULT_FABRIC
+from ._dnntune import default_scale_nodes as _DEFAULT_SCALE_NODES
 from ._dnntune import machine_kind as _machine_kind
 
 __all__ = ["Model"]
@@ -84,8 +86,8 @@ class Model:
         else:
             _refuse(given, _GPU_ONLY, "these describe GPU nodes; " + self.machine + " is a CPU machine")
 
-    def predict(self, network, processes_per_node=None, threads_per_process=None, batch=32, nodes=1, smt=None,
-                fabric=_DEFAULT_FABRIC, gpus=None, fusion_mb=None, precision=None, memory_format=None,
+    def predict(self, network, processes_per_node=None, threads_per_process=None, batch=_DEFAULT_BATCH, nodes=1,
+                smt=None, fabric=_DEFAULT_FABRIC, gpus=None, fusion_mb=None, precision=None, memory_format=None,
                 allocator=None):
         """One configuration: images/s with its band, iteration terms, scaling efficiency, and on a CPU
         machine the setup's allocator (allocator=NAME, default the one recommended; its "variants" carry
@@ -101,8 +103,9 @@ class Model:
                                                     threads_per_process=threads_per_process, batch=batch, nodes=nodes,
                                                     smt=smt, fabric=fabric, allocator=allocator))
 
-    def scale(self, network, processes_per_node=None, threads_per_process=None, batch=32, nodes="1..1024", smt=None,
-              fabric=_DEFAULT_FABRIC, gpus=None, fusion_mb=None, precision=None, memory_format=None, allocator=None):
+    def scale(self, network, processes_per_node=None, threads_per_process=None, batch=_DEFAULT_BATCH,
+              nodes=_DEFAULT_SCALE_NODES, smt=None, fabric=_DEFAULT_FABRIC, gpus=None, fusion_mb=None, precision=None,
+              memory_format=None, allocator=None):
         """Predictions over node counts ("1..1024", "1,2,4", 16 or a list), with speed-up and efficiency."""
         self._check(locals())
         if self.kind == "gpu":
