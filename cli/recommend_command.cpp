@@ -197,7 +197,7 @@ void add_recommend_command(CLI::App& root) {
   add_value(*command, option_rows::output, options.output_path)->check(output_file());
   command->add_option("command", options.train_command, "Your training command (after --)");
   command->callback([command] {
-    options.batch_given = command->count("--batch") > 0;
+    options.batch_given = command->count(long_name(option_rows::batch)) > 0;
     run_recommend(options);
   });
 }

@@ -107,7 +107,8 @@ Expected<void> check_recommend_request(const AnswerSource& source, const Recomme
   return check_allocator_name(request.allocator);
 }
 
-// The allocator of `prediction`'s setup: the recommendation's when it is its pick, else chosen for it.
+// The allocator chosen for `prediction`'s setup (the user's when named): for a layout that is not
+// the recommendation's pick, whose allocator comes with the recommendation.
 tuner::AllocatorChoice allocator_of(const model::Predictor& predictor, const workloads::Network& network,
                                     const model::Prediction& prediction, const std::string& user_choice) {
   return tuner::choose_allocator(allocation_model(predictor), network, prediction, pipeline::installed_allocators(),
