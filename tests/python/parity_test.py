@@ -85,3 +85,7 @@ check(gpu.predict("resnet50", gpus=8, batch=64, precision="bf16", memory_format=
 check(gpu.scale("resnet50", gpus=8, nodes="1..8") ==
       command_json("scale", "--model", "resnet50", "--machine", "h200", "--gpus", "8", "--nodes", "1..8"),
       "GPU: Model().scale() is `dnntune scale --machine h200 --json`")
+refused = subprocess.run([dnntune_command, "predict", "--model", "resnet50", "--machine", "h200", "--allocator",
+                          "jemalloc"], capture_output=True, text=True, check=False)
+check(refused.returncode == 2 and "--allocator is chosen for CPU nodes" in refused.stderr,
+      "GPU: --allocator is refused by predict as by recommend: " + refused.stderr.strip()[:80])
