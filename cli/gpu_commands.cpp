@@ -12,23 +12,10 @@
 
 namespace dnntune::cli {
 
-model::GpuEfficiencies gpu_efficiencies() {
-  return value_or_fail(model::reference_gpu_efficiencies(data::builtin_reference_calibration("torch-cuda")));
-}
+model::GpuEfficiencies gpu_efficiencies() { return value_or_fail(frontend::builtin_gpu_efficiencies()); }
 
 std::optional<GpuSource> gpu_machine(const ModelSourceOptions& source) {
-  if (source.machine.empty()) return std::nullopt;
-  // A machine that does not load is the CPU path's to report, in its order (the calibration first).
-  const auto loaded = data::load_machine(source.machine);
-  if (!loaded || loaded->kind != records::MachineKind::gpu) return std::nullopt;
-  const records::MachineProfile& machine = *loaded;
-  if (!source.topology_path.empty())
-    fail(bad_input("--topology describes a CPU node; " + machine.name + " is a GPU"));
-  GpuSource gpu{value_or_fail(model::gpu_node(machine)), {}};
-  gpu.efficiencies = source.calibration_path.empty()
-                         ? gpu_efficiencies()
-                         : value_or_fail(model::read_gpu_calibration(source.calibration_path)).efficiencies;
-  return gpu;
+  return value_or_fail(frontend::gpu_source(source));
 }
 
 void run_gpu_fit(const std::vector<records::Measurement>& records, const std::string& machine,
@@ -57,7 +44,6 @@ model::GpuConfiguration gpu_configuration_from(const ConfigurationOptions& optio
   configuration.nodes = c.nodes;
   configuration.fusion_bytes = options.fusion_megabytes * 1024 * 1024;
   configuration.fabric = value_or_fail(fabric_from(options.fabric));
-  apply_gpu_numerics(configuration, options.precision, options.memory_format);
   return configuration;
 }
 
@@ -83,38 +69,47 @@ std::vector<std::string> split_list(const std::string& text) {
 
 }  // namespace
 
-void run_gpu_predict(const workloads::Network& network, const GpuSource& gpu,
-                     const ConfigurationOptions& configuration, const OutputOptions& output) {
-  const auto prediction =
-      value_or_fail(model::predict_gpu(network, gpu.node, gpu.efficiencies, gpu_configuration_from(configuration)));
-  if (!output.json) return write_output(model::gpu_prediction_text(prediction), output.path);
-  auto document = schema_head("dnntune.gpu-prediction", 1);
-  document.update(model::gpu_prediction_json(prediction));
-  write_output(document.dump(2) + "\n", output.path);
+namespace {
+
+// The options of one GPU configuration as frontend's request ("" precision or memory format: the default).
+frontend::GpuSetupRequest setup_request(const std::string& network, const ConfigurationOptions& configuration) {
+  frontend::GpuSetupRequest request{network, gpu_configuration_from(configuration), std::nullopt, std::nullopt};
+  if (!configuration.precision.empty()) request.precision = configuration.precision;
+  if (!configuration.memory_format.empty()) request.memory_format = configuration.memory_format;
+  return request;
 }
 
-void run_gpu_scale(const workloads::Network& network, const GpuSource& gpu,
-                   const ConfigurationOptions& configuration, const std::string& nodes, const OutputOptions& output) {
+}  // namespace
+
+void run_gpu_predict(const std::string& network, const GpuSource& gpu, const ConfigurationOptions& configuration,
+                     const OutputOptions& output) {
+  const auto prediction = value_or_fail(frontend::answer_gpu_predict(gpu, setup_request(network, configuration)));
+  write_output(output.json ? frontend::gpu_prediction_document(prediction).dump(2) + "\n"
+                           : model::gpu_prediction_text(prediction),
+               output.path);
+}
+
+void run_gpu_scale(const std::string& network, const GpuSource& gpu, const ConfigurationOptions& configuration,
+                   const std::string& nodes, const OutputOptions& output) {
   const auto node_counts = value_or_fail(model::parse_node_counts(nodes));
-  const auto rows = value_or_fail(model::predict_gpu_scaling(network, gpu.node, gpu.efficiencies,
-                                                             gpu_configuration_from(configuration), node_counts));
-  if (!output.json) return write_output(model::gpu_scaling_text(rows), output.path);
-  auto document = schema_head("dnntune.gpu-scaling", 1);
-  document["rows"] = model::gpu_scaling_json(rows);
-  write_output(document.dump(2) + "\n", output.path);
+  const auto rows = value_or_fail(frontend::answer_gpu_scale(gpu, setup_request(network, configuration), node_counts));
+  write_output(output.json ? frontend::gpu_scaling_document(rows).dump(2) + "\n" : model::gpu_scaling_text(rows),
+               output.path);
 }
 
-void run_gpu_recommend(const workloads::Network& network, const GpuSource& gpu,
-                       const GpuRecommendRequest& request) {
+void run_gpu_recommend(const std::string& network, const GpuSource& gpu, const GpuRecommendRequest& request) {
   if (request.format == "mpirun")
     fail(bad_input("--format mpirun writes CPU launch lines; for a GPU machine use --format slurm (srun, one task per "
                    "GPU) or --format torchrun (one worker per GPU)"));
-  if (!request.launch.allocator.empty())
-    fail(bad_input("--allocator is chosen for CPU nodes; a GPU machine's job script leaves the allocator as it is"));
   ok_or_fail(check_launch_options(request.launch));
-  if (request.objective == "time-to-train")
-    fail(bad_input("--objective time-to-train is not modelled for GPU machines: use throughput or images-per-node"));
-  tuner::GpuSearchOptions search;
+  frontend::GpuRecommendRequest asked;
+  asked.network = network;
+  asked.allocator = request.launch.allocator;
+  for (const auto& [name, objective] : tuner::objectives_by_name())  // CLI11 checked the name
+    if (name == request.objective) asked.objective = objective;
+  asked.epochs = request.epochs;
+  asked.dataset_images = request.dataset_images;
+  tuner::GpuSearchOptions& search = asked.search;
   if (!request.gpus.empty()) {
     const auto counts = value_or_fail(list_values(option_rows::gpus, request.gpus));
     search.gpus_per_node.assign(counts.begin(), counts.end());
@@ -127,30 +122,18 @@ void run_gpu_recommend(const workloads::Network& network, const GpuSource& gpu,
   search.fusion_megabytes.assign(fusion.begin(), fusion.end());
   search.node_counts = value_or_fail(model::parse_node_counts(request.nodes));
   search.fabric = request.fabric;
-  if (!request.precisions.empty())
-    for (const std::string& item : split_list(request.precisions)) {
-      const auto precision = value_or_fail(model::parse_gpu_precision(item));
-      ok_or_fail(model::check_gpu_precision(gpu.node, precision));
-      search.precisions.push_back(precision);
-    }
-  if (!request.memory_formats.empty())
-    for (const std::string& item : split_list(request.memory_formats))
-      search.memory_formats.push_back(value_or_fail(model::parse_gpu_memory_format(item)));
-  search.objective = request.objective == "images-per-node"
-                         ? tuner::GpuObjective::images_per_node
-                         : tuner::GpuObjective::throughput;
-  const auto recommendation = value_or_fail(tuner::recommend_gpu(network, gpu.node, gpu.efficiencies, search));
+  if (!request.precisions.empty()) asked.precisions = split_list(request.precisions);
+  if (!request.memory_formats.empty()) asked.memory_formats = split_list(request.memory_formats);
+  const auto answer = value_or_fail(frontend::answer_gpu_recommend(gpu, asked));
   if (request.format == "slurm" || request.format == "torchrun") {
-    const model::GpuPrediction& best = recommendation.best;
-    auto job = value_or_fail(job_script_options(
-        request.launch, network.name,
-        request.epochs * static_cast<double>(request.dataset_images) / best.images_per_second, "default"));
+    const model::GpuPrediction& best = answer.recommendation.best;
+    auto job = value_or_fail(job_script_options(request.launch, best.network, answer.seconds_to_train, "default"));
     job.train_command = request.train_command;
     return write_output(request.format == "slurm" ? tuner::gpu_slurm_script(best, job) : tuner::gpu_torchrun_text(best, job),
                         request.output_path);
   }
-  write_output(request.format == "json" ? tuner::gpu_recommendation_json(recommendation, request.explain).dump(2) + "\n"
-                                        : tuner::gpu_recommendation_text(recommendation, request.explain),
+  write_output(request.format == "json" ? frontend::gpu_recommendation_document(answer, request.explain).dump(2) + "\n"
+                                        : tuner::gpu_recommendation_text(answer.recommendation, request.explain),
                request.output_path);
 }
 

@@ -1,6 +1,7 @@
 // cli/gpu_commands.hpp — predict, scale and recommend when --machine names a GPU profile
-// (a built-in GPU profile, data::builtin_gpu_machine_names(), or a GPU profile JSON): the same commands, answered by the
-// GPU model (model/gpu_predictor.hpp) instead of the CPU cost model.
+// (a built-in GPU profile, data::builtin_gpu_machine_names(), or a GPU profile JSON): the same
+// commands, answered by the GPU model (frontend/gpu_answers.hpp builds the answers; here they are
+// parsed from the options and rendered).
 #pragma once
 
 #include <optional>
@@ -9,6 +10,7 @@
 #include "cli/command_support.hpp"
 #include "cli/launch_options.hpp"
 #include "cli/model_options.hpp"
+#include "frontend/gpu_answers.hpp"
 #include "model/gpu_predictor.hpp"
 #include "records/measurement.hpp"
 #include "workloads/graph.hpp"
@@ -20,10 +22,7 @@ namespace dnntune::cli {
 // (GpuEfficiencies::source says which).
 model::GpuEfficiencies gpu_efficiencies();
 
-struct GpuSource {
-  model::GpuNode node;
-  model::GpuEfficiencies efficiencies;
-};
+using frontend::GpuSource;
 // The GPU node --machine names with its efficiencies (--calibration FILE: a GPU calibration made
 // by `dnntune fit --backend torch-cuda`), or nothing for a CPU machine, none, or one that does not
 // load (the CPU path reports that). Fails the command on a GPU calibration that does not load,
@@ -36,18 +35,19 @@ void run_gpu_fit(const std::vector<records::Measurement>& records, const std::st
                  const std::string& output_path, bool json);
 
 // --gpus/--batch/--nodes/--fusion-mb/fabric as a GPU configuration; the CPU-only options
-// (--threads, --smt, --ps, --async, --ppn) are refused with a one-line reason.
-// --precision and --memory-format as well (unset: the GPU's PyTorch default, contiguous).
+// (--threads, --smt, --ps, --async, --ppn) are refused with a one-line reason. --precision and
+// --memory-format are the request's names (frontend::GpuSetupRequest), read by frontend.
 model::GpuConfiguration gpu_configuration_from(const ConfigurationOptions& options);
 
 // --precision / --memory-format of a GPU command: "" leaves the default; bad input otherwise.
 void apply_gpu_numerics(model::GpuConfiguration& configuration, const std::string& precision,
                         const std::string& memory_format);
 
-void run_gpu_predict(const workloads::Network& network, const GpuSource& gpu,
-                     const ConfigurationOptions& configuration, const OutputOptions& output);
-void run_gpu_scale(const workloads::Network& network, const GpuSource& gpu,
-                   const ConfigurationOptions& configuration, const std::string& nodes, const OutputOptions& output);
+// `network` as given (--model).
+void run_gpu_predict(const std::string& network, const GpuSource& gpu, const ConfigurationOptions& configuration,
+                     const OutputOptions& output);
+void run_gpu_scale(const std::string& network, const GpuSource& gpu, const ConfigurationOptions& configuration,
+                   const std::string& nodes, const OutputOptions& output);
 
 struct GpuRecommendRequest {
   std::string gpus;       // --gpus LIST ("" : 1, 2, 4 ... the node's)
@@ -64,11 +64,10 @@ struct GpuRecommendRequest {
   // The job script's and launch line's: --time (default: --epochs of --dataset-images at the
   // pick's images/s, as on CPU nodes), --partition, --account; the training command after `--`.
   LaunchOptions launch;
-  double epochs = 90;
-  std::int64_t dataset_images = 1281167;
+  double epochs = tuner::RecommendOptions{}.epochs;
+  std::int64_t dataset_images = tuner::RecommendOptions{}.dataset_images;
   std::vector<std::string> train_command;
 };
-void run_gpu_recommend(const workloads::Network& network, const GpuSource& gpu,
-                       const GpuRecommendRequest& request);
+void run_gpu_recommend(const std::string& network, const GpuSource& gpu, const GpuRecommendRequest& request);
 
 }  // namespace dnntune::cli

@@ -28,7 +28,11 @@ void add_launch_options(CLI::App& command, LaunchOptions& options) {
   add_value(command, option_rows::openmp, options.openmp)
       ->check(CLI::IsMember({"auto", "gnu", "intel"}))
       ->capture_default_str();
-  add_value(command, option_rows::allocator, options.allocator)
+  add_allocator_option(command, options.allocator);
+}
+
+CLI::Option* add_allocator_option(CLI::App& command, std::string& allocator) {
+  return add_value(command, option_rows::allocator, allocator)
       // Checked against what is installed (check_allocator), the one list of them; empty means
       // "not given" inside, so it is refused here.
       ->check(CLI::Validator([](std::string& name) { return name.empty() ? std::string("an allocator name") : ""; },

@@ -22,6 +22,8 @@ struct LaunchOptions {
   std::string allocator;      // --allocator; empty: the one recommended (tuner/allocator_choice.hpp)
 };
 void add_launch_options(CLI::App& command, LaunchOptions& options);
+// --allocator alone (predict and scale: the setup's allocator; empty: the one recommended).
+CLI::Option* add_allocator_option(CLI::App& command, std::string& allocator);
 
 // --allocator, when given, is refused unless this node can load it (pipeline/installed_allocators.hpp;
 // checked before anything is calibrated).

@@ -81,6 +81,15 @@ Expected<model::TrainingConfiguration> configuration_from(const ConfigurationOpt
   return configuration;
 }
 
+frontend::GivenLayout given_layout(const CLI::App& command, const ConfigurationOptions& options) {
+  return {command.count(long_name(option_rows::processes_per_node)) > 0, command.count(long_name(option_rows::threads)) > 0,
+          options.configuration.smt};
+}
+
+std::string setup_allocator_text(const tuner::AllocatorChoice& allocator) {
+  return allocator.modelled || allocator.chosen_by == "user" ? tuner::allocator_text(allocator) : "";
+}
+
 void add_fabric_options(CLI::App& command, FabricOptions& options) {
   std::string fabrics;
   for (const auto& name : model::fabric_names()) fabrics += (fabrics.empty() ? "" : ", ") + name;

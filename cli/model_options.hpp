@@ -11,10 +11,12 @@
 #include <CLI/CLI.hpp>
 
 #include "frontend/model_source.hpp"
+#include "frontend/request_defaults.hpp"
 #include "pipeline/default_calibration.hpp"
 #include "common/expected.hpp"
 #include "model/predictor.hpp"
 #include "model/training_configuration.hpp"
+#include "tuner/allocator_choice.hpp"
 
 namespace dnntune::cli {
 
@@ -57,5 +59,13 @@ struct ConfigurationOptions {
 void add_configuration_options(CLI::App& command, ConfigurationOptions& options, bool with_nodes);
 
 Expected<model::TrainingConfiguration> configuration_from(const ConfigurationOptions& options);
+
+// Which parts of the layout `command`'s user gave (--ppn, --threads, --smt); the rest is the
+// recommended setup's (predict, scale).
+frontend::GivenLayout given_layout(const CLI::App& command, const ConfigurationOptions& options);
+
+// predict's and scale's allocator line: where the model knows the allocator's gain (this
+// machine's calibration) or the user named one; "" for a spec machine, whose answer leaves it.
+std::string setup_allocator_text(const tuner::AllocatorChoice& allocator);
 
 }  // namespace dnntune::cli

@@ -104,7 +104,8 @@ const OptionRow account{"--account", "SLURM account to charge", "NAME"};
 const OptionRow allocator{"--allocator",
                           "The memory allocator every rank loads: default, glibc-tuned (freed memory kept), jemalloc "
                           "or tcmalloc (LD_PRELOAD of the installed library; `dnntune probe` lists what is installed); "
-                          "recommend's default: the one recommended. calibrate times the micro-runs under it (records "
+                          "recommend's, predict's and scale's default: the one recommended (predict and scale give the setup's figure "
+                          "under it). calibrate times the micro-runs under it (records "
                           "carry it, fits use the default's only; not with --anchor: anchors train under each allocator "
                           "themselves)",
                           "NAME"};

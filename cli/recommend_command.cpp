@@ -2,8 +2,6 @@
 // and batch for a network on this (or a described) node, with a ready SLURM script or mpirun
 // line.
 #include <algorithm>
-#include <cmath>
-#include <thread>
 
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
@@ -11,17 +9,13 @@
 #include "cli/launch_options.hpp"
 #include "cli/model_options.hpp"
 #include "cli/number_rules.hpp"
-#include "frontend/request_defaults.hpp"
 #include "cli/option_table.hpp"
 #include "data/builtin_machines.hpp"
-#include "pipeline/installed_allocators.hpp"
-#include "pipeline/real_training.hpp"
-#include "common/text_format.hpp"
+#include "frontend/answers.hpp"
 #include "model/scaling.hpp"
 #include "tuner/job_script.hpp"
 #include "tuner/recommendation.hpp"
 #include "tuner/report.hpp"
-#include "workloads/zoo.hpp"
 
 namespace dnntune::cli {
 namespace {
@@ -33,8 +27,8 @@ struct RecommendCommandOptions {
   std::int64_t global_batch = 0;
   std::string format = "text";        // a name in output_formats()
   std::string objective = "throughput";  // a name in tuner::objectives_by_name()
-  double epochs = 90;
-  std::int64_t dataset_images = 1281167;
+  double epochs = tuner::RecommendOptions{}.epochs;
+  std::int64_t dataset_images = tuner::RecommendOptions{}.dataset_images;
   bool explain = false;
   bool no_smt = false;
   bool consider_parameter_server = false;
@@ -53,8 +47,7 @@ struct RecommendCommandOptions {
 };
 
 // A GPU --machine: the GPU tuner's search (GPUs per node, batch per GPU, fusion, nodes).
-void recommend_for_gpu(const workloads::Network& network, const GpuSource& gpu,
-                       const RecommendCommandOptions& options) {
+void recommend_for_gpu(const GpuSource& gpu, const RecommendCommandOptions& options) {
   if (options.verify > 0 || options.global_batch > 0 || options.no_smt || options.consider_parameter_server ||
       !options.processes_per_node.empty())
     fail(bad_input("--verify, --global-batch, --no-smt, --consider-ps and --ppn describe CPU nodes; on a GPU machine "
@@ -75,7 +68,7 @@ void recommend_for_gpu(const workloads::Network& network, const GpuSource& gpu,
   request.epochs = options.epochs;
   request.dataset_images = options.dataset_images;
   request.train_command = options.train_command;
-  run_gpu_recommend(network, gpu, request);
+  run_gpu_recommend(options.model, gpu, request);
 }
 
 template <class Number>
@@ -124,95 +117,16 @@ std::vector<std::string> names_of(const Table& table, Name name) {
   return names;
 }
 
-// --verify K: the analytical answer checked empirically. Trains the recommended configuration
-// and the best-ranked others, K in all, on this node; tuner::choose_by_measurement decides.
-void verify_for_real(tuner::Recommendation& recommendation, const RecommendCommandOptions& options) {
-  if (!options.source.machine.empty() || !options.source.topology_path.empty())
-    fail(bad_input("--verify trains on this machine: it cannot verify a recommendation for --machine or --topology"));
-  pipeline::RealTrainingOptions training;
-  training.iterations = 3;
-  const auto candidates = tuner::verification_candidates(recommendation, static_cast<std::size_t>(options.verify));
-  std::vector<tuner::VerifiedPoint> verified;
-  for (std::size_t index = 0; index < candidates.size(); ++index) {
-    const auto ranked = std::find_if(recommendation.ranking.begin(), recommendation.ranking.end(),
-                                     [&](const auto& point) { return point.prediction.configuration == candidates[index]; });
-    std::cerr << "dnntune recommend: verifying [" << index + 1 << "/" << candidates.size() << "] "
-              << model::describe(candidates[index]) << std::endl;
-    const pipeline::MeasuredTraining run = value_or_fail(pipeline::train_for_real(options.model, candidates[index], training));
-    verified.push_back({ranked->prediction, run.images_per_second, run.low, run.high});
-  }
-  tuner::choose_by_measurement(recommendation, std::move(verified));
-}
-
-// Variance of log(a / b) over paired replicates (0 when there are none).
-double paired_log_variance(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() < 2 || a.size() != b.size()) return 0;
-  std::vector<double> differences;
-  for (std::size_t index = 0; index < a.size(); ++index) differences.push_back(std::log(a[index] / b[index]));
-  double mean = 0, variance = 0;
-  for (double value : differences) mean += value / differences.size();
-  for (double value : differences) variance += (value - mean) * (value - mean) / (differences.size() - 1);
-  return variance;
-}
-
-// How much of the answer's uncertainty the parameters the reference could not identify cause:
-// their share of the pick's band (log-variance), and of the paired spread between the top score
-// and its nearest rival, which is what decides a tie.
-std::string band_share_line(const LoadedModel& loaded, const workloads::Network& network,
-                            const tuner::Recommendation& recommendation) {
-  const model::Predictor& fixed = *loaded.without_prior_spread;
-  const model::Prediction& best = recommendation.best.prediction;
-  const auto narrower = fixed.predict(network, best.configuration, true);
-  if (!narrower) return "the share of the unidentified parameters could not be computed: " + narrower.error().message;
-  const double whole = std::log(best.images_per_second / best.images_per_second_low);
-  const double identified = std::log(narrower->images_per_second / narrower->images_per_second_low);
-  const auto share = [](double part, double all) { return all > 0 ? std::max(0.0, 1 - part / all) : 0.0; };
-  std::string line = "the unidentified parameters cause " + format_fixed(100 * share(identified * identified, whole * whole), 0) +
-                     "% of the pick's band (its log-variance: " + format_fixed(best.images_per_second_low, 1) + "-" +
-                     format_fixed(best.images_per_second_high, 1) + " images/s, " +
-                     format_fixed(narrower->images_per_second_low, 1) + "-" +
-                     format_fixed(narrower->images_per_second_high, 1) +
-                     " with them fixed at their priors; the rest is the spec transfer and the reference's own fit)";
-  // The top score against the pick, or against the runner-up when the pick is the top score.
-  const auto& top = recommendation.ranking.front().prediction.configuration;
-  const auto& rival = best.configuration != top ? best.configuration
-                      : recommendation.ranking.size() > 1 ? recommendation.ranking[1].prediction.configuration
-                                                          : top;
-  if (rival == top) return line;
-  const auto a = loaded.predictor.replicate_images_per_second(network, top);
-  const auto b = loaded.predictor.replicate_images_per_second(network, rival);
-  const auto a_fixed = fixed.replicate_images_per_second(network, top);
-  const auto b_fixed = fixed.replicate_images_per_second(network, rival);
-  if (!a || !b || !a_fixed || !b_fixed) return line;
-  return line + ", and " + format_fixed(100 * share(paired_log_variance(*a_fixed, *b_fixed), paired_log_variance(*a, *b)), 0) +
-         "% of the paired spread between " + model::describe(top) + " and " + model::describe(rival) +
-         " (what decides whether they tie)";
-}
-
-// What would settle a tie the model cannot break, for where the model came from.
-std::string how_to_settle(const LoadedModel& loaded, const RecommendCommandOptions& options) {
-  const std::string model = " --model " + options.model;
-  if (loaded.measured_here) return "dnntune recommend" + model + " --verify 4 trains the tied candidates on this node";
-  if (loaded.from_partition)
-    return "dnntune recommend" + model + " --verify 4 in a job on a node of " + options.launch.partition;
-  const std::string partition = options.launch.partition.empty() ? "P" : options.launch.partition;
-  if (!options.source.machine.empty() || !options.source.topology_path.empty())
-    return "measure the node itself: dnntune calibrate --slurm --partition " + partition + model +
-           ", then dnntune recommend --partition " + partition + model + " (or recommend" + model +
-           " --verify 4 run on such a node)";
-  return "dnntune recommend" + model + " --verify 4 in a job on a node of " + partition;
-}
-
 void run_recommend(const RecommendCommandOptions& options) {
-  const auto network = value_or_fail(workloads::load_network(options.model));
-  if (const auto gpu = gpu_machine(options.source)) return recommend_for_gpu(network, *gpu, options);
+  if (const auto gpu = gpu_machine(options.source)) return recommend_for_gpu(*gpu, options);
   if (!options.gpus.empty())
     fail(bad_input("--gpus applies to a GPU --machine (" + data::builtin_gpu_machine_names() + ")"));
   if (!options.precisions.empty() || !options.memory_formats.empty())
     fail(bad_input("--precision and --memory-format apply to a GPU --machine (" + data::builtin_gpu_machine_names() + ")"));
-  tuner::SearchSpaceOptions space;
+  frontend::RecommendRequest request;
+  request.network = options.model;
+  tuner::SearchSpaceOptions& space = request.space;
   space.batches_per_process = parse_list<std::int64_t>(option_rows::batch, options.batches);
-
   space.global_batch = options.global_batch;
   space.node_counts = value_or_fail(model::parse_node_counts(options.nodes));
   space.consider_smt = !options.no_smt;
@@ -221,50 +135,26 @@ void run_recommend(const RecommendCommandOptions& options) {
   space.fabric = value_or_fail(fabric_from(options.fabric));
   if (!options.processes_per_node.empty())
     space.processes_per_node = parse_list<int>(option_rows::processes_per_node, options.processes_per_node);
-  // A default calibration (of this machine) measures the batches its ranks would run with.
-  const int this_machines_cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const auto batches = tuner::batches_to_score(space, this_machines_cpus);
-  if (batches.empty())
-    fail(bad_input("--global-batch " + std::to_string(space.global_batch) +
-                   " does not split evenly over any number of processes of --nodes " + options.nodes +
-                   " into batches of at most " + std::to_string(workloads::max_batch) + " per process"));
-  ok_or_fail(check_launch_options(options.launch));
-  // Everything the user typed is checked before the first run's calibration starts.
-  ModelSourceOptions source = options.source;
-  source.partition = options.launch.partition;  // the job's partition is also where the answer is for
-  auto loaded = value_or_fail(load_model(source, {{options.model}, batches, options.source.backend}));
-  const model::Predictor& predictor = loaded.predictor;
-  if (options.verify > 0 && loaded.from_partition)
-    fail(bad_input("--verify trains on this machine, but the answer is for partition " + options.launch.partition +
-                   "'s nodes: run recommend --verify in a job on one of them"));
-  tuner::RecommendOptions recommend_options;
   for (const auto& [name, objective] : tuner::objectives_by_name())  // CLI11 checked the name
-    if (name == options.objective) recommend_options.objective = objective;
-  recommend_options.epochs = options.epochs;
-  recommend_options.dataset_images = options.dataset_images;
-  frontend::announce_search(predictor, network, space, print_progress);  // a long --nodes list: said first
-  auto recommendation = value_or_fail(tuner::recommend(predictor, network, space, recommend_options));
-  recommendation.basis = loaded.basis;
-  if (loaded.without_prior_spread) recommendation.basis.push_back(band_share_line(loaded, network, recommendation));
-  recommendation.how_to_settle = how_to_settle(loaded, options);
-  if (options.verify > 0) verify_for_real(recommendation, options);
-
-  // The allocator of the best configuration: modelled for this machine only (a spec or another
-  // node's topology has no fault cost of its own measured here).
-  std::optional<model::AllocationModel> allocation;
-  if (!predictor.spec_only())
-    allocation = predictor.allocation() ? predictor.allocation() : model::prior_allocation(predictor.machine());
-  tuner::recommend_allocator(recommendation, allocation, network, pipeline::installed_allocators(), options.launch.allocator);
-  const auto& best = recommendation.best.prediction;  // the allocator may settle a close call
-  auto job = value_or_fail(job_script_options(
-      options.launch, network.name, options.epochs * static_cast<double>(options.dataset_images) / best.images_per_second,
-      recommendation.allocator->chosen));
+    if (name == options.objective) request.options.objective = objective;
+  request.options.epochs = options.epochs;
+  request.options.dataset_images = options.dataset_images;
+  request.allocator = options.launch.allocator;
+  request.verify = options.verify;
+  request.partition = options.launch.partition;
+  // Everything the user typed is checked before the first run's calibration starts.
+  ok_or_fail(check_launch_options(options.launch));
+  const frontend::AnswerSource source(options.source, "", print_progress);
+  const auto answer = value_or_fail(frontend::answer_recommend(source, request));
+  const tuner::Recommendation& recommendation = answer.recommendation;
+  auto job = value_or_fail(job_script_options(options.launch, recommendation.best.prediction.network,
+                                              answer.seconds_to_train, answer.job_allocator));
   job.allocator_note = tuner::allocator_summary(*recommendation.allocator);
   job.train_command = options.train_command;
   const auto format = std::find_if(output_formats().begin(), output_formats().end(),
                                    [&](const OutputFormat& entry) { return entry.name == options.format; });
   const OutputFormat& chosen = format != output_formats().end() ? *format : output_formats().front();
-  const std::string text = chosen.render({recommendation, predictor.rates(), job, options.explain});
+  const std::string text = chosen.render({recommendation, answer.rates, job, options.explain});
   write_output(text, options.output_path);
 }
 
@@ -307,7 +197,7 @@ void add_recommend_command(CLI::App& root) {
   add_value(*command, option_rows::output, options.output_path)->check(output_file());
   command->add_option("command", options.train_command, "Your training command (after --)");
   command->callback([command] {
-    options.batch_given = command->count("--batch") > 0;
+    options.batch_given = command->count(long_name(option_rows::batch)) > 0;
     run_recommend(options);
   });
 }

@@ -45,7 +45,8 @@ inline constexpr NumberRule steps{1, 1e6};                  // measured steps
 inline constexpr NumberRule warmup_steps{0, 1e6};
 inline constexpr NumberRule epochs{0, 1e6, true, false};
 inline constexpr NumberRule dataset_images{1, 1e12};
-inline constexpr NumberRule megabytes{0, 1048576, true, false};  // fusion threshold, bucket, message size
+// Fusion threshold, bucket, message size: at least one byte (a size of 1e-320 MiB is no size).
+inline constexpr NumberRule megabytes{1.0 / 1048576, 1048576, false, false};
 inline constexpr NumberRule learning_rate{0, 1e12, true, false};  // a rate that diverges is stopped by the trainer
 inline constexpr NumberRule calibration_budget{10, 1e7, false, false};  // the probe and the checks alone take seconds
 inline constexpr NumberRule seconds{0, 1e7, true, false};         // other time budgets

@@ -23,8 +23,9 @@ bool matches(const model::TrainingConfiguration& candidate, const model::Trainin
 
 Expected<DefaultedConfiguration> with_default_layout(const model::Predictor& predictor,
                                                      const workloads::Network& network,
-                                                     const model::TrainingConfiguration& asked, const GivenLayout& given) {
-  if (given.processes_per_node && given.threads_per_process) return DefaultedConfiguration{asked, ""};
+                                                     const model::TrainingConfiguration& asked, const GivenLayout& given,
+                                                     const Recommender& recommended) {
+  if (given.processes_per_node && given.threads_per_process) return DefaultedConfiguration{asked, "", std::nullopt};
   // What the user asked is checked as the prediction checks it (batch, fabric, what was given
   // fitting the node), with one of whatever was not given, before the search: its one-line reason.
   model::TrainingConfiguration least = asked;
@@ -37,7 +38,7 @@ Expected<DefaultedConfiguration> with_default_layout(const model::Predictor& pre
   space.fusion_megabytes = {asked.fusion_bytes / (1024 * 1024)};
   space.fabric = asked.fabric;
   if (given.processes_per_node) space.processes_per_node = {asked.processes_per_node};
-  auto recommendation = tuner::recommend(predictor, network, space, {});
+  auto recommendation = recommended(space);
   if (!recommendation) return recommendation.error();
   // recommend's pick when it keeps what the user gave, else the best-ranked point that does.
   const model::TrainingConfiguration* chosen = nullptr;
@@ -50,7 +51,8 @@ Expected<DefaultedConfiguration> with_default_layout(const model::Predictor& pre
                      (given.processes_per_node ? "--ppn " + std::to_string(asked.processes_per_node)
                                                : "--threads " + std::to_string(asked.threads_per_process)) +
                      ": give both --ppn and --threads");
-  DefaultedConfiguration result{asked, ""};
+  DefaultedConfiguration result{asked, "", std::nullopt};
+  if (chosen == &recommendation->best.prediction.configuration) result.allocator = recommendation->allocator;
   result.configuration.processes_per_node = chosen->processes_per_node;
   result.configuration.threads_per_process = chosen->threads_per_process;
   result.configuration.smt = chosen->smt;

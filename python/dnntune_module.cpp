@@ -1,36 +1,27 @@
 // python/dnntune_module.cpp — the native half of `import dnntune`: a Model made from a
-// calibration file, a CPU spec machine or this machine's cached calibration (the command's
-// sources and defaults, frontend/), and a GpuModel made from a GPU machine (a built-in GPU
-// profile or a GPU profile JSON), whose predict / scale / recommend return the same JSON documents as
-// `dnntune predict|scale|recommend --json` (as text: dnntune/__init__.py turns them into dicts
-// and picks the class by machine_kind). Errors become ValueError with the command's one-line message.
+// calibration file, a CPU spec machine or this machine's cached calibration, and a GpuModel made
+// from a GPU machine (a built-in GPU profile or a GPU profile JSON). Their predict / scale /
+// recommend build the command's requests from the keyword arguments, through the command's number
+// grammar and list limits (common/number_grammar.hpp), and return frontend's answers as the same
+// JSON documents as `dnntune predict|scale|recommend --json` (as text: dnntune/__init__.py turns
+// them into dicts and picks the class by machine_kind). Every bad argument, a bool where a number
+// is meant and an empty list included, is a ValueError with the command's one-line message.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "common/json_file.hpp"
 #include "common/number_grammar.hpp"
 #include "data/builtin_machines.hpp"
+#include "frontend/answers.hpp"
+#include "frontend/gpu_answers.hpp"
 #include "frontend/model_source.hpp"
-#include "frontend/request_defaults.hpp"
-#include "model/gpu_calibration.hpp"
-#include "model/gpu_report.hpp"
 #include "model/machine_rates.hpp"
-#include "model/predictor.hpp"
-#include "model/report.hpp"
-#include "model/scaling.hpp"
 #include "pipeline/default_calibration.hpp"
 #include "probe/topology.hpp"
-#include "tuner/gpu_recommendation.hpp"
-#include "tuner/recommendation.hpp"
-#include "tuner/report.hpp"
-#include "workloads/zoo.hpp"
 
 namespace py = pybind11;
 using namespace dnntune;
@@ -42,41 +33,125 @@ T value_or_raise(Expected<T> result) {
   if (!result) throw py::value_error(result.error().message);
   return std::move(*result);
 }
-
-// An argument within the command's range for the same option (common/number_grammar.hpp): 0
-// processes or GPUs is refused, as the command refuses it, never read as "the default".
-template <class T>
-T checked(T value, const NumberRule& rule, const char* name) {
-  if (auto in_range = check_number(static_cast<double>(value), rule); !in_range)
-    throw py::value_error(std::string(name) + ": " + in_range.error().message);
-  return value;
-}
-template <class T>
-const std::vector<T>& checked(const std::vector<T>& values, const ListRule& rule, const char* name) {
-  if (auto length = check_list_length(values.size(), rule, name); !length) throw py::value_error(length.error().message);
-  for (const T& value : values) checked(value, rule.value, name);
-  return values;
+void check(const Expected<void>& result) {
+  if (!result) throw py::value_error(result.error().message);
 }
 
-// A layout value left out (None) is 0 here: with_default_layout (frontend/request_defaults.hpp)
-// fills it with the recommended layout's, as the command does; one given is checked like the
-// command's option, so 0 is refused, never read as "not given".
-model::TrainingConfiguration configuration_of(std::optional<int> processes_per_node, std::optional<int> threads_per_process,
-                                              std::int64_t batch, int nodes, bool smt, const std::string& fabric) {
-  model::TrainingConfiguration configuration;
-  configuration.processes_per_node =
-      processes_per_node ? checked(*processes_per_node, rules::ranks_or_threads, "processes_per_node") : 0;
-  configuration.threads_per_process =
-      threads_per_process ? checked(*threads_per_process, rules::ranks_or_threads, "threads_per_process") : 0;
-  configuration.batch_per_process = checked(batch, rules::batch_per_process, "batch");
-  configuration.nodes = checked(nodes, rules::nodes, "nodes");
-  configuration.smt = smt;
-  configuration.fabric = fabric;
-  return configuration;
+// A keyword's value as the command's grammar reads a number: an int as its digits, a float as
+// Python writes it ("1.5", "1e-320", "nan"). A bool, a string or anything else is no number, as
+// `--batch True` is none.
+std::string number_text(py::handle value, const std::string& name, const NumberRule& rule) {
+  const bool number =
+      !py::isinstance<py::bool_>(value) && (py::isinstance<py::int_>(value) || py::isinstance<py::float_>(value));
+  const std::string text = py::str(number ? value : py::repr(value));
+  if (!number) throw py::value_error(name + ": Value " + text + " is not a number (" + describe(rule) + ")");
+  return text;
+}
+
+double number(py::handle value, const std::string& name, const NumberRule& rule) {
+  auto checked = parse_checked(number_text(value, name, rule), rule);
+  if (!checked) throw py::value_error(name + ": " + checked.error().message);
+  return *checked;
+}
+
+// A list keyword as the command's list text: a string is that text ("1..64"), a number one item,
+// a list or tuple each of its numbers; an empty list is refused as the command refuses "".
+std::string list_text(py::handle value, const std::string& name, const ListRule& rule) {
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (!py::isinstance<py::list>(value) && !py::isinstance<py::tuple>(value))
+    return number_text(value, name, rule.value);
+  std::string text;
+  for (py::handle item : value) text += (text.empty() ? "" : ",") + number_text(item, name, rule.value);
+  if (text.empty()) check(check_list_length(0, rule, name));
+  return text;
+}
+
+template <class T>
+std::vector<T> numbers(py::handle value, const std::string& name, const ListRule& rule) {
+  const auto values = value_or_raise(parse_checked_list(list_text(value, name, rule), rule, name));
+  return std::vector<T>(values.begin(), values.end());
+}
+
+std::vector<int> node_counts(py::handle value) {
+  return value_or_raise(model::parse_node_counts(list_text(value, "nodes", lists::node_counts), "nodes"));
+}
+
+// A flag keyword: True or False (None: not given, False).
+bool flag(py::handle value, const std::string& name) {
+  if (value.is_none()) return false;
+  if (!py::isinstance<py::bool_>(value))
+    throw py::value_error(name + ": True or False, not " + std::string(py::str(py::repr(value))));
+  return value.cast<bool>();
+}
+
+// A name keyword: a string (None: not given).
+std::optional<std::string> name_of(py::handle value, const std::string& name) {
+  if (value.is_none()) return std::nullopt;
+  if (!py::isinstance<py::str>(value))
+    throw py::value_error(name + ": a name, not " + std::string(py::str(py::repr(value))));
+  return value.cast<std::string>();
+}
+
+// A list of names: one name or a list of them (None: not given); an empty list is refused.
+std::vector<std::string> names_of(py::handle value, const std::string& name) {
+  if (value.is_none()) return {};
+  if (py::isinstance<py::str>(value)) return {value.cast<std::string>()};
+  if (!py::isinstance<py::list>(value) && !py::isinstance<py::tuple>(value))
+    throw py::value_error(name + ": a name or a list of names, not " + std::string(py::str(py::repr(value))));
+  std::vector<std::string> names;
+  for (py::handle item : value) {
+    if (!py::isinstance<py::str>(item))
+      throw py::value_error(name + ": a name, not " + std::string(py::str(py::repr(item))));
+    names.push_back(item.cast<std::string>());
+  }
+  if (names.empty()) check(check_list_length(0, ListRule{}, name));
+  return names;
+}
+
+// A keyword that must be a name (the network; the fabric, None: the default).
+std::string required_name(py::handle value, const std::string& name) {
+  if (value.is_none()) throw py::value_error(name + ": a name, not None");
+  return *name_of(value, name);
+}
+std::string fabric_of(py::handle value) {
+  return name_of(value, "fabric").value_or(model::default_fabric);
+}
+
+// allocator=: None for the one recommended; a name is checked when answered (frontend), "" is
+// refused as the command refuses `--allocator ""`.
+std::string allocator_of(py::handle value) {
+  const auto name = name_of(value, "allocator");
+  if (name && name->empty()) throw py::value_error("allocator: an allocator name, not ''");
+  return name.value_or("");
 }
 
 // Progress of a first run's calibration on standard error, as the command shows it.
-void print_progress(const std::string& line) { std::cerr << "dnntune: " << line << std::endl; }
+void print_progress(const std::string& line) {
+  std::cerr << "dnntune: " << line << std::endl;
+}
+
+// The CPU request's configuration: a layout value left out (None) is the recommended setup's
+// (frontend::answer_predict); one given is checked like the command's option, so 0 is refused.
+frontend::PredictRequest setup_request(py::handle network, py::handle processes_per_node,
+                                       py::handle threads_per_process, py::handle batch, py::handle nodes,
+                                       py::handle smt, py::handle fabric, py::handle allocator) {
+  frontend::PredictRequest request;
+  request.network = required_name(network, "network");
+  model::TrainingConfiguration& configuration = request.configuration;
+  if (!processes_per_node.is_none())
+    configuration.processes_per_node =
+        static_cast<int>(number(processes_per_node, "processes_per_node", rules::ranks_or_threads));
+  if (!threads_per_process.is_none())
+    configuration.threads_per_process =
+        static_cast<int>(number(threads_per_process, "threads_per_process", rules::ranks_or_threads));
+  configuration.batch_per_process = static_cast<std::int64_t>(number(batch, "batch", rules::batch_per_process));
+  configuration.nodes = static_cast<int>(number(nodes, "nodes", rules::nodes));
+  configuration.smt = flag(smt, "smt");
+  configuration.fabric = fabric_of(fabric);
+  request.given = {!processes_per_node.is_none(), !threads_per_process.is_none(), configuration.smt};
+  request.allocator = allocator_of(allocator);
+  return request;
+}
 
 class Model {
  public:
@@ -85,99 +160,64 @@ class Model {
   // efficiencies (or the given calibration's), or neither: this machine, from its cached
   // calibration for each request (made on first use by `executable`, the dnntune command).
   Model(const std::optional<std::string>& calibration_path, const std::optional<std::string>& machine,
-        const std::string& backend, const std::optional<std::string>& executable) {
-    if (machine) check(frontend::check_machine_name(*machine, "machine="));
-    if (calibration_path) source_.calibration_path = *calibration_path;
-    if (machine) source_.machine = *machine;
-    source_.backend = backend;
-    if (executable) executable_ = *executable;
+        const std::string& backend, const std::optional<std::string>& executable)
+      : source_(source_of(calibration_path, machine, backend), executable.value_or(""), print_progress) {
     // A file or a spec machine answers every request alike: loaded once, and refused here.
-    if (calibration_path || machine) predictor_ = load({}, {});
+    check(source_.preload());
   }
 
-  std::string predict(const std::string& network_name, std::optional<int> processes_per_node,
-                      std::optional<int> threads_per_process,
-                      std::int64_t batch, int nodes, bool smt, const std::string& fabric) const {
-    const auto network = value_or_raise(workloads::load_network(network_name));
-    const auto asked = configuration_of(processes_per_node, threads_per_process, batch, nodes, smt, fabric);
-    const model::Predictor predictor = predictor_for(network_name, {batch});
-    const auto defaulted = value_or_raise(frontend::with_default_layout(predictor, network, asked,
-                                                                       given_layout(processes_per_node, threads_per_process, smt)));
-    const auto prediction = value_or_raise(predictor.predict(network, defaulted.configuration));
-    auto document = schema_head("dnntune.prediction", 1);
-    document.update(model::prediction_json(prediction));
-    if (!defaulted.layout_basis.empty()) document["layout_basis"] = defaulted.layout_basis;
-    return document.dump();
+  std::string predict(py::handle network, py::handle processes_per_node, py::handle threads_per_process,
+                      py::handle batch, py::handle nodes, py::handle smt, py::handle fabric,
+                      py::handle allocator) const {
+    const auto request =
+        setup_request(network, processes_per_node, threads_per_process, batch, nodes, smt, fabric, allocator);
+    return frontend::prediction_document(value_or_raise(frontend::answer_predict(source_, request))).dump();
   }
 
-  std::string scale(const std::string& network_name, std::optional<int> processes_per_node,
-                    std::optional<int> threads_per_process,
-                    std::int64_t batch, const std::string& nodes, bool smt, const std::string& fabric) const {
-    const auto network = value_or_raise(workloads::load_network(network_name));
-    const auto asked = configuration_of(processes_per_node, threads_per_process, batch, 1, smt, fabric);
-    const auto node_counts = value_or_raise(model::parse_node_counts(nodes, "nodes"));
-    const model::Predictor predictor = predictor_for(network_name, {batch});
-    const auto defaulted = value_or_raise(frontend::with_default_layout(predictor, network, asked,
-                                                                       given_layout(processes_per_node, threads_per_process, smt)));
-    const auto rows = value_or_raise(model::predict_scaling(predictor, network, defaulted.configuration, node_counts));
-    auto document = schema_head("dnntune.scaling", 1);
-    document["rows"] = model::scaling_json(rows);
-    if (!defaulted.layout_basis.empty()) document["layout_basis"] = defaulted.layout_basis;
-    return document.dump();
+  std::string scale(py::handle network, py::handle processes_per_node, py::handle threads_per_process, py::handle batch,
+                    py::handle nodes, py::handle smt, py::handle fabric, py::handle allocator) const {
+    frontend::ScaleRequest request{
+        setup_request(network, processes_per_node, threads_per_process, batch, py::int_(1), smt, fabric, allocator),
+        node_counts(nodes)};
+    return frontend::scaling_document(value_or_raise(frontend::answer_scale(source_, request))).dump();
   }
 
-  std::string recommend(const std::string& network_name, const std::vector<std::int64_t>& batches,
-                        const std::string& nodes, bool consider_smt, const std::string& fabric) const {
-    tuner::SearchSpaceOptions space;
-    space.batches_per_process = checked(batches, lists::batches, "batches");
-    space.node_counts = value_or_raise(model::parse_node_counts(nodes, "nodes"));
-    space.consider_smt = consider_smt;
-    space.fabric = fabric;
-    const auto network = value_or_raise(workloads::load_network(network_name));
-    // As the command: this machine's calibration measures the batches its ranks would run with.
-    const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    const model::Predictor predictor = predictor_for(network_name, tuner::batches_to_score(space, cpus));
-    frontend::announce_search(predictor, network, space, print_progress);
-    const auto recommendation = value_or_raise(tuner::recommend(predictor, network, space, {}));
-    return tuner::recommendation_json(recommendation, false).dump();
+  std::string recommend(py::handle network, py::handle batches, py::handle nodes, py::handle consider_smt,
+                        py::handle fabric, py::handle allocator) const {
+    frontend::RecommendRequest request;
+    request.network = required_name(network, "network");
+    if (!batches.is_none())
+      request.space.batches_per_process = numbers<std::int64_t>(batches, "batches", lists::batches);
+    request.space.node_counts = node_counts(nodes);
+    request.space.consider_smt = consider_smt.is_none() || flag(consider_smt, "consider_smt");
+    request.space.fabric = fabric_of(fabric);
+    request.allocator = allocator_of(allocator);
+    return frontend::recommendation_document(value_or_raise(frontend::answer_recommend(source_, request)), false)
+        .dump();
   }
 
   int cores() const {
-    if (predictor_) return predictor_->rates().cores();
-    return value_or_raise(model::machine_rates(machine_profile())).cores();
+    if (answers_alike()) return value_or_raise(source_.model_for("", {})).predictor.rates().cores();
+    return value_or_raise(model::machine_rates(value_or_raise(probe::describe_this_machine()))).cores();
   }
-  std::string machine() const { return machine_profile().name; }
+  std::string machine() const {
+    if (answers_alike()) return value_or_raise(source_.model_for("", {})).predictor.machine().name;
+    return value_or_raise(probe::describe_this_machine()).name;
+  }
 
  private:
-  static void check(const Expected<void>& result) {
-    if (!result) throw py::value_error(result.error().message);
+  static frontend::ModelSource source_of(const std::optional<std::string>& calibration_path,
+                                         const std::optional<std::string>& machine, const std::string& backend) {
+    if (machine) check(frontend::check_machine_name(*machine, "machine="));
+    frontend::ModelSource source;
+    source.calibration_path = calibration_path.value_or("");
+    source.machine = machine.value_or("");
+    source.backend = backend;
+    return source;
   }
-  static frontend::GivenLayout given_layout(std::optional<int> processes_per_node, std::optional<int> threads_per_process,
-                                           bool smt) {
-    return {processes_per_node.has_value(), threads_per_process.has_value(), smt};
-  }
-  model::Predictor load(const std::vector<std::string>& models, const std::vector<std::int64_t>& batches) const {
-    pipeline::DefaultCalibrationRequest request;
-    request.models = models;
-    request.batches = batches;
-    request.backend = source_.backend;
-    request.executable = executable_;
-    return value_or_raise(frontend::load_predictor(source_, request, print_progress));
-  }
-  // The model for a request: the loaded one, or this machine's calibration covering it.
-  model::Predictor predictor_for(const std::string& network, const std::vector<std::int64_t>& batches) const {
-    if (predictor_) return *predictor_;
-    return load({network}, batches);
-  }
-  // The node a Model describes: its model's, or this machine's probed one.
-  records::MachineProfile machine_profile() const {
-    if (predictor_) return predictor_->machine();
-    return value_or_raise(probe::describe_this_machine());
-  }
+  bool answers_alike() const { return !source_.source().calibration_path.empty() || !source_.source().machine.empty(); }
 
-  frontend::ModelSource source_;
-  std::string executable_;  // "": the workers of a first run are `dnntune` on the PATH
-  std::optional<model::Predictor> predictor_;
+  frontend::AnswerSource source_;
 };
 
 // The GPU model of `dnntune predict|scale|recommend --machine GPU`: one process per GPU, with the
@@ -185,85 +225,80 @@ class Model {
 class GpuModel {
  public:
   GpuModel(const std::string& machine, const std::optional<std::string>& calibration_path)
-      : node_(value_or_raise(model::gpu_node(value_or_raise(data::load_machine(machine))))),
-        efficiencies_(calibration_path
-                          ? value_or_raise(model::read_gpu_calibration(*calibration_path)).efficiencies
-                          : value_or_raise(model::reference_gpu_efficiencies(
-                                data::builtin_reference_calibration("torch-cuda")))) {}
+      : gpu_(gpu_source(machine, calibration_path)) {}
 
-  std::string predict(const std::string& network, int gpus, std::int64_t batch, int nodes, double fusion_megabytes,
-                      const std::string& fabric, const std::string& precision, const std::string& memory_format) const {
-    const auto prediction = value_or_raise(model::predict_gpu(
-        value_or_raise(workloads::load_network(network)), node_, efficiencies_,
-        configuration_of(gpus, batch, nodes, fusion_megabytes, fabric, precision, memory_format)));
-    auto document = schema_head("dnntune.gpu-prediction", 1);
-    document.update(model::gpu_prediction_json(prediction));
-    return document.dump();
+  std::string predict(py::handle network, py::handle gpus, py::handle batch, py::handle nodes,
+                      py::handle fusion_megabytes, py::handle fabric, py::handle precision,
+                      py::handle memory_format) const {
+    const auto request = setup_request(network, gpus, batch, nodes, fusion_megabytes, fabric, precision, memory_format);
+    return frontend::gpu_prediction_document(value_or_raise(frontend::answer_gpu_predict(gpu_, request))).dump();
   }
 
-  std::string scale(const std::string& network, int gpus, std::int64_t batch, const std::string& nodes,
-                    double fusion_megabytes, const std::string& fabric, const std::string& precision,
-                    const std::string& memory_format) const {
-    const auto rows = value_or_raise(model::predict_gpu_scaling(
-        value_or_raise(workloads::load_network(network)), node_, efficiencies_,
-        configuration_of(gpus, batch, 1, fusion_megabytes, fabric, precision, memory_format),
-        value_or_raise(model::parse_node_counts(nodes, "nodes"))));
-    auto document = schema_head("dnntune.gpu-scaling", 1);
-    document["rows"] = model::gpu_scaling_json(rows);
-    return document.dump();
-  }
-
-  std::string recommend(const std::string& network, const std::vector<int>& gpus,
-                        const std::vector<std::int64_t>& batches, const std::vector<double>& fusion_megabytes,
-                        const std::string& nodes, const std::string& fabric,
-                        const std::vector<std::string>& precisions, const std::vector<std::string>& memory_formats) const {
-    tuner::GpuSearchOptions search;
-    for (const std::string& precision : precisions) {
-      search.precisions.push_back(value_or_raise(model::parse_gpu_precision(precision)));
-      if (auto has = model::check_gpu_precision(node_, search.precisions.back()); !has)
-        throw py::value_error(has.error().message);
-    }
-    for (const std::string& memory_format : memory_formats)
-      search.memory_formats.push_back(value_or_raise(model::parse_gpu_memory_format(memory_format)));
-    if (!gpus.empty()) search.gpus_per_node = checked(gpus, lists::gpus_per_node, "gpus");
-    if (!batches.empty()) search.batches_per_gpu = checked(batches, lists::batches, "batches");
-    if (!fusion_megabytes.empty()) search.fusion_megabytes = checked(fusion_megabytes, lists::fusion_megabytes, "fusion_mb");
-    search.node_counts = value_or_raise(model::parse_node_counts(nodes, "nodes"));
-    search.fabric = fabric;
-    return tuner::gpu_recommendation_json(
-               value_or_raise(tuner::recommend_gpu(value_or_raise(workloads::load_network(network)), node_,
-                                                   efficiencies_, search)),
-               false)
+  std::string scale(py::handle network, py::handle gpus, py::handle batch, py::handle nodes,
+                    py::handle fusion_megabytes, py::handle fabric, py::handle precision,
+                    py::handle memory_format) const {
+    const auto request =
+        setup_request(network, gpus, batch, py::int_(1), fusion_megabytes, fabric, precision, memory_format);
+    return frontend::gpu_scaling_document(value_or_raise(frontend::answer_gpu_scale(gpu_, request, node_counts(nodes))))
         .dump();
   }
 
-  int gpus_per_node() const { return node_.gpus_per_node; }
-  std::string machine() const { return node_.name; }
-
- private:
-  static model::GpuConfiguration configuration_of(int gpus, std::int64_t batch, int nodes, double fusion_megabytes,
-                                                  const std::string& fabric, const std::string& precision,
-                                                  const std::string& memory_format) {
-    model::GpuConfiguration configuration;
-    // "" : the GPU's PyTorch default precision, contiguous.
-    if (!precision.empty()) configuration.precision = value_or_raise(model::parse_gpu_precision(precision));
-    if (!memory_format.empty())
-      configuration.memory_format = value_or_raise(model::parse_gpu_memory_format(memory_format));
-    configuration.gpus_per_node = checked(gpus, rules::ranks_or_threads, "gpus");
-    configuration.batch_per_gpu = checked(batch, rules::batch_per_process, "batch");
-    configuration.nodes = checked(nodes, rules::nodes, "nodes");
-    configuration.fusion_bytes = checked(fusion_megabytes, rules::megabytes, "fusion_mb") * 1024 * 1024;
-    configuration.fabric = fabric;
-    return configuration;
+  std::string recommend(py::handle network, py::handle gpus, py::handle batches, py::handle fusion_megabytes,
+                        py::handle nodes, py::handle fabric, py::handle precisions, py::handle memory_formats) const {
+    frontend::GpuRecommendRequest request;
+    request.network = required_name(network, "network");
+    tuner::GpuSearchOptions& search = request.search;
+    if (!gpus.is_none()) search.gpus_per_node = numbers<int>(gpus, "gpus", lists::gpus_per_node);
+    if (!batches.is_none()) search.batches_per_gpu = numbers<std::int64_t>(batches, "batches", lists::batches);
+    if (!fusion_megabytes.is_none())
+      search.fusion_megabytes = numbers<double>(fusion_megabytes, "fusion_mb", lists::fusion_megabytes);
+    search.node_counts = node_counts(nodes);
+    search.fabric = fabric_of(fabric);
+    request.precisions = names_of(precisions, "precision");
+    request.memory_formats = names_of(memory_formats, "memory_format");
+    return frontend::gpu_recommendation_document(value_or_raise(frontend::answer_gpu_recommend(gpu_, request)), false)
+        .dump();
   }
 
-  model::GpuNode node_;
-  model::GpuEfficiencies efficiencies_;
+  int gpus_per_node() const { return gpu_.node.gpus_per_node; }
+  std::string machine() const { return gpu_.node.name; }
+
+ private:
+  static frontend::GpuSource gpu_source(const std::string& machine,
+                                        const std::optional<std::string>& calibration_path) {
+    frontend::ModelSource source;
+    source.machine = machine;
+    source.calibration_path = calibration_path.value_or("");
+    auto gpu = value_or_raise(frontend::gpu_source(source));
+    if (!gpu) throw py::value_error(machine + " is not a GPU machine");
+    return std::move(*gpu);
+  }
+  // One GPU configuration: gpus (None: 1), batch, nodes and fusion_mb checked as the command's
+  // options; precision and memory_format None for the defaults, "" refused.
+  static frontend::GpuSetupRequest setup_request(py::handle network, py::handle gpus, py::handle batch,
+                                                 py::handle nodes, py::handle fusion_megabytes, py::handle fabric,
+                                                 py::handle precision, py::handle memory_format) {
+    frontend::GpuSetupRequest request;
+    request.network = required_name(network, "network");
+    model::GpuConfiguration& configuration = request.configuration;
+    if (!gpus.is_none()) configuration.gpus_per_node = static_cast<int>(number(gpus, "gpus", rules::ranks_or_threads));
+    configuration.batch_per_gpu = static_cast<std::int64_t>(number(batch, "batch", rules::batch_per_process));
+    configuration.nodes = static_cast<int>(number(nodes, "nodes", rules::nodes));
+    if (!fusion_megabytes.is_none())
+      configuration.fusion_bytes = number(fusion_megabytes, "fusion_mb", rules::megabytes) * 1024 * 1024;
+    configuration.fabric = fabric_of(fabric);
+    request.precision = name_of(precision, "precision");
+    request.memory_format = name_of(memory_format, "memory_format");
+    return request;
+  }
+
+  frontend::GpuSource gpu_;
 };
 
 // "gpu" or "cpu" for a machine name or profile file, so `dnntune.Model` builds the right model.
 std::string machine_kind(const std::string& machine) {
-  if (auto named = frontend::check_machine_name(machine, "machine="); !named) throw py::value_error(named.error().message);
+  if (auto named = frontend::check_machine_name(machine, "machine="); !named)
+    throw py::value_error(named.error().message);
   return value_or_raise(data::load_machine(machine)).kind == records::MachineKind::gpu ? "gpu" : "cpu";
 }
 
@@ -271,38 +306,46 @@ std::string machine_kind(const std::string& machine) {
 
 PYBIND11_MODULE(_dnntune, module) {
   module.doc() = "dnntune's model and tuner (see the dnntune package for the documented API)";
+  // Every keyword is passed as given (None: not given) and checked by the command's rules here.
+  const auto none = py::none();
   py::class_<Model>(module, "Model")
       .def(py::init<const std::optional<std::string>&, const std::optional<std::string>&, const std::string&,
                     const std::optional<std::string>&>(),
-           py::arg("calibration") = py::none(), py::arg("machine") = py::none(), py::arg("backend") = "torch",
-           py::arg("executable") = py::none())
-      .def("predict_json", &Model::predict, py::arg("network"), py::arg("processes_per_node"),
-           py::arg("threads_per_process"), py::arg("batch"), py::arg("nodes"), py::arg("smt"), py::arg("fabric"))
-      .def("scale_json", &Model::scale, py::arg("network"), py::arg("processes_per_node"),
-           py::arg("threads_per_process"), py::arg("batch"), py::arg("nodes"), py::arg("smt"), py::arg("fabric"))
-      .def("recommend_json", &Model::recommend, py::arg("network"), py::arg("batches"), py::arg("nodes"),
-           py::arg("consider_smt"), py::arg("fabric"))
+           py::arg("calibration") = none, py::arg("machine") = none, py::arg("backend") = "torch",
+           py::arg("executable") = none)
+      .def("predict_json", &Model::predict, py::arg("network"), py::arg("processes_per_node") = none,
+           py::arg("threads_per_process") = none, py::arg("batch") = none, py::arg("nodes") = none,
+           py::arg("smt") = none, py::arg("fabric") = none, py::arg("allocator") = none)
+      .def("scale_json", &Model::scale, py::arg("network"), py::arg("processes_per_node") = none,
+           py::arg("threads_per_process") = none, py::arg("batch") = none, py::arg("nodes") = none,
+           py::arg("smt") = none, py::arg("fabric") = none, py::arg("allocator") = none)
+      .def("recommend_json", &Model::recommend, py::arg("network"), py::arg("batches") = none, py::arg("nodes") = none,
+           py::arg("consider_smt") = none, py::arg("fabric") = none, py::arg("allocator") = none)
       .def_property_readonly("cores", &Model::cores)
       .def_property_readonly("machine", &Model::machine);
   py::class_<GpuModel>(module, "GpuModel")
       .def(py::init<const std::string&, const std::optional<std::string>&>(), py::arg("machine"),
-           py::arg("calibration") = py::none())
-      .def("predict_json", &GpuModel::predict, py::arg("network"), py::arg("gpus"), py::arg("batch"), py::arg("nodes"),
-           py::arg("fusion_megabytes"), py::arg("fabric"), py::arg("precision") = "",
-           py::arg("memory_format") = "")
-      .def("scale_json", &GpuModel::scale, py::arg("network"), py::arg("gpus"), py::arg("batch"), py::arg("nodes"),
-           py::arg("fusion_megabytes"), py::arg("fabric"), py::arg("precision") = "", py::arg("memory_format") = "")
-      .def("recommend_json", &GpuModel::recommend, py::arg("network"), py::arg("gpus"), py::arg("batches"),
-           py::arg("fusion_megabytes"), py::arg("nodes"), py::arg("fabric"),
-           py::arg("precisions") = std::vector<std::string>{}, py::arg("memory_formats") = std::vector<std::string>{})
+           py::arg("calibration") = none)
+      .def("predict_json", &GpuModel::predict, py::arg("network"), py::arg("gpus") = none, py::arg("batch") = none,
+           py::arg("nodes") = none, py::arg("fusion_megabytes") = none, py::arg("fabric") = none,
+           py::arg("precision") = none, py::arg("memory_format") = none)
+      .def("scale_json", &GpuModel::scale, py::arg("network"), py::arg("gpus") = none, py::arg("batch") = none,
+           py::arg("nodes") = none, py::arg("fusion_megabytes") = none, py::arg("fabric") = none,
+           py::arg("precision") = none, py::arg("memory_format") = none)
+      .def("recommend_json", &GpuModel::recommend, py::arg("network"), py::arg("gpus") = none,
+           py::arg("batches") = none, py::arg("fusion_megabytes") = none, py::arg("nodes") = none,
+           py::arg("fabric") = none, py::arg("precisions") = none, py::arg("memory_formats") = none)
       .def_property_readonly("gpus_per_node", &GpuModel::gpus_per_node)
       .def_property_readonly("machine", &GpuModel::machine);
   module.def("machine_kind", &machine_kind, py::arg("machine"));
   // This machine's cache entry (the folder of its calibration), for tests that seed the cache.
-  module.def("cache_entry", [](const std::string& backend) {
-    return value_or_raise(pipeline::default_calibration_entry(backend));
-  }, py::arg("backend") = "torch");
+  module.def(
+      "cache_entry",
+      [](const std::string& backend) { return value_or_raise(pipeline::default_calibration_entry(backend)); },
+      py::arg("backend") = "torch");
   // The defaults the command uses, so that the Python signatures say the same.
   module.attr("default_fabric") = model::default_fabric;
   module.attr("default_fusion_mb") = model::default_fusion_megabytes;
+  module.attr("default_batch") = model::TrainingConfiguration{}.batch_per_process;
+  module.attr("default_scale_nodes") = frontend::default_scale_nodes;
 }

@@ -1,6 +1,7 @@
 // tests/frontend_test.cpp — the front end the command and the Python module share: what a source
-// refuses, the layout predict and scale take when the user gives none, the announcement of a
-// search a long list multiplies, and the partition's time limit read from sinfo.
+// refuses, the setup predict and scale take when the user gives none (the whole recommendation's),
+// the GPU answers' refusals, the announcement of a search a long list multiplies, and the
+// partition's time limit read from sinfo.
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
@@ -9,6 +10,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "frontend/answers.hpp"
+#include "frontend/gpu_answers.hpp"
 #include "frontend/model_source.hpp"
 #include "frontend/partition_calibration.hpp"
 #include "frontend/request_defaults.hpp"
@@ -66,32 +69,115 @@ TEST_CASE("a source refuses an empty machine name and a topology beside a spec m
 }
 
 TEST_CASE("without --ppn and --threads the layout is the one recommend picks, and it says so") {
-  const auto predictor = spec_predictor("skylake-8180");
-  const auto network = workloads::load_network("resnet152");
-  REQUIRE(network);
-  model::TrainingConfiguration asked;  // 1 x 1, batch 32, one node
-  const auto defaulted = frontend::with_default_layout(predictor, *network, asked, {});
+  (void)spec_predictor("skylake-8180");  // an empty cache, the built-in references only
+  frontend::ModelSource spec;
+  spec.machine = "skylake-8180";
+  const frontend::AnswerSource source(spec, "", nullptr);
+  frontend::PredictRequest asked;  // 1 x 1, batch 32, one node: the layout not given
+  asked.network = "resnet18";
+  const auto defaulted = frontend::answer_predict(source, asked);
   REQUIRE(defaulted);
-  const auto recommendation = tuner::recommend(predictor, *network, {}, {});
+  frontend::RecommendRequest recommend;
+  recommend.network = "resnet18";
+  const auto recommendation = frontend::answer_recommend(source, recommend);
   REQUIRE(recommendation);
-  const auto& pick = recommendation->best.prediction.configuration;
-  CHECK(defaulted->configuration.processes_per_node == pick.processes_per_node);
-  CHECK(defaulted->configuration.threads_per_process == pick.threads_per_process);
-  CHECK(defaulted->configuration.processes_per_node * defaulted->configuration.threads_per_process > 1);
-  CHECK(defaulted->layout_basis.find("the one `dnntune recommend` picks for resnet152 at batch 32 on skylake-8180") !=
+  const auto& pick = recommendation->recommendation.best.prediction.configuration;
+  CHECK(defaulted->prediction.configuration == pick);
+  CHECK(pick.processes_per_node * pick.threads_per_process > 1);
+  CHECK(defaulted->layout_basis.find("the one `dnntune recommend` picks for resnet18 at batch 32 on skylake-8180") !=
         std::string::npos);
 
   // What the user gave stays: both (nothing chosen, nothing said), or --ppn alone.
-  asked.processes_per_node = 2;
-  asked.threads_per_process = 3;
-  const auto given = frontend::with_default_layout(predictor, *network, asked, {true, true, false});
+  asked.configuration.processes_per_node = 2;
+  asked.configuration.threads_per_process = 3;
+  asked.given = {true, true, false};
+  const auto given = frontend::answer_predict(source, asked);
   REQUIRE(given);
-  CHECK(given->configuration == asked);
+  CHECK(given->prediction.configuration == asked.configuration);
   CHECK(given->layout_basis.empty());
-  const auto ppn_only = frontend::with_default_layout(predictor, *network, asked, {true, false, false});
+  asked.given = {true, false, false};
+  const auto ppn_only = frontend::answer_predict(source, asked);
   REQUIRE(ppn_only);
-  CHECK(ppn_only->configuration.processes_per_node == 2);
+  CHECK(ppn_only->prediction.configuration.processes_per_node == 2);
   CHECK_FALSE(ppn_only->layout_basis.empty());
+}
+
+TEST_CASE("predict's default setup is the whole recommendation's, where PyTorch's runs overturn the tie-break") {
+  // tests/fixtures/parity: the tuner alone ties 2x1 and 1x2 for resnet18 at batch 8 and picks
+  // 1x2; PyTorch timed 2x1 faster under glibc-tuned, the allocator the anchors pick.
+  ::setenv("DNNTUNE_CACHE_DIR", test::make_temporary_directory().c_str(), 1);
+  frontend::ModelSource fixture;
+  fixture.calibration_path = test::source_path("tests/fixtures/parity/calibration.json");
+  const frontend::AnswerSource source(fixture, "", nullptr);
+  frontend::RecommendRequest recommend;
+  recommend.network = "resnet18";
+  recommend.space.batches_per_process = {8};
+  const auto whole = frontend::answer_recommend(source, recommend);
+  REQUIRE(whole);
+  const tuner::Recommendation& answer = whole->recommendation;
+  const auto loaded = source.model_for("resnet18", {8});
+  REQUIRE(loaded);
+  const auto bare = tuner::recommend(loaded->predictor, *workloads::load_network("resnet18"), recommend.space, {});
+  REQUIRE(bare);
+  CHECK(bare->best.prediction.configuration.processes_per_node == 1);
+  CHECK(answer.best.prediction.configuration.processes_per_node == 2);
+  REQUIRE(answer.allocator);
+  CHECK(answer.allocator->chosen == "glibc-tuned");
+  CHECK(whole->job_allocator == "glibc-tuned");
+  CHECK(whole->seconds_to_train == Approx(90.0 * 1281167 / answer.best.prediction.images_per_second));
+
+  frontend::PredictRequest predict;
+  predict.network = "resnet18";
+  predict.configuration.batch_per_process = 8;
+  const auto predicted = frontend::answer_predict(source, predict);
+  REQUIRE(predicted);
+  CHECK(predicted->prediction.configuration == answer.best.prediction.configuration);
+  CHECK(predicted->prediction.images_per_second == answer.best.prediction.images_per_second);
+  CHECK(tuner::allocator_json(predicted->allocator) == tuner::allocator_json(*answer.allocator));
+  CHECK(frontend::prediction_document(*predicted)["allocator"] ==
+        frontend::recommendation_document(*whole, false)["allocator"]);
+
+  // An allocator the user names applies to the figure, and PyTorch's runs under another do not count.
+  predict.allocator = "default";
+  const auto under_default = frontend::answer_predict(source, predict);
+  REQUIRE(under_default);
+  CHECK(under_default->allocator.chosen == "default");
+  CHECK(under_default->allocator.chosen_by == "user");
+  CHECK(under_default->prediction.configuration.processes_per_node == 1);
+  predict.allocator = "no-such-allocator";
+  const auto refused = frontend::answer_predict(source, predict);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.rfind("--allocator: ", 0) == 0);
+}
+
+TEST_CASE("the GPU answers refuse what the GPU model does not take: names twice, empty names, an allocator") {
+  frontend::ModelSource h200;
+  h200.machine = "h200";
+  const auto gpu = frontend::gpu_source(h200);
+  REQUIRE(gpu);
+  REQUIRE(*gpu);
+  frontend::GpuRecommendRequest request;
+  request.network = "resnet50";
+  request.search.batches_per_gpu = {32};
+  REQUIRE(frontend::answer_gpu_recommend(**gpu, request));
+  request.precisions = {"bf16", "bf16"};
+  const auto twice = frontend::answer_gpu_recommend(**gpu, request);
+  REQUIRE_FALSE(twice);
+  CHECK(twice.error().message == "--precision: bf16 is listed twice");
+  request.precisions = {""};
+  CHECK_FALSE(frontend::answer_gpu_recommend(**gpu, request));
+  request.precisions = {};
+  request.allocator = "glibc-tuned";
+  CHECK_FALSE(frontend::answer_gpu_recommend(**gpu, request));
+  frontend::GpuSetupRequest setup{"resnet50", {}, std::string(""), std::nullopt};
+  CHECK_FALSE(frontend::answer_gpu_predict(**gpu, setup));
+  setup.precision = std::nullopt;
+  CHECK(frontend::answer_gpu_predict(**gpu, setup));
+  frontend::ModelSource cpu;
+  cpu.machine = "skylake-8180";
+  const auto none = frontend::gpu_source(cpu);
+  REQUIRE(none);
+  CHECK_FALSE(*none);
 }
 
 TEST_CASE("a search a long --nodes list multiplies is announced with its estimate") {

@@ -15,8 +15,10 @@
 Every result is a plain dict equal to the command's JSON (`dnntune predict|scale|recommend
 --json`: schemas dnntune.prediction, dnntune.scaling, dnntune.recommendation; on a GPU machine
 dnntune.gpu-prediction, dnntune.gpu-scaling, dnntune.gpu-recommendation). Bad input raises
-ValueError with the command's message. Without processes_per_node and threads_per_process, predict
-and scale use the layout `recommend` picks (the result's "layout_basis" says so), as the command does.
+ValueError with the command's message (a bool where a number is meant and an empty list included).
+Without processes_per_node and threads_per_process, predict and scale use the setup `recommend`
+picks, its allocator included (the result's "layout_basis" says so), as the command does; predict's
+and scale's allocator= is recommend's (None: the one recommended).
 Model() without arguments is this machine, as the command without --calibration and --machine: its
 cached calibration ($DNNTUNE_CACHE_DIR, references from $DNNTUNE_REFERENCE_DIR), made on first use by
 the dnntune command ($DNNTUNE_EXECUTABLE, else `dnntune` on the PATH).
@@ -27,25 +29,15 @@ import shutil
 
 from ._dnntune import GpuModel as _NativeGpuModel
 from ._dnntune import Model as _NativeModel
+from ._dnntune import default_batch as _DEFAULT_BATCH
 from ._dnntune import default_fabric as _DEFAULT_FABRIC
-from ._dnntune import default_fusion_mb as _DEFAULT_FUSION_MB
+from ._dnntune import default_scale_nodes as _DEFAULT_SCALE_NODES
 from ._dnntune import machine_kind as _machine_kind
 
 __all__ = ["Model"]
 
 _GPU_ONLY = ("gpus", "fusion_mb", "precision", "memory_format")
-_CPU_ONLY = ("processes_per_node", "threads_per_process", "smt", "consider_smt")
-
-
-def _or_default(value, default):
-    return default if value is None else value
-
-
-def _as_list(value):
-    """None, one word or a list of words, as a list."""
-    if value is None:
-        return []
-    return [value] if isinstance(value, str) else list(value)
+_CPU_ONLY = ("processes_per_node", "threads_per_process", "smt", "consider_smt", "allocator")
 
 
 def _refuse(given, names, why):
@@ -57,8 +49,9 @@ def _refuse(given, names, why):
 class Model:
     """This machine (no arguments), a calibrated machine (calibration=FILE) or a spec machine
     (machine=NAME|FILE.json); on a GPU machine (a built-in GPU profile or a GPU profile JSON)
-    calibration= is a `dnntune fit
-    --backend torch-cuda` file and the configuration is gpus and batch per GPU."""
+    calibration= is a `dnntune fit --backend torch-cuda` file and the configuration is gpus and
+    batch per GPU. Every keyword is checked by the command's rules (a bool where a number is meant,
+    an empty list, a value out of range: ValueError with the command's message)."""
 
     def __init__(self, calibration=None, machine=None, backend="torch"):
         self.kind = _machine_kind(machine) if machine is not None else "cpu"
@@ -93,41 +86,47 @@ class Model:
         else:
             _refuse(given, _GPU_ONLY, "these describe GPU nodes; " + self.machine + " is a CPU machine")
 
-    def predict(self, network, processes_per_node=None, threads_per_process=None, batch=32, nodes=1, smt=None,
-                fabric=_DEFAULT_FABRIC, gpus=None, fusion_mb=None, precision=None, memory_format=None):
-        """One configuration: images/s with its band, iteration terms, scaling efficiency. On a GPU,
-        precision= "fp32", "tf32", "bf16" or "fp16" (default: the GPU's PyTorch default, TF32 where it
-        has it) and memory_format= "contiguous" or "channels_last"."""
+    def predict(self, network, processes_per_node=None, threads_per_process=None, batch=_DEFAULT_BATCH, nodes=1,
+                smt=None, fabric=_DEFAULT_FABRIC, gpus=None, fusion_mb=None, precision=None, memory_format=None,
+                allocator=None):
+        """One configuration: images/s with its band, iteration terms, scaling efficiency, and on a CPU
+        machine the setup's allocator (allocator=NAME, default the one recommended; its "variants" carry
+        the figure under each). On a GPU, precision= "fp32", "tf32", "bf16" or "fp16" (default: the GPU's
+        PyTorch default, TF32 where it has it) and memory_format= "contiguous" or "channels_last"."""
         self._check(locals())
         if self.kind == "gpu":
-            return json.loads(self._native.predict_json(network, _or_default(gpus, 1), batch, nodes,
-                                                        _or_default(fusion_mb, _DEFAULT_FUSION_MB), fabric,
-                                                        precision or "", memory_format or ""))
-        # None: not given, the recommended layout's (frontend/request_defaults.hpp); 0 is refused
-        return json.loads(self._native.predict_json(network, processes_per_node, threads_per_process, batch, nodes,
-                                                    bool(smt), fabric))
+            return json.loads(self._native.predict_json(network, gpus=gpus, batch=batch, nodes=nodes,
+                                                        fusion_megabytes=fusion_mb, fabric=fabric,
+                                                        precision=precision, memory_format=memory_format))
+        # None: not given, the recommended setup's (frontend/answers.hpp); 0 is refused
+        return json.loads(self._native.predict_json(network, processes_per_node=processes_per_node,
+                                                    threads_per_process=threads_per_process, batch=batch, nodes=nodes,
+                                                    smt=smt, fabric=fabric, allocator=allocator))
 
-    def scale(self, network, processes_per_node=None, threads_per_process=None, batch=32, nodes="1..1024", smt=None,
-              fabric=_DEFAULT_FABRIC, gpus=None, fusion_mb=None, precision=None, memory_format=None):
-        """Predictions over node counts ("1..1024", "1,2,4" or "16"), with speed-up and efficiency."""
+    def scale(self, network, processes_per_node=None, threads_per_process=None, batch=_DEFAULT_BATCH,
+              nodes=_DEFAULT_SCALE_NODES, smt=None, fabric=_DEFAULT_FABRIC, gpus=None, fusion_mb=None, precision=None,
+              memory_format=None, allocator=None):
+        """Predictions over node counts ("1..1024", "1,2,4", 16 or a list), with speed-up and efficiency."""
         self._check(locals())
         if self.kind == "gpu":
-            return json.loads(self._native.scale_json(network, _or_default(gpus, 1), batch, str(nodes),
-                                                      _or_default(fusion_mb, _DEFAULT_FUSION_MB), fabric,
-                                                      precision or "", memory_format or ""))
-        return json.loads(self._native.scale_json(network, processes_per_node, threads_per_process, batch, str(nodes),
-                                                  bool(smt), fabric))
+            return json.loads(self._native.scale_json(network, gpus=gpus, batch=batch, nodes=nodes,
+                                                      fusion_megabytes=fusion_mb, fabric=fabric, precision=precision,
+                                                      memory_format=memory_format))
+        return json.loads(self._native.scale_json(network, processes_per_node=processes_per_node,
+                                                  threads_per_process=threads_per_process, batch=batch, nodes=nodes,
+                                                  smt=smt, fabric=fabric, allocator=allocator))
 
     def recommend(self, network, batches=None, nodes="1", consider_smt=None, fabric=_DEFAULT_FABRIC, gpus=None,
-                  fusion_mb=None, precision=None, memory_format=None):
-        """The fastest configuration with baselines and ranking: processes per node, threads, SMT and
-        batch on a CPU machine (batches default to 32); GPUs per node, batch per GPU and DDP bucket
-        size on a GPU machine (defaults as `dnntune recommend`: 1, 2, 4 ... GPUs, batches 32, 64, 128), and
+                  fusion_mb=None, precision=None, memory_format=None, allocator=None):
+        """The fastest configuration with baselines and ranking, as `dnntune recommend --json`: processes
+        per node, threads, SMT and batch on a CPU machine (batches default to 32), with its allocator
+        (allocator=NAME, default the one recommended); GPUs per node, batch per GPU and DDP bucket size
+        on a GPU machine (defaults as `dnntune recommend`: 1, 2, 4 ... GPUs, batches 32, 64, 128), and
         precision and memory_format (lists; default every precision the GPU has, both formats)."""
         self._check(locals())
         if self.kind == "gpu":
-            return json.loads(self._native.recommend_json(network, list(gpus or []), list(batches or []),
-                                                          [float(size) for size in (fusion_mb or [])], str(nodes),
-                                                          fabric, _as_list(precision), _as_list(memory_format)))
-        return json.loads(self._native.recommend_json(network, list(batches or (32,)), str(nodes),
-                                                      consider_smt is not False, fabric))
+            return json.loads(self._native.recommend_json(network, gpus=gpus, batches=batches,
+                                                          fusion_megabytes=fusion_mb, nodes=nodes, fabric=fabric,
+                                                          precisions=precision, memory_formats=memory_format))
+        return json.loads(self._native.recommend_json(network, batches=batches, nodes=nodes,
+                                                      consider_smt=consider_smt, fabric=fabric, allocator=allocator))

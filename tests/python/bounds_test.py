@@ -65,3 +65,41 @@ raises(lambda: dnntune.Model(machine=write("gpu.json", gpu)), "(/gpu/memory_byte
 prediction = dnntune.Model(machine="h200").predict("resnet50")
 check(prediction["band"]["low"] is not None and 0 < prediction["band"]["low"] < prediction["band"]["high"],
       "a GPU prediction carries a finite band")
+
+# Every bad keyword is the command's ValueError (issue 61): a bool where a number is meant, a
+# string, a fraction, a number past the range, NaN, an empty list or name, a name twice, a size
+# under one byte; never pybind's TypeError with its signature dump, never accepted.
+cpu, gpu_model = dnntune.Model(machine="skylake-8180"), dnntune.Model(machine="h200")
+for call, text, what in [
+        (lambda: cpu.predict("resnet50", batch=True), "batch: Value True is not a number", "batch=True"),
+        (lambda: cpu.predict("resnet50", smt="yes"), "smt: True or False", "smt='yes'"),
+        (lambda: cpu.recommend("resnet50", batches=[]), "batches: empty list", "batches=[]"),
+        (lambda: gpu_model.recommend("resnet50", gpus=[]), "gpus: empty list", "gpus=[]"),
+        (lambda: gpu_model.predict("resnet50", precision=""), "--precision must be", "precision=''"),
+        (lambda: gpu_model.recommend("resnet50", precision=""), "--precision must be", "recommend precision=''"),
+        (lambda: gpu_model.predict("resnet50", memory_format=""), "--memory-format must be", "memory_format=''"),
+        (lambda: gpu_model.predict("resnet50", fusion_mb=1e-320), "fusion_mb: Value 1e-320 not in range",
+         "fusion_mb=1e-320"),
+        (lambda: gpu_model.recommend("resnet50", fusion_mb=[1e-320]), "fusion_mb: Value 1e-320 not in range",
+         "fusion_mb=[1e-320]"),
+        (lambda: gpu_model.recommend("resnet50", precision=["fp32", "fp32"]), "fp32 is listed twice",
+         "a repeated precision"),
+        (lambda: cpu.predict("resnet50", batch=1.5), "batch: Value 1.5 is not an integer", "batch=1.5"),
+        (lambda: cpu.predict("resnet50", batch=2**70), "not in range 1 to 65536", "batch=2**70"),
+        (lambda: cpu.predict("resnet50", nodes=float("nan")), "nodes: Value nan is not a number", "nodes=nan"),
+        (lambda: cpu.recommend("resnet50", batches=["32"]), "batches: Value '32' is not a number", "batches=['32']"),
+        (lambda: cpu.recommend("resnet50", batches=[True]), "batches: Value True is not a number", "batches=[True]"),
+        (lambda: cpu.recommend("resnet50", consider_smt=1), "consider_smt: True or False", "consider_smt=1"),
+        (lambda: gpu_model.predict("resnet50", gpus=True), "gpus: Value True is not a number", "gpus=True"),
+        (lambda: cpu.predict("resnet50", allocator=""), "allocator: an allocator name", "allocator=''"),
+        (lambda: cpu.predict("resnet50", allocator="no-such"), "--allocator: unknown allocator", "allocator='no-such'"),
+        (lambda: gpu_model.predict("resnet50", allocator="default"), "allocator: these describe CPU nodes",
+         "allocator= on a GPU machine")]:
+    try:
+        result = call()
+    except ValueError as error:
+        check(text in str(error) and "\n" not in str(error), what + " raises the command's ValueError: " + str(error)[:90])
+        continue
+    except TypeError as error:
+        check(False, what + " raises ValueError, not TypeError: " + str(error)[:200])
+    check(False, what + " raises ValueError, not " + json.dumps(result)[:200])

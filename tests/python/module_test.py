@@ -42,8 +42,7 @@ check(len(scaling["rows"]) == 7 and scaling["rows"][-1]["configuration"]["nodes"
 
 recommendation = model.recommend("resnet152", batches=[32, 64])
 expected = command_json("recommend", "--model", "resnet152", "--machine", "skylake-8180", "--batch", "32,64")
-check(recommendation["best"]["configuration"] == expected["best"]["configuration"],
-      "recommend() picks what `dnntune recommend` picks")
+check(recommendation == expected, "recommend() equals `dnntune recommend --json`, the whole document")
 
 gpu = dnntune.Model(machine="v100")
 check(gpu.kind == "gpu" and gpu.gpus_per_node == 8 and gpu.machine == "v100", "a GPU machine loads (8 GPUs)")
@@ -86,7 +85,7 @@ for bad, call, words in [
         ("nodes in hex", lambda: model.scale("resnet50", nodes="0x10"), "is not a number"),
         ("33 node counts", lambda: model.scale("resnet50", nodes=",".join(map(str, range(1, 34)))), "at most 32"),
         ("17 batches", lambda: model.recommend("resnet50", batches=list(range(1, 18))), "at most 16"),
-        ("GPU fusion 0", lambda: gpu.predict("resnet50", fusion_mb=0), "not in range 0 (excluded)")]:
+        ("GPU fusion 0", lambda: gpu.predict("resnet50", fusion_mb=0), "not in range")]:
     try:
         call()
         check(False, bad + " raises ValueError")
@@ -127,9 +126,8 @@ check(prediction == json.loads(answered.stdout) and "layout_basis" in prediction
 check(here.scale("resnet18", batch=8, nodes="1..4") ==
       command_json("scale", "--model", "resnet18", "--batch", "8", "--nodes", "1..4"),
       "Model().scale() equals `dnntune scale --json` from the cache")
-check(here.recommend("resnet18", batches=[8])["best"]["configuration"] ==
-      command_json("recommend", "--model", "resnet18", "--batch", "8")["best"]["configuration"],
-      "Model().recommend() picks what `dnntune recommend` picks from the cache")
+check(here.recommend("resnet18", batches=[8]) == command_json("recommend", "--model", "resnet18", "--batch", "8"),
+      "Model().recommend() equals `dnntune recommend --json` from the cache, the whole document")
 check(os.listdir(entry + "/measurements") == ["machine.json"], "nothing was calibrated")
 
 example = subprocess.run(["/usr/bin/python3", sys.argv[0].replace("tests/python/module_test.py",

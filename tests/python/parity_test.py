@@ -1,0 +1,91 @@
+#!/usr/bin/python3
+"""tests/python/parity_test.py DNNTUNE BUILD_DIR SOURCE_DIR — one answer wherever it is asked (issue 59):
+on a calibration with allocator anchors and PyTorch-timed setups whose runs overturn the tuner's
+tie-break (tests/fixtures/parity/), `dnntune recommend --json` and `dnntune.Model().recommend()` are the
+same whole document, predict's and scale's default setup is recommend's pick with its allocator, and
+predict's figure for that setup (under its allocator too) is recommend's; on a GPU machine the
+command's and the module's documents are equal as well."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+dnntune_command, build, source = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.path.insert(0, build + "/python")
+os.environ["DNNTUNE_CACHE_DIR"] = tempfile.mkdtemp(prefix="dnntune-parity-cache-")  # nothing is calibrated
+import dnntune  # noqa: E402
+
+calibration = source + "/tests/fixtures/parity/calibration.json"
+
+
+def command_json(*arguments):
+    return json.loads(subprocess.run([dnntune_command, *arguments, "--json"], capture_output=True, text=True,
+                                     check=True).stdout)
+
+
+def check(condition, what):
+    if not condition:
+        sys.exit("FAILED: " + what)
+    print("ok: " + what)
+
+
+def layout(configuration):
+    return (configuration["processes_per_node"], configuration["threads_per_process"], configuration["smt"])
+
+
+model = dnntune.Model(calibration=calibration)
+recommended = command_json("recommend", "--model", "resnet18", "--batch", "8", "--calibration", calibration)
+check(model.recommend("resnet18", batches=[8]) == recommended,
+      "Model().recommend() is `dnntune recommend --json`, the whole document (allocator and basis included)")
+
+# The fixture is one where the bare tuner and the whole answer part: PyTorch timed 2x1 faster than
+# the tie-break's pick 1x2 under glibc-tuned, and those runs decide. Under --allocator default they
+# do not count (they ran under glibc-tuned), so the tie-break's pick stands.
+pick = recommended["best"]["configuration"]
+check(layout(pick) == (2, 1, False) and "timed by PyTorch" in recommended["choice_note"],
+      "the fixture's PyTorch runs decide the close call: " + recommended["choice_note"][:90])
+check(recommended["allocator"]["chosen"] == "glibc-tuned", "the fixture's allocator anchors pick glibc-tuned")
+under_default = command_json("recommend", "--model", "resnet18", "--batch", "8", "--calibration", calibration,
+                             "--allocator", "default")
+check(layout(under_default["best"]["configuration"]) == (1, 2, False),
+      "without those runs (--allocator default) the tie-break's 1x2 stands: the fixture changes the layout")
+check(model.recommend("resnet18", batches=[8], allocator="default") == under_default,
+      "Model().recommend(allocator=) is `recommend --allocator` as well")
+
+predicted = command_json("predict", "--model", "resnet18", "--batch", "8", "--calibration", calibration)
+check(model.predict("resnet18", batch=8) == predicted, "Model().predict() is `dnntune predict --json`")
+check(predicted["configuration"] == pick, "predict's default layout is recommend's pick")
+check(predicted["images_per_second"] == recommended["best"]["images_per_second"] and
+      predicted["band"] == recommended["best"]["band"],
+      "predict's figure for the recommended setup is recommend's: %.2f images/s" % predicted["images_per_second"])
+check(predicted["allocator"] == recommended["allocator"],
+      "predict's allocator is recommend's, its gain and the figure under it included")
+
+scaled = command_json("scale", "--model", "resnet18", "--batch", "8", "--nodes", "1..4", "--calibration", calibration)
+check(model.scale("resnet18", batch=8, nodes="1..4") == scaled, "Model().scale() is `dnntune scale --json`")
+check(layout(scaled["rows"][0]["configuration"]) == layout(pick) and scaled["allocator"] == recommended["allocator"],
+      "scale's default setup is recommend's pick with its allocator")
+
+asked = command_json("predict", "--model", "resnet18", "--batch", "8", "--calibration", calibration, "--ppn", "1",
+                     "--threads", "2", "--allocator", "jemalloc")
+check(model.predict("resnet18", batch=8, processes_per_node=1, threads_per_process=2, allocator="jemalloc") == asked
+      and asked["allocator"]["chosen"] == "jemalloc" and asked["allocator"]["chosen_by"] == "user",
+      "a given layout and allocator: the module's predict() is the command's")
+
+gpu = dnntune.Model(machine="h200")
+check(gpu.recommend("resnet50", batches=[32, 64], precision=["tf32", "bf16"]) ==
+      command_json("recommend", "--model", "resnet50", "--machine", "h200", "--batch", "32,64", "--precision",
+                   "tf32,bf16"),
+      "GPU: Model().recommend() is `dnntune recommend --machine h200 --json`")
+check(gpu.predict("resnet50", gpus=8, batch=64, precision="bf16", memory_format="channels_last") ==
+      command_json("predict", "--model", "resnet50", "--machine", "h200", "--gpus", "8", "--batch", "64",
+                   "--precision", "bf16", "--memory-format", "channels_last"),
+      "GPU: Model().predict() is `dnntune predict --machine h200 --json`")
+check(gpu.scale("resnet50", gpus=8, nodes="1..8") ==
+      command_json("scale", "--model", "resnet50", "--machine", "h200", "--gpus", "8", "--nodes", "1..8"),
+      "GPU: Model().scale() is `dnntune scale --machine h200 --json`")
+refused = subprocess.run([dnntune_command, "predict", "--model", "resnet50", "--machine", "h200", "--allocator",
+                          "jemalloc"], capture_output=True, text=True, check=False)
+check(refused.returncode == 2 and "--allocator is chosen for CPU nodes" in refused.stderr,
+      "GPU: --allocator is refused by predict as by recommend: " + refused.stderr.strip()[:80])
