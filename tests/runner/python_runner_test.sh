@@ -7,8 +7,8 @@
 #   3. what it cannot train is refused with one line and exit 2, before anything is written: a
 #      network torchvision does not build, an unknown runner, --module-times, a Python without torch,
 #      --device cuda where that torch sees no GPU, a GPU precision on the CPU;
-#   4. a first run (empty cache) trains its base anchor again by PyTorch from Python and by the C++
-#      trainer, and the fit pools the three runs: the prediction's anchor says so.
+#   4. a first run (empty cache) trains its base anchor again by the C++ trainer and by PyTorch from
+#      Python where its budget leaves the time, and says so where not; the fit pools the runs.
 # Skipped (77) when /usr/bin/python3 cannot import torch and torchvision.
 set -euo pipefail
 dnntune=$1
@@ -83,21 +83,49 @@ if ! /usr/bin/python3 -c "import sys, torch; sys.exit(0 if torch.cuda.is_availab
 fi
 echo "ok: refusals are one line, exit 2"
 
-# 4. A first run's base anchor, again from Python and by the C++ trainer, the three runs pooled.
+# 4. A first run's base anchor, again by the C++ trainer and from Python, the runs pooled. The
+# repeats come after the plan's stages with what those leave of --calibration-budget
+# (pipeline/first_run.cpp): on a busy machine the stages take longer and a repeat is skipped, and
+# said. So what is asserted holds at any speed: each repeat is either trained (announced, recorded
+# once, by its trainer, and pooled into the anchor) or its skipping announced with the reason;
+# the records are valid and none is duplicated. (The pooling rule itself, a Python run joining
+# only as the third of three: tests/model_anchor_test.cpp.)
 export DNNTUNE_CACHE_DIR=$work/cache
-# (--calibration-budget is the whole first run: the repeated anchors get what its stages leave.)
 "$dnntune" predict --model resnet18 --batch 2 --ppn 1 --threads 2 --calibration-budget 200 --json \
     >"$work/predict.json" 2>"$work/first.log" || fail "the first run exited $?"
-grep -q "by PyTorch from Python" "$work/first.log" || fail "no anchor trained from Python"
-grep -q "again by the C++ trainer" "$work/first.log" || fail "the base anchor was not repeated"
-/usr/bin/python3 - "$work/predict.json" "$work"/cache/*/measurements/network.jsonl <<'PY' || fail "the pooled anchor"
-import json, sys
+/usr/bin/python3 - "$work/predict.json" "$work/first.log" "$work"/cache/*/measurements/network.jsonl <<'PY' \
+    || fail "the repeated base anchors"
+import json, re, sys
 prediction = json.load(open(sys.argv[1]))
+log = open(sys.argv[2]).read()
+records = [json.loads(line) for line in open(sys.argv[3])]
+repeats = {"dnntune": "again by the C++ trainer, in a process of its own",
+           "python": "by PyTorch from Python (torchvision), as users train"}
+trained = {}
+for trainer, by in repeats.items():
+    ran = f"anchor: training resnet18 mb2 for real (2 threads) {by}" in log
+    skipped = re.search(r"anchor of resnet18 mb2 " + re.escape(by) +
+                        r" skipped: it would take about \d+ s, past the \d+ s left for it", log)
+    assert ran != bool(skipped), (trainer, "neither trained nor said skipped" if not ran else "both")
+    trained[trainer] = ran
+    print(f"{trainer}: {'trained' if ran else 'skipped, said: ' + skipped[0]}")
+# Every record valid for the fit (one schema, ok or said why not) and none written twice.
+keys = [json.dumps(record, sort_keys=True) for record in records]
+assert len(keys) == len(set(keys)), "a record written twice"
+assert all(record["schema"] == "dnntune.measurement" and record["kind"] == "network" for record in records)
+base = [record for record in records if record["pass"] == "iteration" and record["status"] == "ok" and
+        (record["processes"], record["threads"], record["batch"]) == (1, 2, 2) and
+        record.get("allocator", "default") == "default"]
+python_runs = [record for record in base if record["trainer"] == "python"]
+cpp_runs = [record for record in base if record["trainer"] == "dnntune"]
+# Python runs once, only as a repeat; the C++ trainer at least the base anchor and its repeat (the
+# close calls after them may train the base setting again).
+assert len(python_runs) == int(trained["python"]), python_runs
+assert len(cpp_runs) >= 1 + int(trained["dnntune"]), cpp_runs
+assert all("--runner python" in record["command"] for record in python_runs), python_runs[0]["command"]
 anchor = prediction["anchor"]
-# Three runs at least: the C++ trainer twice and Python once; the close calls that come last, with
-# what the stages leave of the budget, may train the base setting again (pipeline/first_run_plan.hpp).
-assert anchor["exact"] and anchor["runs"] >= 3, anchor
-runners = {json.loads(line)["trainer"] for line in open(sys.argv[2]) if json.loads(line)["pass"] == "iteration"}
-assert runners == {"python", "dnntune"}, runners
+assert anchor["exact"], anchor
+# The C++ runs pool; Python's joins as the third of three (model/anchors.hpp).
+assert anchor["runs"] >= min(len(cpp_runs), 2) + (1 if python_runs and len(cpp_runs) >= 2 else 0), anchor
 print("ok: the base anchor pools", anchor["runs"], "runs:", anchor["text"])
 PY
