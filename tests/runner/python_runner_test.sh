@@ -109,10 +109,11 @@ for trainer, by in repeats.items():
     assert ran != bool(skipped), (trainer, "neither trained nor said skipped" if not ran else "both")
     trained[trainer] = ran
     print(f"{trainer}: {'trained' if ran else 'skipped, said: ' + skipped[0]}")
-# Every record valid for the fit (one schema, ok or said why not) and none written twice.
-keys = [json.dumps(record, sort_keys=True) for record in records]
-assert len(keys) == len(set(keys)), "a record written twice"
-assert all(record["schema"] == "dnntune.measurement" and record["kind"] == "network" for record in records)
+# Every record one the fit reads (a run's passes, and the layers timed inside its steps), and no
+# run's record written twice.
+assert all(record["schema"] == "dnntune.measurement" and record["kind"] in ("network", "module") for record in records)
+keys = [json.dumps(record, sort_keys=True) for record in records if record["kind"] == "network"]
+assert len(keys) == len(set(keys)), "a run's record written twice"
 base = [record for record in records if record["pass"] == "iteration" and record["status"] == "ok" and
         (record["processes"], record["threads"], record["batch"]) == (1, 2, 2) and
         record.get("allocator", "default") == "default"]
