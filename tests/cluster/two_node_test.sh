@@ -47,8 +47,10 @@ grep -q '"nodes":2' "$work/comm/comm.jsonl" || fail "no inter-node (nodes=2) rec
 # error) lean to the latency-bound small messages.
 link_gbs=$(awk '$1 == "allreduce" && $2 == "inter-node" && $5 == ">=" { print $10; exit }' "$work/calibrate.txt")
 [[ -n $link_gbs ]] || fail "calibrate --comm fitted no inter-node all-reduce"
-# 200 Mb/s is 0.025 GB/s; TCP over tbf reaches 85-95% of it. A generous factor either way.
-awk -v gbs="$link_gbs" 'BEGIN { exit !(gbs > 0.025 / 3 && gbs < 0.025 * 1.5) }' \
+# 200 Mb/s is 0.025 GB/s; TCP over tbf reaches 85-95% of it on an idle machine. The link caps it at
+# any speed (an unshaped veth gives GB/s); below it, ranks that share the cores with other work lose
+# time to it (0.013 GB/s seen at a load average of 12 on 2 cores): a wide margin down.
+awk -v gbs="$link_gbs" 'BEGIN { exit !(gbs > 0.025 / 10 && gbs < 0.025 * 1.5) }' \
     || fail "fitted inter-node bandwidth $link_gbs GB/s is not near the shaped 0.025 GB/s"
 
 # 2. Training across the namespaces: two ranks on two nodes, identical weights.
