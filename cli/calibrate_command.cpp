@@ -38,6 +38,7 @@ struct CalibrateOptions {
   std::string anchor_settings;  // --anchor-settings 1x1,2x1 (parsed before anything is written)
   std::vector<std::string> precisions;  // --precision fp32,tf32,bf16: torch-cuda's (plan.hpp's MicroPrecision)
   CLI::Option* anchor_settings_option = nullptr;
+  double repeat_budget = 0;  // --repeat-budget: 0, no repeated base anchors
   CommCalibrationOptions comm_options;
   // --slurm: calibrate a node of a partition through the scheduler (scheduler/slurm_calibration.hpp)
   bool slurm = false, slurm_node_job = false, slurm_refit_fabric = false, no_wait = false;
@@ -181,6 +182,7 @@ void run_calibrate(CalibrateOptions& options) {
                        std::to_string(cpus) + " CPUs"));
     options.anchor = true;
   }
+  if (options.repeat_budget > 0 && !options.anchor) fail(bad_input("--repeat-budget goes with --anchor"));
   if (options.request.allocator != "default" && (options.anchor || !options.report_directory.empty() ||
                                                  options.slurm || options.slurm_node_job || options.comm))
     fail(bad_input(long_name(option_rows::allocator) + " goes with the micro-runs of this machine (not " +
@@ -222,6 +224,10 @@ void run_calibrate(CalibrateOptions& options) {
   if (!options.anchor) return;
   const int anchors = value_or_fail(calibrate::run_anchors(calibration, progress));
   std::cout << "Anchors: " << anchors << " trained for real into " << request.directory << "/network.jsonl\n";
+  if (!(options.repeat_budget > 0)) return;
+  const int repeated = value_or_fail(calibrate::run_repeated_base_anchors(calibration, progress, options.repeat_budget));
+  std::cout << "Base anchor: " << repeated << " more run" << (repeated == 1 ? "" : "s") << " trained for real into "
+            << request.directory << "/network.jsonl\n";
 }
 
 }  // namespace
@@ -255,6 +261,7 @@ void add_calibrate_command(CLI::App& root) {
   options.anchor_settings_option = add_value(*command, option_rows::anchor_settings, options.anchor_settings);
   add_value(*command, option_rows::allocator, request.allocator)->capture_default_str();
   add_value(*command, option_rows::allocator_budget, request.allocator_anchor_budget_seconds)->capture_default_str();
+  add_value(*command, option_rows::repeat_budget, options.repeat_budget);
   add_comm_calibration_options(*command, options.comm_options);
   auto* report = add_value(*command, option_rows::report, options.report_directory);
   add_flag(*command, option_rows::json, options.json)->needs(report);

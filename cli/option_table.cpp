@@ -189,6 +189,12 @@ const OptionRow allocator_budget{"--allocator-budget",
                                  "With --anchor: seconds for the anchors under the other allocator variants (glibc-tuned, "
                                  "jemalloc, tcmalloc); those that do not fit are skipped, and said",
                                  "SECONDS", &rules::seconds};
+const OptionRow repeat_budget{"--repeat-budget",
+                              "With --anchor: seconds for the base anchor trained again, each run a process of its "
+                              "own: once more by the C++ trainer, then once by PyTorch from Python (torchvision's "
+                              "network, what users run), as a first run does with what its stages leave; the fit "
+                              "pools the runs. A run that does not fit is skipped, and said (default: none)",
+                              "SECONDS", &rules::seconds};
 const OptionRow report{"--report",
                        "Summarise the calibration in DIR: GFLOP/s per layer class against the FMA peak, thread scaling, "
                        "contention, sum of layers against whole networks",

@@ -51,7 +51,7 @@ extern const OptionRow trainer_batch, time_limit_seconds, learning_rate, momentu
 extern const OptionRow device, seed, module_times, runner, launch, hostfile;
 // calibrate
 extern const OptionRow layer, pass, processes, budget, comm, comm_max_megabytes, comm_budget;
-extern const OptionRow anchor, anchor_settings, allocator_budget, report, modules, slurm, no_wait;
+extern const OptionRow anchor, anchor_settings, allocator_budget, repeat_budget, report, modules, slurm, no_wait;
 extern const OptionRow slurm_node_job, slurm_refit_fabric, worker, keep_loading;
 // fit, models show, recommend, scale
 extern const OptionRow bootstrap, layers, objective, consider_parameter_server, format, explain, plot;

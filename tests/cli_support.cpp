@@ -1,5 +1,6 @@
 // tests/cli_support.cpp — see cli_support.hpp.
 #include "tests/cli_support.hpp"
+#include "tests/temporary_files.hpp"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -40,14 +41,18 @@ std::string read_whole_file(const std::string& path) {
   return text.str();
 }
 
-std::string make_temporary_directory() {
-  std::string pattern = "/tmp/dnntune-test-XXXXXX";
-  if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-  return pattern;
-}
+std::string make_temporary_directory() { return temporary_directory("test"); }
 
 std::string source_path(const std::string& relative) {
   return std::string(DNNTUNE_SOURCE_DIR) + "/" + relative;
+}
+
+std::string seed_cache(const std::string& cache_directory) {
+  const auto seeded =
+      run_program("/usr/bin/python3", {source_path("tests/fixtures/seed_cache.py"), DNNTUNE_BINARY, cache_directory});
+  INFO(seeded.err);
+  REQUIRE(seeded.exit_code == 0);
+  return seeded.out.substr(0, seeded.out.find('\n'));
 }
 
 CommandResult run_dnntune(const std::vector<std::string>& args) { return run_program(DNNTUNE_BINARY, args); }

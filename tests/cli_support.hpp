@@ -29,10 +29,16 @@ void write_file(const std::string& path, const std::string& content);
 // The whole content of a file ("" when it cannot be read).
 std::string read_whole_file(const std::string& path);
 
-// A fresh empty directory under the system temporary directory, for files a test writes.
+// A fresh empty directory under /tmp for files a test writes, removed with them when the test's process
+// exits, failed or not (tests/temporary_files.hpp).
 std::string make_temporary_directory();
 
 // The source tree, for recorded inputs (DNNTUNE_SOURCE_DIR).
 std::string source_path(const std::string& relative);
+
+// Seeds the empty cache `cache_directory` with the recorded first run of tiny_network.json at batch 4
+// (tests/fixtures/seed_cache.py): the command then answers from it without a first run. Returns the
+// entry's folder; a failure to seed fails the test.
+std::string seed_cache(const std::string& cache_directory);
 
 }  // namespace dnntune::test

@@ -13,13 +13,13 @@
 #include <thread>
 
 #include "common/file_lock.hpp"
+#include "tests/temporary_files.hpp"
 
 using dnntune::FileLock;
 
 TEST_CASE("a second process waits for the lock, and a killed holder releases it") {
-  char pattern[] = "/tmp/dnntune-lock-XXXXXX";
-  REQUIRE(mkdtemp(pattern) != nullptr);
-  const std::string path = std::string(pattern) + "/entry.lock";
+  const std::string folder = dnntune::test::temporary_directory("lock");
+  const std::string path = folder + "/entry.lock";
 
   int ready[2];
   REQUIRE(pipe(ready) == 0);
@@ -56,13 +56,11 @@ TEST_CASE("a second process waits for the lock, and a killed holder releases it"
   CHECK(again);
   CHECK_FALSE(second_waited);
   unlink(path.c_str());
-  rmdir(pattern);
+  rmdir(folder.c_str());
 }
 
 TEST_CASE("a lock file that is a link or a FIFO is refused, and what it points to is left alone") {
-  char pattern[] = "/tmp/dnntune-lock-XXXXXX";
-  REQUIRE(mkdtemp(pattern) != nullptr);
-  const std::string directory = pattern;
+  const std::string directory = dnntune::test::temporary_directory("lock");
   const std::string victim = directory + "/precious.txt";
   {
     FILE* file = std::fopen(victim.c_str(), "w");

@@ -12,16 +12,13 @@
 
 #include "common/files.hpp"
 #include "common/parse_number.hpp"
+#include "tests/temporary_files.hpp"
 
 using namespace dnntune;
 
 namespace {
 
-std::string make_directory() {
-  std::string pattern = "/tmp/dnntune-files-test-XXXXXX";
-  REQUIRE(mkdtemp(pattern.data()));
-  return pattern;
-}
+std::string make_directory() { return dnntune::test::temporary_directory("files-test"); }
 
 std::vector<std::string> entries(const std::string& directory) {
   std::vector<std::string> names;

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "common/json_file.hpp"
+#include "tests/temporary_files.hpp"
 
 using namespace dnntune;
 
@@ -27,7 +28,7 @@ TEST_CASE("schema checks") {
 }
 
 TEST_CASE("write then read a JSON file") {
-  const std::string path = "/tmp/dnntune-json-file-test.json";
+  const std::string path = dnntune::test::temporary_directory("json-file-test") + "/written.json";
   const nlohmann::json document = {{"schema", "dnntune.thing"}, {"schema_version", 1}, {"values", {1, 2, 3}}};
   REQUIRE(write_json_file(path, document));
   const auto read_back = read_json_file(path);

@@ -9,6 +9,7 @@
 #include "data/builtin_machines.hpp"
 #include "records/machine_profile.hpp"
 #include "probe/topology.hpp"
+#include "tests/temporary_files.hpp"
 #include "tests/topology_fixtures.hpp"
 
 using namespace dnntune;
@@ -137,7 +138,7 @@ TEST_CASE("an unknown machine name lists the known ones") {
 TEST_CASE("load_machine takes a name or a profile file") {
   const auto builtin = data::builtin_machine("epyc-9654");
   REQUIRE(builtin);
-  const std::string path = "/tmp/dnntune-profile-test.json";
+  const std::string path = dnntune::test::temporary_directory("profile-test") + "/profile.json";
   std::ofstream(path) << records::to_json_text(*builtin);
   const auto from_file = data::load_machine(path);
   REQUIRE(from_file);

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "probe/topology.hpp"
+#include "tests/temporary_files.hpp"
 #include "tests/topology_fixtures.hpp"
 
 using namespace dnntune;
@@ -157,14 +158,14 @@ TEST_CASE("bad topology files are bad input naming the file") {
     CHECK(profile.error().message.find("/nonexistent/node.xml") != std::string::npos);
   }
   SECTION("garbled") {
-    const std::string path = "/tmp/dnntune-garbled-topology.xml";
+    const std::string path = dnntune::test::temporary_directory("topology-test") + "/garbled.xml";
     std::ofstream(path) << "<?xml version=\"1.0\"?><topology><object type=\"Machine\"";
     const auto profile = probe::describe_topology_file(path);
     REQUIRE_FALSE(profile);
     CHECK(profile.error().message.find(path) != std::string::npos);
   }
   SECTION("not XML at all") {
-    const std::string path = "/tmp/dnntune-not-xml.xml";
+    const std::string path = dnntune::test::temporary_directory("topology-test") + "/not-xml.xml";
     std::ofstream(path) << "{\"this\": \"is json\"}";
     REQUIRE_FALSE(probe::describe_topology_file(path));
   }

@@ -1,7 +1,6 @@
 // tests/topology_fixtures.cpp — see topology_fixtures.hpp.
 #include "tests/topology_fixtures.hpp"
-
-#include <unistd.h>
+#include "tests/temporary_files.hpp"
 
 #include <fstream>
 #include <stdexcept>
@@ -12,8 +11,8 @@ namespace dnntune::test {
 
 std::string write_synthetic_topology(const std::string& description) {
   static int counter = 0;
-  const std::string path = "/tmp/dnntune-topology-" + std::to_string(getpid()) + "-" +
-                           std::to_string(counter++) + ".xml";
+  static const std::string folder = temporary_directory("topology");
+  const std::string path = folder + "/synthetic-" + std::to_string(counter++) + ".xml";
   hwloc_topology_t topology = nullptr;
   hwloc_topology_init(&topology);
   if (hwloc_topology_set_synthetic(topology, description.c_str()) != 0 || hwloc_topology_load(topology) != 0 ||

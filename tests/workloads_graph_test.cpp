@@ -10,6 +10,7 @@
 #include "workloads/costs.hpp"
 #include "workloads/network_json.hpp"
 #include "workloads/zoo.hpp"
+#include "tests/temporary_files.hpp"
 
 using namespace dnntune::workloads;
 using nlohmann::json;
@@ -148,7 +149,7 @@ TEST_CASE("every built-in network round-trips through its JSON file") {
 }
 
 TEST_CASE("a user-defined network file loads through load_network") {
-  const std::string path = "/tmp/dnntune-workloads-test-small.json";
+  const std::string path = dnntune::test::temporary_directory("workloads-test") + "/small.json";
   REQUIRE(dnntune::write_json_file(path, small_network_document()));
   const auto network = load_network(path);
   REQUIRE(network);

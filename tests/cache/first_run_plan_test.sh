@@ -3,9 +3,10 @@
 # (pipeline/first_run_plan.hpp), checked with the real command on a tiny network and an empty cache:
 #   1. the plan is announced at the start: its stages and the total ("first run: about N minutes: ...");
 #   2. the records hold an anchor under glibc-tuned (the allocator is chosen from a measurement)
-#      and a separating anchor (a setting other than the base one, glibc's default allocator);
-#   3. both were trained before the micro-runs that only refine the layers' sum;
-#   4. the answer names the allocator's basis as measured;
+#      and a separating anchor (a setting other than the base one, glibc's default allocator), or
+#      the run says it dropped them (a busy machine leaves less of the budget: checked at any speed);
+#   3. those trained ran before the micro-runs that only refine the layers' sum;
+#   4. the answer names the allocator's basis as measured where glibc-tuned was anchored;
 #   5. when the first fit recommends an allocator variant, the first separating anchor's layout is
 #      trained under it too, right after (the allocator's gain per thread count, model/allocation.hpp).
 set -euo pipefail
@@ -19,44 +20,51 @@ export DNNTUNE_CACHE_DIR=$work/cache
 
 "$dnntune" recommend --model "$network" --batch 4 --calibration-budget 120 --format json \
     >"$work/first.json" 2>"$work/first.log" || fail "first recommend exited $?"
-grep -Eq "first run: about [0-9.]+ minutes: .*layer passes \([0-9]+ s\), the anchor at 1x[0-9]+ \([0-9]+ s\), [0-9]+ allocator variants? \(glibc-tuned" \
+grep -Eq "first run: about [0-9.]+ minutes: .*layer passes \([0-9]+ s\)" \
     "$work/first.log" || fail "the plan was not announced with its stages and total"
 echo "ok: $(grep -o 'first run: about.*' "$work/first.log")"
 
+# What ran, at any speed: the plan keeps or drops a stage by the time the earlier ones took (on a busy
+# machine they take longer), and says so. A stage is either trained (recorded, in the plan's order:
+# glibc-tuned and a separating anchor before the extra micro-runs) or its dropping is said; the
+# decisions themselves, on recorded costs and a clock of their own: tests/pipeline_first_run_plan_test.cpp.
 records=$(ls "$DNNTUNE_CACHE_DIR"/*/measurements/network.jsonl)
-python3 - "$records" <<'PY' || fail "no glibc-tuned or no separating anchor recorded"
-import json, sys
+python3 - "$records" "$work/first.log" "$work/first.json" <<'PY' || fail "a stage neither recorded in order nor said dropped"
+import json, re, sys
 runs = [json.loads(line) for line in open(sys.argv[1])]
 runs = [r for r in runs if r["kind"] == "network" and r["pass"] == "iteration" and r["status"] == "ok"]
+lines = open(sys.argv[2]).read().splitlines()
+log = "\n".join(lines)
 base = [r for r in runs if r.get("allocator", "default") == "default" and r["processes"] == 1 and r["threads"] > 1]
+if not base:  # every later stage rests on it: without it the run fits and answers, and says why
+    assert re.search(r"anchor at 1x\d+ not trained: about \d+ s, past the \d+ s left of the first run", log), "no base anchor"
+    print("the base anchor was said dropped: nothing later to check")
+    sys.exit(0)
 tuned = [r for r in runs if r.get("allocator") == "glibc-tuned"]
 separating = [r for r in runs if r.get("allocator", "default") == "default" and (r["processes"], r["threads"]) !=
               (base[0]["processes"], base[0]["threads"])]
 print("base:", len(base), "glibc-tuned:", len(tuned), "separating:", [(r["processes"], r["threads"]) for r in separating])
-assert base and tuned and separating
-PY
-
-# The order: the glibc-tuned anchor and a separating anchor come before the extra micro-runs.
-python3 - "$work/first.log" <<'PY' || fail "the anchors did not come before the extra micro-runs"
-import re, sys
-lines = open(sys.argv[1]).read().splitlines()
+tuned_dropped = re.search(r"not within the budget:.*the glibc-tuned anchor|allocator anchors not trained|"
+                          r"allocator anchors of .* under .*glibc-tuned.* skipped", log)
+separating_dropped = re.search(r"not within the budget:.*separating anchor|anchor of tiny_residual mb4 at \S+ skipped", log)
+assert tuned or tuned_dropped, "glibc-tuned neither anchored nor said dropped"
+assert separating or separating_dropped, "no separating anchor, and none said dropped"
 def first(pattern):
-    return next(i for i, line in enumerate(lines) if re.search(pattern, line))
+    return next((i for i, line in enumerate(lines) if re.search(pattern, line)), None)
 measuring = [i for i, line in enumerate(lines) if re.search(r"measuring \d+ layer passes", line)]
-tuned = first("under the glibc-tuned allocator")
-separating = first("to separate it from|to check the top candidate|to look for a one-thread")
-print("priority-1 micro-runs at line", measuring[0], "glibc-tuned at", tuned, "separating at", separating,
+tuned_at = first("under the glibc-tuned allocator")
+separating_at = first("to separate it from|to check the top candidate|to look for a one-thread")
+print("priority-1 micro-runs at line", measuring[0], "glibc-tuned at", tuned_at, "separating at", separating_at,
       "extra micro-runs at", measuring[1:] or "none")
-assert measuring[0] < tuned < separating
-assert all(later > separating for later in measuring[1:])
-PY
-python3 - "$work/first.json" <<'PY' || fail "the allocator's basis is not said"
-import json, sys
-allocator = json.load(open(sys.argv[1]))["allocator"]
+ran = [at for at in (tuned_at, separating_at) if at is not None]
+assert all(measuring[0] < at for at in ran) and ran == sorted(ran), "out of the plan's order"
+assert all(later > at for later in measuring[1:] for at in ran), "an anchor after the extra micro-runs"
+allocator = json.load(open(sys.argv[3]))["allocator"]
 print("allocator:", allocator["chosen"], [(v["name"], v["basis"]) for v in allocator["variants"]])
-assert any(v["name"] == "glibc-tuned" and v["basis"] == "measured" for v in allocator["variants"]), allocator
+# The allocator's basis: measured where glibc-tuned was anchored.
+assert not tuned or any(v["name"] == "glibc-tuned" and v["basis"] == "measured" for v in allocator["variants"]), allocator
 PY
-echo "ok: glibc-tuned and a separating anchor measured before the extra micro-runs, the allocator's basis measured"
+echo "ok: glibc-tuned and a separating anchor measured before the extra micro-runs (or said dropped), the allocator's basis said"
 
 # 5. Whether the tiny network gains from an allocator variant depends on the machine: checked
 # whenever the first fit recommended one (the log says it trained the layout under it).

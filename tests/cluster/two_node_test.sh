@@ -26,11 +26,13 @@ work=$(mktemp -d /tmp/dnntune-cluster-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 export DNT_TEST_DNNTUNE=$dnntune DNT_TEST_WORK=$work DNT_TEST_NETWORK=$source_dir/tests/fixtures/tiny_network.json
 
-# Inside the cluster: the communication sweep (messages up to 1 MiB: 0.3 s each at 200 Mb/s),
+# Inside the cluster: the communication sweep (messages up to 1 MiB: 0.3 s each at 200 Mb/s; its
+# budget 60 s, which an idle machine does not use up, so that a busy one still reaches the 1 MiB
+# messages the bandwidth is fitted from),
 # and 3 training steps of the tiny network.
 "$source_dir/cluster/emulated_cluster.sh" --nodes 2 --mbit 200 -- bash -c '
     set -e
-    $DNT_CLUSTER_MPIRUN -np 2 "$DNT_TEST_DNNTUNE" calibrate --comm --comm-max-mb 1 --comm-budget 20 \
+    $DNT_CLUSTER_MPIRUN -np 2 "$DNT_TEST_DNNTUNE" calibrate --comm --comm-max-mb 1 --comm-budget 60 \
         -o "$DNT_TEST_WORK/comm" >"$DNT_TEST_WORK/calibrate.txt" 2>"$DNT_TEST_WORK/calibrate.err"
     $DNT_CLUSTER_MPIRUN -np 2 "$DNT_TEST_DNNTUNE" train --model "$DNT_TEST_NETWORK" --batch 2 --threads 1 \
         --iters 3 --warmup 1 >"$DNT_TEST_WORK/train.txt" 2>"$DNT_TEST_WORK/train.err"
@@ -45,8 +47,10 @@ grep -q '"nodes":2' "$work/comm/comm.jsonl" || fail "no inter-node (nodes=2) rec
 # error) lean to the latency-bound small messages.
 link_gbs=$(awk '$1 == "allreduce" && $2 == "inter-node" && $5 == ">=" { print $10; exit }' "$work/calibrate.txt")
 [[ -n $link_gbs ]] || fail "calibrate --comm fitted no inter-node all-reduce"
-# 200 Mb/s is 0.025 GB/s; TCP over tbf reaches 85-95% of it. A generous factor either way.
-awk -v gbs="$link_gbs" 'BEGIN { exit !(gbs > 0.025 / 3 && gbs < 0.025 * 1.5) }' \
+# 200 Mb/s is 0.025 GB/s; TCP over tbf reaches 85-95% of it on an idle machine. The link caps it at
+# any speed (an unshaped veth gives GB/s); below it, ranks that share the cores with other work lose
+# time to it (0.013 GB/s seen at a load average of 12 on 2 cores): a wide margin down.
+awk -v gbs="$link_gbs" 'BEGIN { exit !(gbs > 0.025 / 10 && gbs < 0.025 * 1.5) }' \
     || fail "fitted inter-node bandwidth $link_gbs GB/s is not near the shaped 0.025 GB/s"
 
 # 2. Training across the namespaces: two ranks on two nodes, identical weights.

@@ -2,8 +2,10 @@
 """tests/python/bounds_test.py DNNTUNE_SOURCE BUILD_DIR — `import dnntune` refuses what the command
 refuses (issue 42): a network that computes nothing (320,000,000 images/s, and a GPU band of None,
 before), an anchor or a profile outside physical bounds. Each raises ValueError naming the file."""
+import atexit
 import json
 import os
+import shutil
 import sys
 import tempfile
 
@@ -27,7 +29,8 @@ def raises(call, text, what):
     check(False, what + " raises ValueError, not " + json.dumps(result)[:200])
 
 
-directory = tempfile.mkdtemp()
+directory = tempfile.mkdtemp(prefix="dnntune-bounds-")
+atexit.register(shutil.rmtree, directory, ignore_errors=True)  # on a failure (sys.exit) too
 
 
 def write(name, document):

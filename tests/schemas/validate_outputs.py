@@ -3,7 +3,7 @@
 validates against its JSON Schema in schemas/ (Debian's python3-jsonschema): predict, scale,
 recommend (--json and its alias --format json; CPU and GPU machines), compare, machines, models,
 models show, probe --machine for spec machines, calibrate --report --modules, and train (with --module-times) and validate for real on the recorded tiny network (this machine's
-calibration made in a temporary cache)."""
+calibration from a recorded first run seeded into a temporary cache: tests/fixtures/seed_cache.py)."""
 import json
 import os
 import pathlib
@@ -99,8 +99,13 @@ finally:
     shutil.rmtree(modules_directory, ignore_errors=True)
 os.environ["DNNTUNE_CACHE_DIR"] = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"dnntune-schemas-{os.getpid()}")
 try:
-    validate(["validate", "--model", tiny, "--batch", "4", "--iters", "2", "--warmup", "1", "--json",
-              "--calibration-budget", "45"])
+    # The formats are tested here, not what a first run measures in the time a busy machine leaves
+    # (tests/cli_recommend_test.cpp makes a real one): a recorded first run, allocator variants anchored.
+    seeded = subprocess.run(["/usr/bin/python3", source / "tests/fixtures/seed_cache.py", dnntune,
+                             os.environ["DNNTUNE_CACHE_DIR"]], capture_output=True, text=True, check=False)
+    if seeded.returncode != 0:
+        sys.exit("FAILED: seeding the cache: " + seeded.stderr.strip())
+    validate(["validate", "--model", tiny, "--batch", "4", "--iters", "2", "--warmup", "1", "--json"])
     validate(["predict", "--model", tiny, "--batch", "4", "--json"])  # this machine: measured
     # What a `calibrate --slurm` job does on its node, here from the calibration just made: the
     # node record (CACHE/slurm/nodes/NODE.json).
@@ -112,5 +117,9 @@ try:
     recommendation = validate(["recommend", "--model", tiny, "--batch", "4", "--json", "--explain"])
     if "allocator" not in recommendation:
         sys.exit("FAILED: recommend --json carries no allocator")
+    cache = os.environ["DNNTUNE_CACHE_DIR"]
+    entries = [name for name in os.listdir(cache) if os.path.isdir(os.path.join(cache, name)) and name != "slurm"]
+    if len(entries) != 1:  # a first run would have made this machine's entry beside the seeded one
+        sys.exit(f"FAILED: the commands did not answer from the seeded entry alone: {entries}")
 finally:
     subprocess.run(["rm", "-rf", os.environ["DNNTUNE_CACHE_DIR"]], check=False)
