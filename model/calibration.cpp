@@ -84,12 +84,11 @@ Expected<void> check_parameters(const std::vector<double>& values, const std::st
   return {};
 }
 
-Expected<void> check_link(const LinkModel& link, const std::string& origin, const std::string& member) {
-  if (!(std::isfinite(link.latency_seconds) && link.latency_seconds >= 0))
-    return bad_input(origin + ": (" + member + "/latency_seconds) must be a finite number >= 0");
-  if (!(std::isfinite(link.bandwidth_gbs) && link.bandwidth_gbs > 0))
-    return bad_input(origin + ": (" + member + "/bandwidth_gbs) must be a finite number > 0");
-  return {};
+Expected<void> check_link(const LinkModel& link, const std::string& origin, const std::string& member,
+                          const records::PhysicalRange& bandwidth) {
+  if (!(std::isfinite(link.latency_seconds) && link.latency_seconds >= 0 && link.latency_seconds <= 1))
+    return bad_input(origin + ": (" + member + "/latency_seconds) must be a finite number from 0 to 1 s");
+  return records::check_physical(link.bandwidth_gbs, bandwidth, origin, member + "/bandwidth_gbs");
 }
 
 // An anchor is a real training step on this node: its setting within the node's bounds and every
@@ -142,10 +141,12 @@ Expected<void> check_values(const Calibration& calibration, const std::string& o
         // A band divides the median's noise by the root of the repetitions.
         return bad_input(origin + ": (/measured_layers/" + key.to_text() + ") needs threads and co-running 1.." +
                          std::to_string(records::max_threads_per_process) + ", seconds up to 1e6 and repetitions >= 1");
-  if (auto valid = check_link(calibration.links.intra_node, origin, "/links/intra_node"); !valid) return valid;
+  if (auto valid = check_link(calibration.links.intra_node, origin, "/links/intra_node",
+                                records::intra_node_bandwidth_gbs_range); !valid) return valid;
   // An unmeasured inter-node link is stored as (0, 0): predictions take the --network preset.
   if (calibration.links.inter_node.measured)
-    if (auto valid = check_link(calibration.links.inter_node, origin, "/links/inter_node"); !valid) return valid;
+    if (auto valid = check_link(calibration.links.inter_node, origin, "/links/inter_node",
+                                  records::inter_node_bandwidth_gbs_range); !valid) return valid;
   if (!(std::isfinite(calibration.summary.held_out_log_sd) && calibration.summary.held_out_log_sd >= 0))
     return bad_input(origin + ": (/fit/held_out_log_sd) must be a finite number >= 0");
   return {};

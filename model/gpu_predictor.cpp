@@ -6,7 +6,7 @@
 
 #include "common/statistics.hpp"
 #include "model/gpu_communication.hpp"
-#include "model/report.hpp"
+#include "model/plausibility.hpp"
 #include "workloads/costs.hpp"
 
 namespace dnntune::model {
@@ -153,8 +153,17 @@ Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const Gpu
   const double images = static_cast<double>(batch) * gpus * nodes;
   prediction.images_per_second = images / prediction.iteration_seconds;
   const double half_width = z_90_percent * log_sd;
-  prediction.images_per_second_low = prediction.images_per_second * std::exp(-half_width);
-  prediction.images_per_second_high = prediction.images_per_second * std::exp(half_width);
+  // The gate (model/plausibility.hpp): no faster than every GPU at its highest peak allows.
+  const double flops = least_step_flops(network, batch);
+  AnswerFigures figures{prediction.iteration_seconds, prediction.images_per_second,
+                        prediction.images_per_second * std::exp(-half_width),
+                        prediction.images_per_second * std::exp(half_width),
+                        flops > 0 ? gpu_highest_peak_flops(node) * gpus * nodes * static_cast<double>(batch) / flops : 0};
+  hold_band_at_roofline(figures);
+  prediction.images_per_second_low = figures.band_low;
+  prediction.images_per_second_high = figures.band_high;
+  if (auto usable = check_answer(network.name + ", " + describe(configuration) + " on " + node.name, figures); !usable)
+    return usable.error();
 
   if (with_efficiency && gpus * nodes > 1) {
     GpuConfiguration single = configuration;
@@ -174,14 +183,9 @@ Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const Gpu
       std::max_element(std::begin(candidates), std::end(candidates), [](const auto& a, const auto& b) {
         return a.first < b.first;
       })->second;
-  if (auto usable = check_answer_figures(network.name + ", " + describe(configuration) + " on " + node.name,
-                                         {{"iteration seconds", prediction.iteration_seconds},
-                                          {"images/s", prediction.images_per_second},
-                                          {"band low", prediction.images_per_second_low},
-                                          {"band high", prediction.images_per_second_high},
-                                          {"GPU memory", prediction.memory_bytes_available}});
-      !usable)
-    return usable.error();
+  if (!(std::isfinite(prediction.memory_bytes_available) && prediction.memory_bytes_available > 0))
+    return failure("the model gave no usable prediction for " + network.name + " on " + node.name +
+                   ": the profile's GPU memory is not a positive size");
   return prediction;
 }
 

@@ -37,15 +37,6 @@ std::string anchor_text(const AnchorUse& use) {
 
 }  // namespace
 
-Expected<void> check_answer_figures(const std::string& what,
-                                    std::initializer_list<std::pair<const char*, double>> figures) {
-  for (const auto& [name, value] : figures)
-    if (!(std::isfinite(value) && value > 0))
-      return failure("the model gave no usable prediction for " + what + " (" + name + " " + format_fixed(value, 1) +
-                     "): the calibration or the profile holds figures it cannot use");
-  return {};
-}
-
 std::string format_seconds(double seconds) {
   if (seconds >= 1) return format_fixed(seconds, 2) + " s";
   if (seconds >= 1e-3) return format_fixed(seconds * 1e3, 1) + " ms";

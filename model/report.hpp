@@ -2,9 +2,7 @@
 // style): a prediction with its term split and band, and the fit report of a calibration.
 #pragma once
 
-#include <initializer_list>
 #include <string>
-#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -18,13 +16,6 @@ nlohmann::json prediction_json(const Prediction& prediction);
 
 std::string fit_report_text(const Calibration& calibration);
 nlohmann::json fit_report_json(const Calibration& calibration);
-
-// Every figure a command answers with (images/s, its band, an iteration's seconds) is finite and
-// above 0, or there is no answer: a failure (exit 1, the model's fault) naming `what` and the
-// first figure that is not. One check for the CPU and GPU predictors, whose answers every view,
-// the command and the Python module show.
-Expected<void> check_answer_figures(const std::string& what,
-                                    std::initializer_list<std::pair<const char*, double>> figures);
 
 // "12.3 ms", "1.85 s"
 std::string format_seconds(double seconds);

@@ -12,17 +12,16 @@
 #include "model/gpu_calibration.hpp"
 #include "model/gpu_node.hpp"
 #include "model/gpu_predictor.hpp"
-#include "model/report.hpp"
+#include "model/plausibility.hpp"
 #include "workloads/network_json.hpp"
 
 using namespace dnntune;
 using namespace dnntune::model;
 
 TEST_CASE("an answer with a figure that is not finite and above 0 is a failure naming it") {
-  CHECK(check_answer_figures("resnet50", {{"images/s", 12.5}, {"band low", 1e-9}}));
+  CHECK(check_answer("resnet50", {1.0, 12.5, 1e-9, 20, 0}));
   for (const double figure : {0.0, -3.0, std::numeric_limits<double>::infinity(), std::nan("")}) {
-    const auto refused =
-        check_answer_figures("resnet50, 1 GPU x batch 32 on h200", {{"images/s", 12.5}, {"band high", figure}});
+    const auto refused = check_answer("resnet50, 1 GPU x batch 32 on h200", {1.0, 12.5, 10, figure, 0});
     REQUIRE_FALSE(refused);
     CHECK(refused.error().kind == ErrorKind::failure);  // exit 1: the model's fault, not the input's
     CHECK(refused.error().message.find("resnet50, 1 GPU x batch 32 on h200 (band high ") != std::string::npos);
