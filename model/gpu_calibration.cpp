@@ -237,6 +237,8 @@ Expected<GpuCalibration> fit_gpu_calibration(const std::vector<records::Measurem
     if (check.fitted_seconds <= 0) continue;
     calibration.checks.push_back(std::move(check));
   }
+  for (const GpuPassCheck& check : calibration.checks)
+    calibration.efficiencies.measured_passes.insert(gpu_pass_key(check.descriptor, check.pass, check.batch));
   calibration.prior_median_error = median_error(calibration.checks, &GpuPassCheck::prior_seconds);
   calibration.fitted_median_error = median_error(calibration.checks, &GpuPassCheck::fitted_seconds);
   // The band from held-out residuals: fit on every other record, check the rest, both ways (a
@@ -375,6 +377,14 @@ Expected<GpuCalibration> gpu_calibration_from_document(const json& document, con
     for (const std::string& precision : e.measured_precisions)
       if (!parse_gpu_precision(precision))
         return bad_input(origin + ": (/efficiencies/measured_precisions) must name fp32, tf32, bf16 or fp16");
+    if (document.contains("checks"))  // the passes measured: what a prediction's measured share counts
+      for (const json& item : document.at("checks")) {
+        GpuPassCheck check{item.at("descriptor").get<std::string>(), item.at("pass").get<std::string>(),
+                           json_integer<std::int64_t>(item.at("batch")), item.at("measured_seconds").get<double>(),
+                           item.at("prior_seconds").get<double>(), item.at("fitted_seconds").get<double>()};
+        e.measured_passes.insert(gpu_pass_key(check.descriptor, check.pass, check.batch));
+        calibration.checks.push_back(std::move(check));
+      }
     calibration.held_out_median_error = document.value("held_out_median_error", 0.0);
     calibration.prior_median_error = document.value("prior_median_error", 0.0);
     calibration.fitted_median_error = document.value("fitted_median_error", 0.0);

@@ -10,6 +10,8 @@ namespace dnntune::tuner {
 Ratio ratio_to_first(const Comparison& comparison, std::size_t index) {
   const ComparedMachine& first = comparison.machines.front();
   const ComparedMachine& other = comparison.machines.at(index);
+  if (other.machine == first.machine && other.kind == first.kind && other.configuration == first.configuration)
+    return {1, 1, 1, true};
   return {other.images_per_second / first.images_per_second, other.low / first.high, other.high / first.low};
 }
 
@@ -17,6 +19,7 @@ namespace {
 
 // "2.35x faster than skylake-8180" / "3.32x slower than ..." with the band in the same sense.
 std::string ratio_words(const Ratio& ratio, const std::string& first) {
+  if (ratio.same_machine) return "the same machine as " + first + " (one prediction: no ratio to draw)";
   if (ratio.value >= 1)
     return format_fixed(ratio.value, 2) + "x faster than " + first + " (band " + format_fixed(ratio.low, 2) + " - " +
            format_fixed(ratio.high, 2) + "x)";
@@ -50,7 +53,8 @@ nlohmann::json comparison_json(const Comparison& comparison) {
                         {"configuration", m.configuration},
                         {"images_per_second", m.images_per_second},
                         {"band", {{"low", m.low}, {"high", m.high}, {"level", 0.9}}},
-                        {"ratio_to_first", {{"value", ratio.value}, {"low", ratio.low}, {"high", ratio.high}}},
+                        {"ratio_to_first",
+                         {{"value", ratio.value}, {"low", ratio.low}, {"high", ratio.high}, {"same_machine", ratio.same_machine}}},
                         {"efficiencies", m.source}});
   }
   return {{"schema", "dnntune.comparison"},
