@@ -367,3 +367,17 @@ TEST_CASE("compare of a machine with itself says so, with no ratio band") {
   CHECK(text.find("1.00x faster") == std::string::npos);
   CHECK(dnntune::tuner::comparison_json(comparison)["machines"][1]["ratio_to_first"]["same_machine"] == true);
 }
+
+TEST_CASE("compare: a machine whose band is wider than the gate's ratio has no figure and no ratio") {
+  dnntune::tuner::Comparison comparison;
+  comparison.network = "resnet50";
+  comparison.machines = {{"skylake-8180", "cpu-node", "one node", 87.2, 32.4, 235, "reference"},
+                         {"vm", "cpu-node", "one node", 3662.1, 0.2, 77674320.3, "calibration"}};
+  const std::string text = dnntune::tuner::comparison_text(comparison);
+  CHECK(text.find("images/s unknown") != std::string::npos);
+  CHECK(text.find("3660") == std::string::npos);
+  CHECK(text.find("faster than") == std::string::npos);
+  const auto json = dnntune::tuner::comparison_json(comparison);
+  CHECK(json["machines"][1]["images_per_second"].is_null());
+  CHECK(json["machines"][1]["band"]["known"] == false);
+}
