@@ -118,14 +118,24 @@ OverlapResult simulate_allreduce_overlap(const std::vector<std::pair<double, dou
 namespace {
 
 // The most images/s the nodes' cores allow at their peak, the network's FLOPs at the fewest its
-// algorithms need (model/plausibility.hpp); 0 when the profile states no peak. Answers only: a
-// ranking pass skips it (it costs a pass over the layers).
+// algorithms need (model/plausibility.hpp), and across nodes the link: an all-reduce moves at least
+// 2(N-1)/N of the gradients through each node's port (the bandwidth-optimal bound), whatever it
+// overlaps. 0 when the profile states no peak. Answers only: a ranking pass skips it (it costs a
+// pass over the layers).
 double roofline_images_per_second(const workloads::Network& network, const TrainingConfiguration& configuration,
-                                  const records::MachineProfile& machine) {
+                                  const records::MachineProfile& machine, const LinkModel& inter_node) {
   const double flops = least_step_flops(network, configuration.batch_per_process);
   const double peak = cpu_peak_flops(machine, machine.topology.cores);
   if (!(flops > 0) || !(peak > 0)) return 0;
-  return peak * configuration.nodes * static_cast<double>(configuration.batch_per_process) / flops;
+  const double images = static_cast<double>(configuration.batch_per_process) * configuration.processes_per_node *
+                        configuration.nodes;
+  const double compute_seconds = flops * configuration.processes_per_node / peak;
+  double link_seconds = 0;
+  const int nodes = configuration.nodes;
+  if (nodes > 1 && configuration.scheme == CommunicationScheme::allreduce && inter_node.bandwidth_gbs > 0)
+    if (auto cost = workloads::network_cost(network, configuration.batch_per_process))
+      link_seconds = 2.0 * (nodes - 1) / nodes * static_cast<double>(cost->gradient_bytes) / (inter_node.bandwidth_gbs * 1e9);
+  return images / std::max(compute_seconds, link_seconds);
 }
 
 }  // namespace
@@ -442,9 +452,11 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
   if (!placement) return placement.error();
   // iterate() takes the fabric whenever the inter-node link was not measured or numbers replace
   // it, at any node count: check it here, where a bad one is an error and not a crash.
+  LinkModel inter_node = calibration_.links.inter_node;
   if (!calibration_.links.inter_node.measured || is_fabric_from_numbers(configuration.fabric)) {
     auto fabric = fabric_preset(configuration.fabric);
     if (!fabric) return fabric.error();
+    inter_node = *fabric;
   }
   const IterationTotals totals = iterate(network, configuration, *placement, calibration_.parameters);
 
@@ -605,7 +617,7 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
   AnswerFigures figures{prediction.iteration_seconds, prediction.images_per_second,
                         prediction.images_per_second * std::exp(-half_width),
                         prediction.images_per_second * std::exp(half_width),
-                        with_band ? roofline_images_per_second(network, configuration, calibration_.machine) : 0};
+                        with_band ? roofline_images_per_second(network, configuration, calibration_.machine, inter_node) : 0};
   hold_band_at_roofline(figures);
   prediction.images_per_second_low = figures.band_low;
   prediction.images_per_second_high = figures.band_high;

@@ -15,6 +15,8 @@
 #include "model/calibration.hpp"
 #include "model/gpu_report.hpp"
 #include "model/plausibility.hpp"
+#include "model/predictor.hpp"
+#include "workloads/costs.hpp"
 #include "model/report.hpp"
 #include "workloads/zoo.hpp"
 #include "workloads/network_json.hpp"
@@ -182,4 +184,25 @@ TEST_CASE("a GPU answer says how much of its layer time this GPU's micro-runs ti
   CHECK(resnet50->measured_fraction > 0.9);
   CHECK(resnet50->confidence == "partly measured");  // no whole GPU step anchors it: never "measured"
   CHECK(gpu_prediction_json(*resnet50).at("measured_fraction") == Approx(resnet50->measured_fraction));
+}
+
+TEST_CASE("no band reaches past what the link carries: each node's port moves 2(N-1)/N of the gradients") {
+  const auto reference = calibration_from_json_text(data::builtin_reference_calibration("torch"), "torch.json");
+  REQUIRE(reference);
+  const auto predictor = Predictor::from_spec(*data::builtin_machine("broadwell-e5-2680v4"), *reference);
+  REQUIRE(predictor);
+  const auto network = workloads::load_network("vgg16");
+  REQUIRE(network);
+  TrainingConfiguration configuration;
+  configuration.processes_per_node = 1;
+  configuration.threads_per_process = 28;
+  configuration.batch_per_process = 32;
+  configuration.nodes = 64;
+  configuration.fabric = *fabric_from_numbers(1, 50);
+  const auto prediction = predictor->predict(*network, configuration);
+  REQUIRE(prediction);
+  const double gradient_bytes = static_cast<double>(workloads::network_cost(*network, 32)->gradient_bytes);
+  const double link_seconds = 2.0 * 63 / 64 * gradient_bytes / (fabric_preset(configuration.fabric)->bandwidth_gbs * 1e9);
+  CHECK(prediction->images_per_second_high <= 32 * 64 / link_seconds * (1 + 1e-9));
+  CHECK(prediction->images_per_second <= prediction->images_per_second_high);
 }
