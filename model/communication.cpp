@@ -1,5 +1,6 @@
 // model/communication.cpp — see communication.hpp.
 #include "model/communication.hpp"
+#include "records/record_bounds.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -34,9 +35,13 @@ std::vector<std::string> fabric_names() {
 }
 
 Expected<std::string> fabric_from_numbers(double line_rate_gbits, double latency_microseconds) {
-  if (!std::isfinite(line_rate_gbits) || line_rate_gbits <= 0 || line_rate_gbits > 1e6)
-    return bad_input("link bandwidth must be a number of Gb/s above 0 (and at most 1e6), not " +
-                     std::to_string(line_rate_gbits));
+  const records::PhysicalRange& rates = records::link_line_rate_gbits_range;
+  if (!rates.holds(line_rate_gbits)) {
+    char text[160];
+    std::snprintf(text, sizeof text, "link bandwidth must be %g to %g Gb/s (1 Gb/s Ethernet to the fastest ports), not %g",
+                  rates.low, rates.high, line_rate_gbits);
+    return bad_input(text);
+  }
   if (!std::isfinite(latency_microseconds) || latency_microseconds < 0 || latency_microseconds > 1e6)
     return bad_input("link latency must be a number of microseconds from 0 to 1e6, not " +
                      std::to_string(latency_microseconds));

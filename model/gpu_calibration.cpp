@@ -1,5 +1,6 @@
 // model/gpu_calibration.cpp — see gpu_calibration.hpp.
 #include "model/gpu_calibration.hpp"
+#include "model/plausibility.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -22,9 +23,14 @@ int slot_of(workloads::Pass pass) {
   return pass == workloads::Pass::forward ? 0 : pass == workloads::Pass::backward_data ? 1 : 2;
 }
 
-// Efficiencies stay within what a kernel can reach against the directly counted FLOPs (Winograd
-// convolutions pass 100% of them) and above a floor that keeps predictions finite.
+// Efficiencies stay above a floor that keeps predictions finite, and a memory efficiency at most
+// 2 (the L2 serves some of the bytes counted).
 double clamp_efficiency(double value) { return std::clamp(value, 0.005, 2.0); }
+// A compute efficiency stays within what the class's algorithms can reach against the directly
+// counted FLOPs (model/plausibility.hpp: Winograd convolutions pass 100% of them, GEMMs never).
+double clamp_compute_efficiency(double value, GpuKernelClass kernel_class) {
+  return std::clamp(value, 0.005, gpu_class_saving_bound(kernel_class));
+}
 
 constexpr int fit_rounds = 3;
 
@@ -89,7 +95,7 @@ GpuEfficiencies fit_round(const std::vector<const UsableRecord*>& usable, const 
             if (!uses_precision_peak(class_id, static_cast<GpuPrecision>(other)))
               ratios.insert(ratios.end(), compute_ratios[other][kernel_class][slot].begin(),
                             compute_ratios[other][kernel_class][slot].end());
-        if (!ratios.empty()) compute[slot] = clamp_efficiency(compute[slot] / median(ratios));
+        if (!ratios.empty()) compute[slot] = clamp_compute_efficiency(compute[slot] / median(ratios), class_id);
       }
     }
     // The class's memory efficiency from all its memory-bound passes, each pass's factor from its own.
@@ -231,6 +237,8 @@ Expected<GpuCalibration> fit_gpu_calibration(const std::vector<records::Measurem
     if (check.fitted_seconds <= 0) continue;
     calibration.checks.push_back(std::move(check));
   }
+  for (const GpuPassCheck& check : calibration.checks)
+    calibration.efficiencies.measured_passes.insert(gpu_pass_key(check.descriptor, check.pass, check.batch));
   calibration.prior_median_error = median_error(calibration.checks, &GpuPassCheck::prior_seconds);
   calibration.fitted_median_error = median_error(calibration.checks, &GpuPassCheck::fitted_seconds);
   // The band from held-out residuals: fit on every other record, check the rest, both ways (a
@@ -310,6 +318,10 @@ Expected<GpuCalibration> gpu_calibration_from_document(const json& document, con
     calibration.backend_version = document.value("backend_version", "");
     const json& in = document.at("efficiencies");
     GpuEfficiencies& e = calibration.efficiencies = gpu_efficiency_priors();
+    // A calibration with no class measured nothing: its efficiencies would be the priors, labelled
+    // as this GPU's.
+    if (!in.at("classes").is_object() || in.at("classes").empty())
+      return bad_input(origin + ": (/efficiencies/classes) holds no kernel class: a calibration fits at least one");
     for (int kernel_class = 0; kernel_class < gpu_kernel_class_count; ++kernel_class) {
       const std::string name = gpu_kernel_class_name(static_cast<GpuKernelClass>(kernel_class));
       if (!in.at("classes").contains(name)) continue;
@@ -333,13 +345,16 @@ Expected<GpuCalibration> gpu_calibration_from_document(const json& document, con
         auto& reduced = efficiency.reduced_compute[static_cast<int>(precision)];
         reduced = row.at("compute_by_precision").at(key).get<std::array<double, 3>>();
         for (double value : reduced)
-          if (!std::isfinite(value) || value <= 0 || value > 2)
-            return bad_input(origin + ": (/efficiencies/classes/" + name + "/compute_by_precision/" + key +
-                             ") must be numbers in (0, 2]");
+          if (auto held = check_gpu_efficiency(value, static_cast<GpuKernelClass>(kernel_class), origin,
+                                               "/efficiencies/classes/" + name + "/compute_by_precision/" + key);
+              !held)
+            return held.error();
       }
       for (double value : efficiency.compute)
-        if (!std::isfinite(value) || value <= 0 || value > 2)
-          return bad_input(origin + ": (/efficiencies/classes/" + name + "/compute) must be numbers in (0, 2]");
+        if (auto held = check_gpu_efficiency(value, static_cast<GpuKernelClass>(kernel_class), origin,
+                                             "/efficiencies/classes/" + name + "/compute");
+            !held)
+          return held.error();
       if (!std::isfinite(efficiency.memory) || efficiency.memory <= 0 || efficiency.memory > 2)
         return bad_input(origin + ": (/efficiencies/classes/" + name + "/memory) must be a number in (0, 2]");
       if (efficiency.kernels_per_pass < 0 || efficiency.kernels_per_pass > 1000)
@@ -362,6 +377,14 @@ Expected<GpuCalibration> gpu_calibration_from_document(const json& document, con
     for (const std::string& precision : e.measured_precisions)
       if (!parse_gpu_precision(precision))
         return bad_input(origin + ": (/efficiencies/measured_precisions) must name fp32, tf32, bf16 or fp16");
+    if (document.contains("checks"))  // the passes measured: what a prediction's measured share counts
+      for (const json& item : document.at("checks")) {
+        GpuPassCheck check{item.at("descriptor").get<std::string>(), item.at("pass").get<std::string>(),
+                           json_integer<std::int64_t>(item.at("batch")), item.at("measured_seconds").get<double>(),
+                           item.at("prior_seconds").get<double>(), item.at("fitted_seconds").get<double>()};
+        e.measured_passes.insert(gpu_pass_key(check.descriptor, check.pass, check.batch));
+        calibration.checks.push_back(std::move(check));
+      }
     calibration.held_out_median_error = document.value("held_out_median_error", 0.0);
     calibration.prior_median_error = document.value("prior_median_error", 0.0);
     calibration.fitted_median_error = document.value("fitted_median_error", 0.0);

@@ -240,4 +240,8 @@ double gpu_training_memory_bytes(const workloads::NetworkCost& cost, const GpuEf
   return cost.training_memory_bytes() - activations_saved + half_weights + efficiencies.framework_memory_bytes;
 }
 
+std::string gpu_pass_key(const std::string& descriptor, const std::string& pass, std::int64_t batch) {
+  return descriptor + "|" + pass + "|" + std::to_string(batch);
+}
+
 }  // namespace dnntune::model

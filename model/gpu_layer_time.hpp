@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -119,7 +120,13 @@ struct GpuEfficiencies {
   std::string source;                  // "priors (...)" or the calibration they were fitted in
   std::string measured_on;             // the GPU profile a calibration was measured on ("" for the priors)
   std::vector<std::string> measured_precisions;  // the precisions its micro-runs ran in
+  // The layer passes its micro-runs timed (gpu_pass_key: shape, pass and batch): what share of a
+  // prediction's layer time rests on this GPU's own passes (none for the priors).
+  std::set<std::string> measured_passes;
 };
+
+// "conv:ic64ih56iw56oc64kh3kw3ph1|forward|32": one measured pass of a shape at a batch.
+std::string gpu_pass_key(const std::string& descriptor, const std::string& pass, std::int64_t batch);
 
 // The documented priors (sources in gpu_layer_time.cpp).
 GpuEfficiencies gpu_efficiency_priors();

@@ -5,8 +5,9 @@
 #include <cmath>
 
 #include "common/statistics.hpp"
+#include "common/text_format.hpp"
 #include "model/gpu_communication.hpp"
-#include "model/report.hpp"
+#include "model/plausibility.hpp"
 #include "workloads/costs.hpp"
 
 namespace dnntune::model {
@@ -46,7 +47,8 @@ std::string gigabytes(double bytes) {
   return text;
 }
 
-// What the efficiencies rest on for this GPU and precision, and the band's log-sd that goes with it.
+// What the efficiencies rest on for this GPU and precision, and the band's log-sd that goes with
+// it. `measured_fraction` is the share of the layer time this GPU's micro-runs timed.
 void set_confidence(GpuPrediction& prediction, const GpuEfficiencies& efficiencies, const GpuNode& node,
                     GpuPrecision precision, double& log_sd) {
   log_sd = efficiencies.log_sd;
@@ -59,10 +61,17 @@ void set_confidence(GpuPrediction& prediction, const GpuEfficiencies& efficienci
   const bool precision_measured =
       std::find(efficiencies.measured_precisions.begin(), efficiencies.measured_precisions.end(), name) !=
       efficiencies.measured_precisions.end();
+  // Passes timed on another GPU or in another precision are not this answer's.
+  if (efficiencies.measured_on != node.name || !precision_measured) prediction.measured_fraction = 0;
   if (efficiencies.measured_on == node.name) {
-    prediction.confidence = precision_measured ? "measured" : "calibrated";
+    const std::string share = format_fixed(100 * prediction.measured_fraction, 0) +
+                              "% of its layer time from micro-runs at this batch";
+    // The CPU rule (model/predictor.cpp): half the layer time timed is "partly measured"; "measured"
+    // needs a real step, which no GPU calibration holds.
+    prediction.confidence = precision_measured && prediction.measured_fraction >= 0.5 ? "partly measured" : "calibrated";
     prediction.confidence_reason =
-        precision_measured ? "layer passes measured on this GPU in " + name + " (band: the fit's held-out residuals)"
+        precision_measured ? "efficiencies fitted to layer passes measured on this GPU in " + name + "; " + share +
+                                 " (band: the fit's held-out residuals; no whole step checked it)"
                            : "measured on this GPU in another precision; " + name +
                                  " carried over by its peak (band widened)";
     // A precision without micro-runs rests on the peak ratio: a wider band.
@@ -96,8 +105,6 @@ Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const Gpu
   prediction.assumptions = node.assumptions;
   const GpuNumerics numerics{resolved_precision(configuration, node), configuration.memory_format};
   prediction.configuration.precision = numerics.precision;
-  double log_sd = efficiencies.log_sd;
-  set_confidence(prediction, efficiencies, node, numerics.precision, log_sd);
   prediction.memory_bytes_needed = gpu_training_memory_bytes(*cost, efficiencies, numerics.precision);
   prediction.memory_bytes_available = node.memory_bytes;
   if (prediction.memory_bytes_needed > node.memory_bytes)
@@ -107,6 +114,7 @@ Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const Gpu
                      "momentum, framework); a " + node.name + " has " + gigabytes(node.memory_bytes));
 
   GpuIterationTerms& terms = prediction.terms;
+  double measured_seconds = 0;  // of the layer passes this GPU's micro-runs timed
   std::vector<BackwardStep> backward_order;
   backward_order.reserve(network.layers.size());
   const auto add_by_limit = [&terms](const GpuPassTime& time) {
@@ -124,6 +132,11 @@ Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const Gpu
                                                        layer_cost.backward_weights, batch, node, efficiencies, numerics);
     terms.forward += forward.seconds;
     terms.backward += backward_data.seconds + backward_weights.seconds;
+    for (const auto& [pass, time] : {std::pair{workloads::Pass::forward, &forward},
+                                     std::pair{workloads::Pass::backward_data, &backward_data},
+                                     std::pair{workloads::Pass::backward_weights, &backward_weights}})
+      if (efficiencies.measured_passes.count(gpu_pass_key(layer.descriptor, workloads::pass_name(pass), batch)))
+        measured_seconds += time->seconds;
     for (const GpuPassTime* time : {&forward, &backward_data, &backward_weights}) add_by_limit(*time);
     backward_order.push_back({backward_data.seconds + backward_weights.seconds,
                               static_cast<double>(layer.parameters * workloads::bytes_per_gradient)});
@@ -152,9 +165,22 @@ Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const Gpu
                                  terms.exposed_communication;
   const double images = static_cast<double>(batch) * gpus * nodes;
   prediction.images_per_second = images / prediction.iteration_seconds;
+  const double layer_seconds = terms.forward + terms.backward;
+  prediction.measured_fraction = layer_seconds > 0 ? measured_seconds / layer_seconds : 0;
+  double log_sd = efficiencies.log_sd;
+  set_confidence(prediction, efficiencies, node, numerics.precision, log_sd);
   const double half_width = z_90_percent * log_sd;
-  prediction.images_per_second_low = prediction.images_per_second * std::exp(-half_width);
-  prediction.images_per_second_high = prediction.images_per_second * std::exp(half_width);
+  // The gate (model/plausibility.hpp): no faster than every GPU at its highest peak allows.
+  const double flops = least_step_flops(network, batch);
+  AnswerFigures figures{prediction.iteration_seconds, prediction.images_per_second,
+                        prediction.images_per_second * std::exp(-half_width),
+                        prediction.images_per_second * std::exp(half_width),
+                        flops > 0 ? gpu_highest_peak_flops(node) * gpus * nodes * static_cast<double>(batch) / flops : 0};
+  hold_band_at_roofline(figures);
+  prediction.images_per_second_low = figures.band_low;
+  prediction.images_per_second_high = figures.band_high;
+  if (auto usable = check_answer(network.name + ", " + describe(configuration) + " on " + node.name, figures); !usable)
+    return usable.error();
 
   if (with_efficiency && gpus * nodes > 1) {
     GpuConfiguration single = configuration;
@@ -174,14 +200,9 @@ Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const Gpu
       std::max_element(std::begin(candidates), std::end(candidates), [](const auto& a, const auto& b) {
         return a.first < b.first;
       })->second;
-  if (auto usable = check_answer_figures(network.name + ", " + describe(configuration) + " on " + node.name,
-                                         {{"iteration seconds", prediction.iteration_seconds},
-                                          {"images/s", prediction.images_per_second},
-                                          {"band low", prediction.images_per_second_low},
-                                          {"band high", prediction.images_per_second_high},
-                                          {"GPU memory", prediction.memory_bytes_available}});
-      !usable)
-    return usable.error();
+  if (!(std::isfinite(prediction.memory_bytes_available) && prediction.memory_bytes_available > 0))
+    return failure("the model gave no usable prediction for " + network.name + " on " + node.name +
+                   ": the profile's GPU memory is not a positive size");
   return prediction;
 }
 

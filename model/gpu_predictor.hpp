@@ -70,9 +70,15 @@ struct GpuPrediction {
   std::string allreduce_algorithm;
   int buckets = 0;
   std::string bottleneck;
-  // "spec" (spec sheet + priors), "measured" (a calibration of this very GPU, band from its
-  // held-out residuals), "calibrated" (measured on this GPU in another precision), or "carried
-  // over" (measured on another GPU, scaled by the peaks per precision; a wider band).
+  // Of the layer time, the share whose passes (shape, pass, batch) this GPU's micro-runs timed in
+  // this precision, as the CPU answer says it ("42% of its layer time from micro-runs").
+  double measured_fraction = 0;
+  // "spec" (spec sheet + priors), "partly measured" (a calibration of this very GPU in this
+  // precision whose micro-runs timed at least half the layer time: the CPU rule, which keeps
+  // "measured" for an answer a real step checked, and no whole GPU step anchors one), "calibrated"
+  // (efficiencies fitted on this GPU, in this precision or another, carried to passes it did not
+  // time), or "carried over" (measured on another GPU, scaled by the peaks per precision; a wider
+  // band).
   std::string confidence = "spec";
   std::string confidence_reason;
   std::string efficiencies_source;

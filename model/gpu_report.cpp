@@ -27,9 +27,9 @@ std::string gpu_prediction_text(const GpuPrediction& p) {
   shown.precision.reset();  // the header names the numerics
   out << p.network << " on " << p.machine << " (GPU, " << numerics_text(p.configuration) << "): " << describe(shown)
       << "\n";
-  out << "  images/s      " << format_fixed(p.images_per_second, 1) << "  (90% band "
-      << format_fixed(p.images_per_second_low, 1) << " - " << format_fixed(p.images_per_second_high, 1) << ", "
-      << p.confidence << ")\n";
+  out << "  images/s      "
+      << images_per_second_text(p.images_per_second, p.images_per_second_low, p.images_per_second_high, p.confidence)
+      << "\n";
   out << "  iteration     " << format_seconds(p.iteration_seconds) << "\n";
   const std::pair<const char*, double> rows[] = {{"forward", t.forward},
                                                  {"backward", t.backward},
@@ -69,12 +69,11 @@ nlohmann::json gpu_configuration_json(const GpuConfiguration& c) {
 
 nlohmann::json gpu_prediction_json(const GpuPrediction& p) {
   const GpuIterationTerms& t = p.terms;
-  return {{"network", p.network},
+  nlohmann::json out = {{"network", p.network},
           {"machine", p.machine},
           {"configuration", gpu_configuration_json(p.configuration)},
           {"iteration_seconds", p.iteration_seconds},
-          {"images_per_second", p.images_per_second},
-          {"band", {{"low", p.images_per_second_low}, {"high", p.images_per_second_high}, {"level", 0.9}}},
+          {"measured_fraction", p.measured_fraction},
           {"scaling_efficiency", p.scaling_efficiency},
           {"terms_seconds",
            {{"forward", t.forward},
@@ -94,6 +93,8 @@ nlohmann::json gpu_prediction_json(const GpuPrediction& p) {
           {"efficiencies", p.efficiencies_source},
           {"assumptions", p.assumptions},
           {"bottleneck", p.bottleneck}};
+  put_images_per_second(out, p.images_per_second, p.images_per_second_low, p.images_per_second_high);
+  return out;
 }
 
 Expected<std::vector<GpuScalingRow>> predict_gpu_scaling(const workloads::Network& network, const GpuNode& node,

@@ -14,6 +14,7 @@
 #include "model/context_correction.hpp"
 #include "model/layer_class.hpp"
 #include "model/layer_time.hpp"
+#include "model/plausibility.hpp"
 #include "model/report.hpp"
 #include "model/stragglers.hpp"
 #include "workloads/costs.hpp"
@@ -110,6 +111,31 @@ OverlapResult simulate_allreduce_overlap(const std::vector<std::pair<double, dou
   // A difference of sums: rounding can leave -1e-20 when nothing overlapped.
   result.overlapped = std::max(0.0, result.communication - result.exposed);
   return result;
+}
+
+}  // namespace
+
+namespace {
+
+// The most images/s the nodes' cores allow at their peak, the network's FLOPs at the fewest its
+// algorithms need (model/plausibility.hpp), and across nodes the link: an all-reduce moves at least
+// 2(N-1)/N of the gradients through each node's port (the bandwidth-optimal bound), whatever it
+// overlaps. 0 when the profile states no peak. Answers only: a ranking pass skips it (it costs a
+// pass over the layers).
+double roofline_images_per_second(const workloads::Network& network, const TrainingConfiguration& configuration,
+                                  const records::MachineProfile& machine, const LinkModel& inter_node) {
+  const double flops = least_step_flops(network, configuration.batch_per_process);
+  const double peak = cpu_peak_flops(machine, machine.topology.cores);
+  if (!(flops > 0) || !(peak > 0)) return 0;
+  const double images = static_cast<double>(configuration.batch_per_process) * configuration.processes_per_node *
+                        configuration.nodes;
+  const double compute_seconds = flops * configuration.processes_per_node / peak;
+  double link_seconds = 0;
+  const int nodes = configuration.nodes;
+  if (nodes > 1 && configuration.scheme == CommunicationScheme::allreduce && inter_node.bandwidth_gbs > 0)
+    if (auto cost = workloads::network_cost(network, configuration.batch_per_process))
+      link_seconds = 2.0 * (nodes - 1) / nodes * static_cast<double>(cost->gradient_bytes) / (inter_node.bandwidth_gbs * 1e9);
+  return images / std::max(compute_seconds, link_seconds);
 }
 
 }  // namespace
@@ -485,9 +511,11 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
   if (!placement) return placement.error();
   // iterate() takes the fabric whenever the inter-node link was not measured or numbers replace
   // it, at any node count: check it here, where a bad one is an error and not a crash.
+  LinkModel inter_node = calibration_.links.inter_node;
   if (!calibration_.links.inter_node.measured || is_fabric_from_numbers(configuration.fabric)) {
     auto fabric = fabric_preset(configuration.fabric);
     if (!fabric) return fabric.error();
+    inter_node = *fabric;
   }
   const IterationTotals totals = iterate(network, configuration, *placement, calibration_.parameters);
 
@@ -603,15 +631,16 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
     prediction.context_corrected_share = totals.context_corrected_seconds / iteration;
   }
   const double half_width = z_90_percent * std::sqrt(log_variance);
-  prediction.images_per_second_low = prediction.images_per_second * std::exp(-half_width);
-  prediction.images_per_second_high = prediction.images_per_second * std::exp(half_width);
-  // The last guard: the readers refuse unphysical calibrations and profiles, but a figure that is
-  // not finite and positive is never answered as a prediction.
-  if (auto usable = check_answer_figures(network.name + ", " + describe(configuration) + " on " + prediction.machine,
-                                         {{"iteration seconds", prediction.iteration_seconds},
-                                          {"images/s", prediction.images_per_second},
-                                          {"band low", prediction.images_per_second_low},
-                                          {"band high", prediction.images_per_second_high}});
+  // The gate (model/plausibility.hpp): the readers refuse unphysical calibrations and profiles; no
+  // answer is faster than the nodes' cores at their peak allow, or slower than the floor.
+  AnswerFigures figures{prediction.iteration_seconds, prediction.images_per_second,
+                        prediction.images_per_second * std::exp(-half_width),
+                        prediction.images_per_second * std::exp(half_width),
+                        with_band ? roofline_images_per_second(network, configuration, calibration_.machine, inter_node) : 0};
+  hold_band_at_roofline(figures);
+  prediction.images_per_second_low = figures.band_low;
+  prediction.images_per_second_high = figures.band_high;
+  if (auto usable = check_answer(network.name + ", " + describe(configuration) + " on " + prediction.machine, figures);
       !usable)
     return usable.error();
   return prediction;

@@ -1,5 +1,6 @@
 // model/report.cpp — see report.hpp.
 #include "model/report.hpp"
+#include "model/plausibility.hpp"
 #include "common/text_format.hpp"
 
 #include <cmath>
@@ -37,13 +38,17 @@ std::string anchor_text(const AnchorUse& use) {
 
 }  // namespace
 
-Expected<void> check_answer_figures(const std::string& what,
-                                    std::initializer_list<std::pair<const char*, double>> figures) {
-  for (const auto& [name, value] : figures)
-    if (!(std::isfinite(value) && value > 0))
-      return failure("the model gave no usable prediction for " + what + " (" + name + " " + format_fixed(value, 1) +
-                     "): the calibration or the profile holds figures it cannot use");
-  return {};
+std::string images_per_second_text(double value, double low, double high, const std::string& confidence) {
+  const std::string band = "90% band " + format_fixed(low, 1) + " - " + format_fixed(high, 1);
+  if (band_is_known(low, high)) return format_fixed(value, 1) + "  (" + band + ", " + confidence + ")";
+  return "unknown  (" + band + ", wider than " + format_fixed(widest_band_ratio, 0) +
+         "x: the model does not know; " + confidence + ")";
+}
+
+void put_images_per_second(nlohmann::json& out, double value, double low, double high) {
+  const bool known = band_is_known(low, high);
+  out["images_per_second"] = known ? nlohmann::json(value) : nlohmann::json(nullptr);
+  out["band"] = {{"low", low}, {"high", high}, {"level", 0.9}, {"known", known}};
 }
 
 std::string format_seconds(double seconds) {
@@ -56,8 +61,9 @@ std::string prediction_text(const Prediction& p) {
   std::ostringstream out;
   const IterationTerms& t = p.terms;
   out << p.network << " on " << p.machine << " (" << p.backend << "): " << describe(p.configuration) << "\n";
-  out << "  images/s      " << format_fixed(p.images_per_second, 1) << "  (90% band " << format_fixed(p.images_per_second_low, 1)
-      << " - " << format_fixed(p.images_per_second_high, 1) << ", " << p.confidence << ")\n";
+  out << "  images/s      "
+      << images_per_second_text(p.images_per_second, p.images_per_second_low, p.images_per_second_high, p.confidence)
+      << "\n";
   out << "  iteration     " << format_seconds(p.iteration_seconds) << "\n";
   const std::pair<const char*, double> rows[] = {{"forward", t.forward},
                                                  {"backward-data", t.backward_data},
@@ -108,8 +114,6 @@ nlohmann::json prediction_json(const Prediction& p) {
             {"packages_spanned", p.placement.packages_spanned},
             {"cores_per_process", p.placement.cores_per_process}}},
           {"iteration_seconds", p.iteration_seconds},
-          {"images_per_second", p.images_per_second},
-          {"band", {{"low", p.images_per_second_low}, {"high", p.images_per_second_high}, {"level", 0.9}}},
           {"scaling_efficiency", p.scaling_efficiency},
           {"terms_seconds",
            {{"forward", t.forward},
@@ -142,6 +146,7 @@ nlohmann::json prediction_json(const Prediction& p) {
                                    : nlohmann::json(nullptr)},
           {"context_corrected_share", p.context_corrected_share},
           {"bottleneck", p.bottleneck}};
+  put_images_per_second(out, p.images_per_second, p.images_per_second_low, p.images_per_second_high);
   if (!p.step_spread_source.empty()) out["step_spread"] = p.step_spread_source;
   return out;
 }

@@ -2,9 +2,7 @@
 // style): a prediction with its term split and band, and the fit report of a calibration.
 #pragma once
 
-#include <initializer_list>
 #include <string>
-#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -19,12 +17,12 @@ nlohmann::json prediction_json(const Prediction& prediction);
 std::string fit_report_text(const Calibration& calibration);
 nlohmann::json fit_report_json(const Calibration& calibration);
 
-// Every figure a command answers with (images/s, its band, an iteration's seconds) is finite and
-// above 0, or there is no answer: a failure (exit 1, the model's fault) naming `what` and the
-// first figure that is not. One check for the CPU and GPU predictors, whose answers every view,
-// the command and the Python module show.
-Expected<void> check_answer_figures(const std::string& what,
-                                    std::initializer_list<std::pair<const char*, double>> figures);
+// "1502.6  (90% band 1014.0 - 2226.5, measured)"; where the band spans more than
+// widest_band_ratio (model/plausibility.hpp) the figure is unknown, not a number:
+// "unknown  (90% band 0.2 - 77674320.3, wider than 100x: the model does not know; measured)".
+std::string images_per_second_text(double value, double low, double high, const std::string& confidence);
+// The same for JSON: "images_per_second" (null where unknown) and "band" {low, high, level, known}.
+void put_images_per_second(nlohmann::json& out, double value, double low, double high);
 
 // "12.3 ms", "1.85 s"
 std::string format_seconds(double seconds);

@@ -3,8 +3,10 @@
 // error (never silently the first value). Optional members are simply absent when unset.
 #include "records/machine_profile.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <tuple>
 #include <type_traits>
 
 #include <nlohmann/json.hpp>
@@ -282,6 +284,57 @@ std::string to_json_text(const MachineProfile& profile) {
 
 namespace {
 
+// Every peak, bandwidth and link within what real hardware spans (records/record_bounds.hpp).
+Expected<void> check_physical_figures(const MachineProfile& profile, const std::string& origin) {
+  const Performance& performance = profile.performance;
+  const std::tuple<const char*, const std::optional<Figure>*, const PhysicalRange*> figures[] = {
+      {"/performance/peak_fp32_gflops_per_core/value", &performance.peak_fp32_gflops_per_core, &cpu_core_gflops_range},
+      {"/performance/gemm_gflops_one_core/value", &performance.gemm_gflops_one_core, &cpu_core_gflops_range},
+      {"/performance/memory_bandwidth_gbs_per_package/value", &performance.memory_bandwidth_gbs_per_package,
+       &package_bandwidth_gbs_range},
+      {"/cpu/base_ghz/value", &profile.cpu.base_ghz, &cpu_clock_ghz_range},
+      {"/cpu/max_ghz/value", &profile.cpu.max_ghz, &cpu_clock_ghz_range}};
+  for (const auto& [member, figure, range] : figures)
+    if (*figure)
+      if (auto held = check_physical((*figure)->value, *range, origin, member); !held) return held;
+  // A scaling curve's points: FMA GFLOP/s per core used, triad GB/s within what its packages hold.
+  const int packages = std::max(1, profile.topology.packages);
+  for (const ScalingPoint& point : performance.fma_scaling)
+    if (point.cores >= 1)
+      if (auto held = check_physical(point.median / point.cores, cpu_core_gflops_range, origin,
+                                     "/performance/fma_scaling median per core");
+          !held)
+        return held;
+  for (const ScalingPoint& point : performance.triad_scaling)
+    if (!(point.median >= package_bandwidth_gbs_range.low && point.median <= package_bandwidth_gbs_range.high * packages))
+      return check_physical(point.median, package_bandwidth_gbs_range, origin, "/performance/triad_scaling median");
+  if (!profile.gpu) return {};
+  const Gpu& gpu = *profile.gpu;
+  if (auto held = check_physical(gpu.fp32_tflops.value, gpu_fp32_tflops_range, origin, "/gpu/fp32_tflops/value"); !held)
+    return held;
+  if (auto held = check_physical(gpu.memory_bandwidth_gbs.value, gpu_bandwidth_gbs_range, origin,
+                                 "/gpu/memory_bandwidth_gbs/value");
+      !held)
+    return held;
+  const std::pair<const char*, const std::optional<Figure>*> peaks[] = {{"/gpu/tensor_tflops/value", &gpu.tensor_tflops},
+                                                                       {"/gpu/tf32_tflops/value", &gpu.tf32_tflops},
+                                                                       {"/gpu/bf16_tflops/value", &gpu.bf16_tflops},
+                                                                       {"/gpu/fp16_tflops/value", &gpu.fp16_tflops}};
+  for (const auto& [member, figure] : peaks)
+    if (*figure)
+      if (auto held = check_physical((*figure)->value, gpu_precision_tflops_range, origin, member); !held) return held;
+  if (!gpu.interconnect) return {};
+  if (gpu.interconnect->bus_gbs)
+    if (auto held = check_physical(gpu.interconnect->bus_gbs->value, gpu_bus_gbs_range, origin,
+                                   "/gpu/interconnect/bus_gbs/value");
+        !held)
+      return held;
+  if (gpu.interconnect->host_pcie_gbs)
+    return check_physical(gpu.interconnect->host_pcie_gbs->value, host_pcie_gbs_range, origin,
+                          "/gpu/interconnect/host_pcie_gbs/value");
+  return {};
+}
+
 // Every figure the model divides by or scales with is finite and > 0 when present; the topology
 // stays within what a node can hold. Names the member that is not.
 Expected<void> check_figures(const MachineProfile& profile, const std::string& origin) {
@@ -295,6 +348,7 @@ Expected<void> check_figures(const MachineProfile& profile, const std::string& o
   for (const auto& [member, figure] : figures)
     if (*figure && !positive((*figure)->value))
       return bad_input(origin + ": (" + member + "/value) must be a finite number > 0");
+  if (auto physical = check_physical_figures(profile, origin); !physical) return physical;
   const std::pair<const char*, const std::vector<ScalingPoint>*> curves[] = {
       {"/performance/fma_scaling", &profile.performance.fma_scaling},
       {"/performance/triad_scaling", &profile.performance.triad_scaling}};

@@ -27,6 +27,13 @@ std::string number_text(double value) {
 
 }  // namespace
 
+Expected<void> check_physical(double value, const PhysicalRange& range, const std::string& origin,
+                              const std::string& field) {
+  if (range.holds(value)) return {};
+  return bad_input(origin + ": (" + field + ") " + number_text(value) + " is outside " + number_text(range.low) + ".." +
+                   number_text(range.high) + " " + range.unit + " (what real hardware spans)");
+}
+
 Expected<void> check_measurement_bounds(const Measurement& m, const std::string& origin) {
   const std::pair<const char*, int> counts[] = {{"threads", m.threads}, {"processes", m.processes}, {"nodes", m.nodes}};
   const int highest[] = {max_threads_per_process, max_processes, max_nodes};
@@ -76,6 +83,11 @@ Expected<void> check_topology_bounds(const Topology& t, const std::string& origi
     return outside(origin, "/topology/offline_pus", std::to_string(t.offline_pus), "0.." + std::to_string(max_node_pus));
   if (t.memory_bytes > max_record_bytes)
     return outside(origin, "/topology/memory_bytes", std::to_string(t.memory_bytes), "0..2^52");
+  // A probe lists every NUMA node it counts; a list that disagrees with the count (none beside
+  // numa_nodes 2) places memory on nodes that do not exist.
+  if (t.numa_nodes > 1 ? t.numa_list.size() != static_cast<std::size_t>(t.numa_nodes) : t.numa_list.size() > 1)
+    return bad_input(origin + ": (/topology/numa_list) lists " + std::to_string(t.numa_list.size()) +
+                     " NUMA nodes beside numa_nodes " + std::to_string(t.numa_nodes) + ": the two must agree");
   for (const NumaNode& node : t.numa_list)
     if (node.memory_bytes > max_record_bytes || !within(node.cores, 0, t.cores))
       return bad_input(origin + ": (/topology/numa_list) a NUMA node needs memory_bytes 0..2^52 and cores 0..cores");

@@ -16,6 +16,8 @@
 #include <regex>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "records/measurement.hpp"
 #include "tests/cli_support.hpp"
 #include "tests/model_fixtures.hpp"
@@ -176,4 +178,72 @@ TEST_CASE("fuzz files: measurement records (fit), bad lines among good ones") {
   for (const auto& record : dnntune::test::synthetic_records(machine, 0.02, 11))
     records << dnntune::records::to_json_line(record) << "\n";
   fuzz_reader(records.str(), directory, "layers.jsonl", {"fit", directory, "--bootstrap", "0"}, 15, 10);
+}
+
+// The gate's mutations (model/plausibility.hpp, records/record_bounds.hpp): each physical range
+// crossed by a hair, in the file that states it, is refused with exit 2 naming the field; and
+// the same file just inside the range still answers.
+TEST_CASE("fuzz files: values just outside each physical range are refused by name") {
+  const std::string directory = dnntune::test::make_temporary_directory();
+  struct Mutation {
+    const char* source;   // the file mutated
+    const char* pointer;  // JSON pointer of the value
+    double outside, inside;
+    std::vector<std::string> args;  // FILE: the mutated file
+  };
+  const std::vector<std::string> cpu = {"predict", "--model", "resnet18", "--ppn", "1", "--threads", "1", "--machine", "FILE"};
+  const std::vector<std::string> gpu = {"probe", "--machine", "FILE"};  // a GPU profile file is read here
+  const std::vector<std::string> calibration = {"predict", "--model", "resnet18", "--ppn", "1", "--threads", "1",
+                                                "--calibration", "FILE"};
+  const std::vector<std::string> gpu_calibration = {"predict", "--model", "resnet18", "--machine", "h200", "--gpus", "1",
+                                                    "--batch", "32", "--calibration", "FILE"};
+  const Mutation mutations[] = {
+      {"data/machines/skylake-8180.json", "/performance/peak_fp32_gflops_per_core/value", 0.499, 0.5, cpu},
+      {"data/machines/skylake-8180.json", "/performance/peak_fp32_gflops_per_core/value", 1000.1, 1000, cpu},
+      {"data/machines/skylake-8180.json", "/performance/memory_bandwidth_gbs_per_package/value", 0.999, 1, cpu},
+      {"data/machines/skylake-8180.json", "/performance/memory_bandwidth_gbs_per_package/value", 10000.1, 10000, cpu},
+      {"data/machines/skylake-8180.json", "/cpu/base_ghz/value", 0.0999, 0.1, cpu},
+      {"data/machines/h200.json", "/gpu/fp32_tflops/value", 0.0999, 0.1, gpu},
+      {"data/machines/h200.json", "/gpu/memory_bandwidth_gbs/value", 100000.1, 100000, gpu},
+      {"data/machines/h200.json", "/gpu/bf16_tflops/value", 20000.1, 20000, gpu},
+      {"data/machines/h200.json", "/gpu/interconnect/bus_gbs/value", 0.0999, 0.1, gpu},
+      {"data/reference_calibrations/torch.json", "/links/intra_node/bandwidth_gbs", 0.00999, 0.01, calibration},
+      {"data/reference_calibrations/torch.json", "/machine/performance/peak_fp32_gflops_per_core/value", 1000.1, 1000,
+       calibration},
+      {"data/reference_calibrations/torch-cuda.json", "/efficiencies/classes/matmul/compute/0", 1.001, 1,
+       gpu_calibration},
+      {"data/reference_calibrations/torch-cuda.json", "/efficiencies/classes/convolution/compute/0", 4.001, 4,
+       gpu_calibration},
+  };
+  for (const Mutation& mutation : mutations) {
+    const std::string path = directory + "/mutated.json";
+    std::vector<std::string> args = mutation.args;
+    for (auto& word : args)
+      if (word == "FILE") word = path;
+    auto document = nlohmann::json::parse(read_whole_file(source_path(mutation.source)));
+    const nlohmann::json::json_pointer pointer(mutation.pointer);
+    REQUIRE(document.contains(pointer));
+    document[pointer] = mutation.outside;
+    write_file(path, document.dump());
+    const CommandResult outside = dnntune::test::run_program("/usr/bin/timeout", [&] {
+      std::vector<std::string> timed = {"10", DNNTUNE_BINARY};
+      timed.insert(timed.end(), args.begin(), args.end());
+      return timed;
+    }());
+    INFO(mutation.source << " " << mutation.pointer << " = " << mutation.outside << ": " << outside.err);
+    CHECK(outside.exit_code == 2);
+    CHECK(outside.err.find(path) != std::string::npos);
+    document[pointer] = mutation.inside;
+    write_file(path, document.dump());
+    check_run(args, directory, "", std::string(mutation.pointer) + " just inside");
+  }
+  // The option that states a link, just outside and at its ends.
+  for (const char* gbits : {"0.999", "1600.1"}) {
+    const CommandResult refused = dnntune::test::run_dnntune(
+        {"predict", "--model", "resnet18", "--machine", "skylake-8180", "--ppn", "1", "--threads", "1", "--nodes", "4",
+         "--link-gbps", gbits, "--link-latency-us", "1"});
+    INFO(gbits << ": " << refused.err);
+    CHECK(refused.exit_code == 2);
+    CHECK(refused.err.find("--link-gbps") != std::string::npos);
+  }
 }

@@ -10,6 +10,8 @@
 // there (libtorch's dispatch, conv_native).
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include <cmath>
 
 #include "model/calibration.hpp"
@@ -152,9 +154,11 @@ TEST_CASE("a micro-run is never carried to a thread count where another kernel r
   const Calibration plain = test::every_layer_measured(*network);
   Calibration with_cliff = plain;
   int native = 0;
+  std::set<std::string> slowed;  // each shape once: a shape shared by many layers is one micro-run
   for (const workloads::Layer& layer : network->layers) {
     if (classify(layer.spec, "torch", 8, 1) != LayerClass::conv_native) continue;
     ++native;
+    if (!slowed.insert(layer.descriptor).second) continue;
     for (int pass = 0; pass < 3; ++pass)
       if (auto found = with_cliff.measured_layers.find(measured_layer_key(layer.descriptor, pass, 8));
           found != with_cliff.measured_layers.end())
@@ -163,6 +167,7 @@ TEST_CASE("a micro-run is never carried to a thread count where another kernel r
   REQUIRE(native > 10);
   const auto predict = [&](const Calibration& calibration, int threads) {
     auto predicted = Predictor::from_calibration(calibration)->predict(*network, layout(1, threads));
+    if (!predicted) FAIL_CHECK(predicted.error().message);
     REQUIRE(predicted);
     return *predicted;
   };

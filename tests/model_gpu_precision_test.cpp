@@ -141,8 +141,18 @@ TEST_CASE("a calibration's GPU is measured, other GPUs carry it over with a wide
   measured.measured_on = "h200";
   measured.measured_precisions = {"tf32"};
   measured.log_sd = 0.10;
+  // Fitted on this GPU in this precision, but none of these passes timed: calibrated; with every
+  // pass of the network timed, partly measured (a real step alone makes an answer "measured").
   const auto on_h200 = must(predict_gpu(network, spec_gpu("h200"), measured, at(64, GpuPrecision::tf32)));
-  CHECK(on_h200.confidence == "measured");
+  CHECK(on_h200.confidence == "calibrated");
+  GpuEfficiencies timed = measured;
+  for (const workloads::Layer& layer : network.layers)
+    for (const workloads::Pass pass : workloads::all_passes)
+      timed.measured_passes.insert(gpu_pass_key(layer.descriptor, workloads::pass_name(pass), 64));
+  const auto all_timed = must(predict_gpu(network, spec_gpu("h200"), timed, at(64, GpuPrecision::tf32)));
+  CHECK(all_timed.confidence == "partly measured");
+  CHECK(all_timed.measured_fraction == Approx(1));
+  CHECK(all_timed.images_per_second == Approx(on_h200.images_per_second));
   const auto bf16 = must(predict_gpu(network, spec_gpu("h200"), measured, at(64, GpuPrecision::bf16)));
   CHECK(bf16.confidence == "calibrated");
   const auto on_a100 = must(predict_gpu(network, spec_gpu("a100"), measured, at(64, GpuPrecision::tf32)));

@@ -254,16 +254,20 @@ TEST_CASE("an inter-node link fitted from one rank per node and a fabric given a
   CHECK(link->latency_seconds == Approx(50e-6).epsilon(1e-3));
   CHECK(link->bandwidth_gbs == Approx(0.025).epsilon(1e-3));
 
-  const auto name = fabric_from_numbers(0.2, 50);
+  const auto name = fabric_from_numbers(2, 50);
   REQUIRE(name);
-  CHECK(*name == "0.2gbps-50us");
+  CHECK(*name == "2gbps-50us");
   CHECK(is_fabric_from_numbers(*name));
   CHECK_FALSE(is_fabric_from_numbers("edr"));
   const auto given = fabric_preset(*name);
   REQUIRE(given);
-  CHECK(given->bandwidth_gbs == Approx(0.2 / 8 * 0.9));
+  CHECK(given->bandwidth_gbs == Approx(2.0 / 8 * 0.9));
   CHECK(given->latency_seconds == Approx(50e-6));
   CHECK_FALSE(fabric_from_numbers(0, 1));
+  // Outside what network ports span (1 Gb/s Ethernet to 1600 Gb/s): 1e-300 made a step of 1.8e62 s.
+  for (const double gbits : {1e-300, 0.99, 1600.5, 1e6}) CHECK_FALSE(fabric_from_numbers(gbits, 1));
+  CHECK(fabric_from_numbers(1, 1));
+  CHECK(fabric_from_numbers(1600, 1));
   CHECK_FALSE(fabric_from_numbers(-1, 1));
   CHECK_FALSE(fabric_from_numbers(std::nan(""), 1));
   CHECK_FALSE(fabric_from_numbers(1, -1));

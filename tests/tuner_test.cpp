@@ -7,6 +7,7 @@
 
 #include "model/fit.hpp"
 #include "tests/model_fixtures.hpp"
+#include "tuner/comparison.hpp"
 #include "tuner/job_script.hpp"
 #include "tuner/sbatch_header.hpp"
 #include "tuner/recommendation.hpp"
@@ -348,4 +349,35 @@ TEST_CASE("one #SBATCH writer, and a --time within the partition's limit that sa
   const std::string script = tuner::slurm_script(prediction, two_socket_node(28, 2), options);
   CHECK(script.find("#SBATCH --time=1-00:00:00\n#SBATCH --requeue\n") != std::string::npos);
   CHECK(script.find("# --time: the whole training takes about 170 days") != std::string::npos);
+}
+
+TEST_CASE("compare of a machine with itself says so, with no ratio band") {
+  dnntune::tuner::Comparison comparison;
+  comparison.network = "resnet50";
+  const dnntune::tuner::ComparedMachine skylake{"skylake-8180", "cpu-node", "one node, 4 ppn x 14 threads", 87.2, 32.4,
+                                               235, "reference"};
+  comparison.machines = {skylake, skylake, {"v100", "gpu", "1 GPU x batch 64", 269, 169, 428, "reference"}};
+  const auto same = dnntune::tuner::ratio_to_first(comparison, 1);
+  CHECK(same.same_machine);
+  CHECK(same.low == 1);
+  CHECK(same.high == 1);
+  CHECK_FALSE(dnntune::tuner::ratio_to_first(comparison, 2).same_machine);
+  const std::string text = dnntune::tuner::comparison_text(comparison);
+  CHECK(text.find("the same machine as skylake-8180") != std::string::npos);
+  CHECK(text.find("1.00x faster") == std::string::npos);
+  CHECK(dnntune::tuner::comparison_json(comparison)["machines"][1]["ratio_to_first"]["same_machine"] == true);
+}
+
+TEST_CASE("compare: a machine whose band is wider than the gate's ratio has no figure and no ratio") {
+  dnntune::tuner::Comparison comparison;
+  comparison.network = "resnet50";
+  comparison.machines = {{"skylake-8180", "cpu-node", "one node", 87.2, 32.4, 235, "reference"},
+                         {"vm", "cpu-node", "one node", 3662.1, 0.2, 77674320.3, "calibration"}};
+  const std::string text = dnntune::tuner::comparison_text(comparison);
+  CHECK(text.find("images/s unknown") != std::string::npos);
+  CHECK(text.find("3660") == std::string::npos);
+  CHECK(text.find("faster than") == std::string::npos);
+  const auto json = dnntune::tuner::comparison_json(comparison);
+  CHECK(json["machines"][1]["images_per_second"].is_null());
+  CHECK(json["machines"][1]["band"]["known"] == false);
 }

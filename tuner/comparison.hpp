@@ -26,6 +26,9 @@ struct Comparison {
 
 struct Ratio {
   double value = 1, low = 1, high = 1;  // machine's images/s over the first's
+  // The first machine itself, or the same profile at the same configuration again: one prediction
+  // twice, not two independent draws, so the ratio is exactly 1 and has no band.
+  bool same_machine = false;
 };
 Ratio ratio_to_first(const Comparison& comparison, std::size_t index);
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "model/plausibility.hpp"
 #include "model/report.hpp"
 
 namespace dnntune::tuner {
@@ -50,8 +51,15 @@ std::string recommendation_text(const Recommendation& r, bool explain) {
   out << "Best for " << best.network << " on " << best.machine << " (" << best.backend << " backend, "
       << objective_name(r.objective) << "):\n";
   out << "  " << model::describe(best.configuration) << "\n";
-  out << "  predicted " << format_fixed(best.images_per_second, 1) << " images/s (90% band "
-      << format_fixed(best.images_per_second_low, 1) << "-" << format_fixed(best.images_per_second_high, 1) << ", "
+  // A band wider than the gate's ratio (model/plausibility.hpp) is no figure: unknown.
+  out << "  predicted "
+      << (model::band_is_known(best.images_per_second_low, best.images_per_second_high)
+              ? format_fixed(best.images_per_second, 1) + " images/s (90% band "
+              : std::string("images/s unknown (90% band "))
+      << format_fixed(best.images_per_second_low, 1) << "-" << format_fixed(best.images_per_second_high, 1)
+      << (model::band_is_known(best.images_per_second_low, best.images_per_second_high)
+              ? ", "
+              : ", wider than " + format_fixed(model::widest_band_ratio, 0) + "x: the model does not know; ")
       << best.confidence << ")";
   if (best.confidence == "spec") out << " — a spec machine: lower confidence";
   else out << "; " << format_fixed(100 * best.measured_fraction, 0) << "% of its layer time from micro-runs at this batch";
