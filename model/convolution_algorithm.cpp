@@ -23,11 +23,18 @@ double fft_arithmetic_saving(int kernel) {
   return static_cast<double>(kernel) * kernel * outputs * outputs / (4 * tile * tile);
 }
 
-ConvolutionAlgorithmChoice cudnn_convolution_algorithm(const workloads::LayerSpec& spec, GpuPrecision precision) {
+bool runs_fp32_winograd_and_fft(const std::string& architecture) {
+  for (const char* generation : {"kepler", "maxwell", "pascal", "volta", "turing"})
+    if (architecture == generation) return true;
+  return false;
+}
+
+ConvolutionAlgorithmChoice cudnn_convolution_algorithm(const workloads::LayerSpec& spec, GpuPrecision precision,
+                                                       const std::string& architecture) {
   const bool dense = spec.kind == workloads::LayerKind::convolution && spec.groups <= 1 && spec.dilation_h == 1 &&
                      spec.dilation_w == 1 && spec.stride_h == 1 && spec.stride_w == 1;
   // Tensor cores run implicit GEMM only; Winograd and FFT are fp32 algorithms.
-  if (!dense || precision != GpuPrecision::fp32) return {};
+  if (!dense || precision != GpuPrecision::fp32 || !runs_fp32_winograd_and_fft(architecture)) return {};
   if (spec.kernel_h == 3 && spec.kernel_w == 3)
     return saving_of(ConvolutionAlgorithm::winograd, winograd_f2x2_3x3_arithmetic_saving);
   if (spec.kernel_h == spec.kernel_w && spec.kernel_h >= fft_smallest_kernel && spec.kernel_h < fft_tile_edge)

@@ -17,12 +17,20 @@
 //     cuDNN's tensor-core kernels are implicit GEMMs (NVIDIA's cuDNN developer guide, "Tensor Core
 //     Operations"), which do the direct convolution's arithmetic.
 //
+// By GPU generation: cuDNN 5 to 7 (Kepler to Turing, the studies' era) picked Winograd and FFT
+// for fp32 where they paid. On Ampere and Hopper fp32 convolutions are taken as implicit GEMM: the
+// H200 measured here trained resnet50 b64 in strict fp32 at 940 images/s (cuDNN 9,
+// measured/h200-2026-12-04), below even the implicit-GEMM priors' 1,066, so no saving shows
+// there. An unknown generation gets none either (the priors as they were).
+//
 // The arithmetic saving is an upper bound of the speed-up: the transforms stream the tiles through
 // memory and add their own arithmetic. The algorithm is chosen by timing (PyTorch's
 // cudnn.benchmark, TensorFlow's autotuning), so it is never slower than implicit GEMM. The
 // realized speed-up is therefore between 1 and the saving; with no published figure for a typical
 // layer, the prior is their geometric middle (2.25 -> 1.5), the range the two ends.
 #pragma once
+
+#include <string>
 
 #include "model/gpu_precision.hpp"
 #include "workloads/layer.hpp"
@@ -45,10 +53,15 @@ struct ConvolutionAlgorithmChoice {
   double speedup_low = 1, speedup_high = 1;  // its range: no gain, the whole saving
 };
 
-// What cuDNN runs for a dense (ungrouped) convolution `spec` in `precision`; implicit GEMM for
-// any other layer. The same in every pass (cuDNN has Winograd and FFT kernels for forward,
-// backward-data and backward-weights).
-ConvolutionAlgorithmChoice cudnn_convolution_algorithm(const workloads::LayerSpec& spec, GpuPrecision precision);
+// Whether cuDNN on this generation (GpuNode::architecture: "kepler" .. "hopper") runs fp32
+// convolutions as Winograd and FFT where they pay.
+bool runs_fp32_winograd_and_fft(const std::string& architecture);
+
+// What cuDNN runs for a dense (ungrouped) convolution `spec` in `precision` on a GPU of
+// `architecture`; implicit GEMM for any other layer. The same in every pass (cuDNN has Winograd
+// and FFT kernels for forward, backward-data and backward-weights).
+ConvolutionAlgorithmChoice cudnn_convolution_algorithm(const workloads::LayerSpec& spec, GpuPrecision precision,
+                                                       const std::string& architecture);
 
 // The FFT's saving for a KxK kernel on fft_tile_edge tiles: K^2 (T-K+1)^2 / (4 T^2).
 double fft_arithmetic_saving(int kernel);
