@@ -227,7 +227,8 @@ GpuPassTime gpu_pass_time(const workloads::LayerSpec& spec, workloads::Pass pass
   // CUDA-core math runs at its generation's share; tensor cores are the reference's own.
   const double generation = tensor_cores ? 1.0 : cudnn_generation_efficiency(node.architecture).value;
   // A dense convolution may run an algorithm that does fewer multiplications than its FLOPs.
-  if (kernel_class == GpuKernelClass::convolution) time.algorithm = cudnn_convolution_algorithm(spec, precision, node.architecture);
+  if (kernel_class == GpuKernelClass::convolution)
+    time.algorithm = cudnn_convolution_algorithm(spec, precision, node.architecture);
   time.compute_seconds = static_cast<double>(cost.flops) / time.algorithm.speedup /
                          (peak * compute_efficiency * generation * time.utilisation);
   // Autocast halves the activations' bytes; tensor-core convolutions on contiguous (NCHW)

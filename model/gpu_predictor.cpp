@@ -129,7 +129,8 @@ Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const Gpu
       add_by_limit(*time);
       if (time->algorithm.arithmetic_saving > 1 && time->limit == "compute") {
         algorithm_seconds += time->seconds;
-        algorithm_log_range_seconds += time->seconds * std::log(time->algorithm.speedup_high / time->algorithm.speedup_low);
+        algorithm_log_range_seconds +=
+            time->seconds * std::log(time->algorithm.speedup_high / time->algorithm.speedup_low);
       }
     }
     backward_order.push_back({backward_data.seconds + backward_weights.seconds,
@@ -163,9 +164,11 @@ Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const Gpu
     prediction.assumptions.push_back(
         "fp32 convolutions as cuDNN runs them: Winograd (3x3) or FFT (5x5 and up) for " +
         std::to_string(static_cast<int>(std::lround(100 * algorithm_seconds / prediction.iteration_seconds))) +
-        "% of the step, at the geometric middle of no gain and their arithmetic saving (model/convolution_algorithm.hpp)");
+        "% of the step, at the geometric middle of no gain and their arithmetic saving "
+        "(model/convolution_algorithm.hpp)");
   }
-  if (const GenerationEfficiency generation = cudnn_generation_efficiency(node.architecture); generation.high > generation.low) {
+  if (const GenerationEfficiency generation = cudnn_generation_efficiency(node.architecture);
+      generation.high > generation.low) {
     log_sd = std::hypot(log_sd, std::log(generation.high / generation.low) / (2 * z_90_percent));
     prediction.assumptions.push_back("cuDNN on " + node.architecture + " reaches " +
                                      std::to_string(static_cast<int>(std::lround(100 * generation.value))) +

@@ -363,27 +363,31 @@ workloads::LayerSpec dense_convolution(std::int64_t kernel, std::int64_t stride,
 
 TEST_CASE("cuDNN's convolution algorithm per precision and shape, with its arithmetic saving") {
   // Winograd F(2x2,3x3): 36 multiplications of the direct convolution per 16 (Lavin and Gray 2016).
-  const ConvolutionAlgorithmChoice winograd = cudnn_convolution_algorithm(dense_convolution(3, 1), GpuPrecision::fp32, "volta");
+  const ConvolutionAlgorithmChoice winograd =
+      cudnn_convolution_algorithm(dense_convolution(3, 1), GpuPrecision::fp32, "volta");
   CHECK(winograd.algorithm == ConvolutionAlgorithm::winograd);
   CHECK(winograd.arithmetic_saving == Approx(36.0 / 16));
   CHECK(winograd.speedup == Approx(1.5));  // the geometric middle of no gain and the saving
   CHECK(winograd.speedup_low == 1);
   CHECK(winograd.speedup_high == Approx(2.25));
   // FFT on 32x32 tiles for 5x5: 25 multiplications per output against 4 x 32^2 / 28^2.
-  const ConvolutionAlgorithmChoice fft = cudnn_convolution_algorithm(dense_convolution(5, 1), GpuPrecision::fp32, "pascal");
+  const ConvolutionAlgorithmChoice fft =
+      cudnn_convolution_algorithm(dense_convolution(5, 1), GpuPrecision::fp32, "pascal");
   CHECK(fft.algorithm == ConvolutionAlgorithm::fft);
   CHECK(fft.arithmetic_saving == Approx(25.0 * 28 * 28 / (4.0 * 32 * 32)));
   // A 3x3 saves more by Winograd than by the FFT (2.0).
   CHECK(fft_arithmetic_saving(3) < winograd_f2x2_3x3_arithmetic_saving);
   // Tensor cores run implicit GEMM; strided, grouped and 1x1 convolutions too.
   for (GpuPrecision precision : {GpuPrecision::tf32, GpuPrecision::bf16, GpuPrecision::fp16})
-    CHECK(cudnn_convolution_algorithm(dense_convolution(3, 1), precision, "volta").algorithm == ConvolutionAlgorithm::implicit_gemm);
+    CHECK(cudnn_convolution_algorithm(dense_convolution(3, 1), precision, "volta").algorithm ==
+          ConvolutionAlgorithm::implicit_gemm);
   CHECK(cudnn_convolution_algorithm(dense_convolution(3, 2), GpuPrecision::fp32, "volta").arithmetic_saving == 1);
   CHECK(cudnn_convolution_algorithm(dense_convolution(3, 1, 64), GpuPrecision::fp32, "volta").arithmetic_saving == 1);
   CHECK(cudnn_convolution_algorithm(dense_convolution(1, 1), GpuPrecision::fp32, "volta").arithmetic_saving == 1);
   // Ampere and Hopper (the H200 measured no saving in fp32) and an unknown generation: none.
   for (const char* architecture : {"ampere", "hopper", ""})
-    CHECK(cudnn_convolution_algorithm(dense_convolution(3, 1), GpuPrecision::fp32, architecture).arithmetic_saving == 1);
+    CHECK(cudnn_convolution_algorithm(dense_convolution(3, 1), GpuPrecision::fp32, architecture).arithmetic_saving ==
+          1);
 
   // A compute-bound fp32 3x3 pass takes 1/1.5 of its implicit-GEMM time; its TF32 pass does not change.
   const GpuNode node = must(gpu_node(must(data::builtin_machine("v100"))));

@@ -184,7 +184,8 @@ TEST_CASE("a spec node waits for the slowest of N at the published spread of HPC
   const auto machine = test::test_machine();
   FitOptions options;
   options.bootstrap_replicates = 2;
-  auto calibration = fit_calibration(test::synthetic_records(machine, 0.0, 5), machine, "torch", {"synthetic"}, options);
+  auto calibration =
+      fit_calibration(test::synthetic_records(machine, 0.0, 5), machine, "torch", {"synthetic"}, options);
   REQUIRE(calibration);
   const auto network = workloads::build_network("resnet18");
   REQUIRE(network);
@@ -199,8 +200,10 @@ TEST_CASE("a spec node waits for the slowest of N at the published spread of HPC
   const auto wide = spec->predict(*network, configuration);
   REQUIRE(wide);
   const IterationTerms& terms = wide->terms;
-  const double compute = terms.forward + terms.backward_data + terms.backward_weights + terms.gradient_sums + terms.optimizer;
-  CHECK(terms.stragglers == Approx(compute * prior.coefficient_of_variation * expected_maximum_of_standard_normals(128)));
+  const double compute =
+      terms.forward + terms.backward_data + terms.backward_weights + terms.gradient_sums + terms.optimizer;
+  CHECK(terms.stragglers ==
+        Approx(compute * prior.coefficient_of_variation * expected_maximum_of_standard_normals(128)));
   CHECK(wide->step_spread_source.find("spec node") != std::string::npos);
   const auto unmeasured = measured->predict(*network, configuration);
   REQUIRE(unmeasured);
