@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "model/convolution_algorithm.hpp"
+
 namespace dnntune::model {
 namespace {
 
@@ -60,6 +62,27 @@ const TensorPrior tensor_priors[] = {
     {GpuKernelClass::convolution_pointwise, {0.35, 0.30, 0.28}},
     {GpuKernelClass::convolution_pointwise_strided, {0.35, 0.30, 0.28}},
     {GpuKernelClass::matmul, {0.45, 0.45, 0.40}},
+};
+
+// cuDNN's share of peak on a GPU generation, against the generation the priors come from
+// (DeepBench's P100 and V100; the H200 reference for tensor cores): CUDA-core math only.
+struct GenerationRow {
+  const char* architecture;
+  GenerationEfficiency efficiency;
+};
+const GenerationRow generation_rows[] = {
+    // Kepler (K80's GK210): TensorFlow's published benchmarks (tensorflow.org, "Benchmarks", May
+    // 2017: tf_cnn_benchmarks, CUDA 8 / cuDNN 5.1, batch 32, one GPU, synthetic data, GPU Boost
+    // left on) trained ResNet-50, ResNet-152 and Inception-v3 at 49.5, 20.0 and 29.3 images/s on
+    // one K80 die and 195, 82.7 and 128 on one P100. With the K80 at its sustained clock
+    // (data/machines/k80.json) and this model's P100 as the reference, Kepler's kernels reach
+    // this share of what the priors give Pascal: the value reproduces the three networks' median
+    // K80/P100 ratio, the range their lowest and highest. Kepler has half Maxwell's and Pascal's
+    // registers and shared memory per FP32 lane, so its SGEMM-like kernels keep fewer operands
+    // on chip (NVIDIA's Kepler GK110/GK210 and Pascal GP100 whitepapers).
+    {"kepler", {0.625, 0.54, 0.65,
+                "TensorFlow's published benchmarks (2017, cuDNN 5.1): one K80 die against one P100 on ResNet-50, "
+                "ResNet-152 and Inception-v3 at batch 32, with the K80 at its sustained clock"}},
 };
 
 const ClassRow& row(GpuKernelClass kernel_class) { return class_rows[static_cast<int>(kernel_class)]; }
@@ -168,6 +191,12 @@ GpuEfficiencies gpu_efficiency_priors() {
   return efficiencies;
 }
 
+GenerationEfficiency cudnn_generation_efficiency(const std::string& architecture) {
+  for (const GenerationRow& generation : generation_rows)
+    if (architecture == generation.architecture) return generation.efficiency;
+  return {};
+}
+
 double native_normalization_slowdown(std::int64_t channels, int multiprocessors, workloads::Pass pass) {
   const double filled = std::min(1.0, static_cast<double>(std::max<std::int64_t>(1, channels)) /
                                           (native_normalization_blocks_per_sm * std::max(1, multiprocessors)));
@@ -195,7 +224,13 @@ GpuPassTime gpu_pass_time(const workloads::LayerSpec& spec, workloads::Pass pass
   const double peak = gpu_class_peak(node, kernel_class, precision);
   const double compute_efficiency =
       (tensor_cores ? class_compute(efficiency, kernel_class, precision) : efficiency.compute)[pass_slot(pass)];
-  time.compute_seconds = static_cast<double>(cost.flops) / (peak * compute_efficiency * time.utilisation);
+  // CUDA-core math runs at its generation's share; tensor cores are the reference's own.
+  const double generation = tensor_cores ? 1.0 : cudnn_generation_efficiency(node.architecture).value;
+  // A dense convolution may run an algorithm that does fewer multiplications than its FLOPs.
+  if (kernel_class == GpuKernelClass::convolution)
+    time.algorithm = cudnn_convolution_algorithm(spec, precision, node.architecture);
+  time.compute_seconds = static_cast<double>(cost.flops) / time.algorithm.speedup /
+                         (peak * compute_efficiency * generation * time.utilisation);
   // Autocast halves the activations' bytes; tensor-core convolutions on contiguous (NCHW)
   // tensors add cuDNN's transposes to and from NHWC, about one more pass over the data.
   double bytes = static_cast<double>(cost.bytes) * activation_bytes_ratio(precision);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "model/convolution_algorithm.hpp"
 #include "model/gpu_node.hpp"
 #include "model/gpu_precision.hpp"
 #include "workloads/costs.hpp"
@@ -138,7 +139,17 @@ struct GpuPassTime {
   double overhead_seconds = 0; // kernel gaps, or the host's dispatch when that is longer
   double utilisation = 1;      // of the chip, by the parallel work of the layer
   std::string limit;           // "compute", "memory" or "overhead"
+  ConvolutionAlgorithmChoice algorithm;  // what cuDNN runs (implicit GEMM unless a dense convolution saves)
 };
+
+// cuDNN's share of peak on the CUDA cores of a GPU generation (GpuNode::architecture), relative
+// to the generation the priors come from: 1 for Pascal and later, less for Kepler (sources in
+// gpu_layer_time.cpp).
+struct GenerationEfficiency {
+  double value = 1, low = 1, high = 1;
+  const char* source = "the priors' own generation (Pascal and later)";
+};
+GenerationEfficiency cudnn_generation_efficiency(const std::string& architecture);
 
 // One pass of `spec` at `batch` images per GPU, costing `cost` (layer_cost(layer, batch).pass(pass):
 // zero for a backward pass the network does not run, which then costs nothing).

@@ -35,6 +35,7 @@ Expected<GpuNode> gpu_node(const records::MachineProfile& profile) {
   GpuNode node;
   node.name = profile.name;
   node.model = gpu.model;
+  node.architecture = gpu.architecture;
   node.fp32_flops = gpu.fp32_tflops.value * 1e12;
   if (gpu.tensor_tflops) node.tensor_flops = gpu.tensor_tflops->value * 1e12;
   if (gpu.tf32_tflops) node.tf32_flops = gpu.tf32_tflops->value * 1e12;

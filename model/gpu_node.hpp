@@ -19,6 +19,7 @@ namespace dnntune::model {
 struct GpuNode {
   std::string name;                 // the profile's ("v100")
   std::string model;                // "NVIDIA Tesla V100 SXM2"
+  std::string architecture;         // "volta" (the profile's; "" unknown): cuDNN's kernels differ by it
   double fp32_flops = 0;            // FLOP/s of one GPU (the CUDA cores; the study trains in fp32)
   std::optional<double> tensor_flops;  // the profile's headline tensor figure (the peaks below are per precision)
   std::optional<double> tf32_flops;    // dense peaks per precision; absent: the GPU lacks that math

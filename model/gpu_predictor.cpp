@@ -122,6 +122,7 @@ Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const Gpu
     else if (time.limit == "memory") terms.memory_bound += time.seconds;
     else if (time.limit == "overhead") terms.overhead_bound += time.seconds;
   };
+  double algorithm_seconds = 0, algorithm_log_range_seconds = 0;  // passes a Winograd or FFT prior speeds up
   for (const workloads::Layer& layer : network.layers) {
     const workloads::LayerCost layer_cost = workloads::layer_cost(layer, batch);
     const GpuPassTime forward =
@@ -137,7 +138,14 @@ Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const Gpu
                                      std::pair{workloads::Pass::backward_weights, &backward_weights}})
       if (efficiencies.measured_passes.count(gpu_pass_key(layer.descriptor, workloads::pass_name(pass), batch)))
         measured_seconds += time->seconds;
-    for (const GpuPassTime* time : {&forward, &backward_data, &backward_weights}) add_by_limit(*time);
+    for (const GpuPassTime* time : {&forward, &backward_data, &backward_weights}) {
+      add_by_limit(*time);
+      if (time->algorithm.arithmetic_saving > 1 && time->limit == "compute") {
+        algorithm_seconds += time->seconds;
+        algorithm_log_range_seconds +=
+            time->seconds * std::log(time->algorithm.speedup_high / time->algorithm.speedup_low);
+      }
+    }
     backward_order.push_back({backward_data.seconds + backward_weights.seconds,
                               static_cast<double>(layer.parameters * workloads::bytes_per_gradient)});
   }
@@ -169,6 +177,25 @@ Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const Gpu
   prediction.measured_fraction = layer_seconds > 0 ? measured_seconds / layer_seconds : 0;
   double log_sd = efficiencies.log_sd;
   set_confidence(prediction, efficiencies, node, numerics.precision, log_sd);
+  // The priors' ranges the answer rests on, each read as a 90% interval, widen its band.
+  if (algorithm_seconds > 0) {
+    log_sd = std::hypot(log_sd, algorithm_log_range_seconds / prediction.iteration_seconds / (2 * z_90_percent));
+    prediction.assumptions.push_back(
+        "fp32 convolutions as cuDNN runs them: Winograd (3x3) or FFT (5x5 and up) for " +
+        std::to_string(static_cast<int>(std::lround(100 * algorithm_seconds / prediction.iteration_seconds))) +
+        "% of the step, at the geometric middle of no gain and their arithmetic saving "
+        "(model/convolution_algorithm.hpp)");
+  }
+  if (const GenerationEfficiency generation = cudnn_generation_efficiency(node.architecture);
+      generation.high > generation.low) {
+    log_sd = std::hypot(log_sd, std::log(generation.high / generation.low) / (2 * z_90_percent));
+    prediction.assumptions.push_back("cuDNN on " + node.architecture + " reaches " +
+                                     std::to_string(static_cast<int>(std::lround(100 * generation.value))) +
+                                     "% of the priors' share of peak (range " +
+                                     std::to_string(static_cast<int>(std::lround(100 * generation.low))) + "-" +
+                                     std::to_string(static_cast<int>(std::lround(100 * generation.high))) +
+                                     "%): " + generation.source);
+  }
   const double half_width = z_90_percent * log_sd;
   // The gate (model/plausibility.hpp): no faster than every GPU at its highest peak allows.
   const double flops = least_step_flops(network, batch);

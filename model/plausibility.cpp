@@ -18,20 +18,11 @@ std::string number_text(double value) {
 
 }  // namespace
 
-double arithmetic_saving_bound(const workloads::LayerSpec& spec) {
-  if (spec.kind != workloads::LayerKind::convolution) return 1;
-  const bool unit_stride = spec.stride_h == 1 && spec.stride_w == 1 && spec.dilation_h == 1 && spec.dilation_w == 1;
-  const double area = static_cast<double>(spec.kernel_h) * static_cast<double>(spec.kernel_w);
-  if (!unit_stride || area <= 1) return 1;
-  const double winograd = spec.kernel_h == 3 && spec.kernel_w == 3 ? winograd_3x3_saving : 1;
-  return std::max({1.0, winograd, area / fft_products_per_output});
-}
-
 double gpu_class_saving_bound(GpuKernelClass kernel_class) {
   switch (kernel_class) {
     case GpuKernelClass::convolution:
     case GpuKernelClass::convolution_grouped:
-      return winograd_3x3_saving;
+      return winograd_f4x4_3x3_arithmetic_saving;
     default:
       return 1;
   }

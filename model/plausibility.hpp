@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/expected.hpp"
+#include "model/convolution_algorithm.hpp"
 #include "model/gpu_layer_time.hpp"
 #include "model/gpu_node.hpp"
 #include "records/machine_profile.hpp"
@@ -20,19 +21,7 @@
 namespace dnntune::model {
 
 // --- the algorithms: how far below a layer's direct FLOPs a library's kernel may go ---
-// cuDNN and oneDNN run a stride-1 3x3 convolution as Winograd where it pays: F(2x2,3x3) does 16
-// products per 2x2 outputs where the direct convolution does 36 (2.25x), F(4x4,3x3) 36 per 4x4
-// where it does 144 (4x), the largest tile either library uses for fp32.
-constexpr double winograd_3x3_saving = 4.0;
-// cuDNN's FFT convolutions (stride 1, larger kernels): in the frequency domain a real signal needs
-// half its spectrum, 4 real products per complex one, so about 2 products per output and input
-// channel where the direct convolution does kh x kw: a saving of at most kh x kw / 2.
-constexpr double fft_products_per_output = 2.0;
-// The most a library's algorithms can save on one layer shape's arithmetic: 1 for everything but
-// a stride-1, undilated convolution of a kernel larger than 1x1 (then Winograd's or the FFT's
-// saving, the larger). A measured or predicted pass may time up to this many times above the
-// direct-FLOP peak; never more. The one place this notion lives (issue 63 wants it per shape).
-double arithmetic_saving_bound(const workloads::LayerSpec& spec);
+// (arithmetic_saving_bound per shape: model/convolution_algorithm.hpp.)
 // The same bound for a GPU kernel class's efficiency (of the peak, per pass): Winograd's for the
 // dense and grouped convolutions that hold stride-1 3x3 kernels, 1 for a GEMM (matmul, 1x1 and
 // strided 1x1 convolutions, the thin first layer's stride-2 7x7), which no algorithm saves

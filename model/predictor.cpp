@@ -150,6 +150,11 @@ Expected<Predictor> Predictor::from_calibration(Calibration calibration) {
   return predictor;
 }
 
+StepSpread Predictor::node_step_spread(const std::string& network) const {
+  StepSpread measured = step_spread(calibration_.anchors, network);
+  return spec_only_ && measured.anchors == 0 ? spec_node_step_spread() : measured;
+}
+
 Expected<Predictor> Predictor::from_spec(const records::MachineProfile& machine, const Calibration& reference) {
   auto rates = machine_rates(machine);
   if (!rates) return rates.error();
@@ -394,7 +399,7 @@ Predictor::IterationTotals Predictor::iterate(const workloads::Network& network,
   // A barrier across nodes waits for the slowest node's work (the step spread the anchors measured).
   const double stragglers =
       configuration.nodes > 1
-          ? straggler_seconds(compute_seconds, step_spread(calibration_.anchors, network.name), configuration.nodes)
+          ? straggler_seconds(compute_seconds, node_step_spread(network.name), configuration.nodes)
           : 0.0;
   if (configuration.scheme == CommunicationScheme::allreduce) {
     const OverlapResult overlap = simulate_allreduce_overlap(backward_layers, configuration.fusion_bytes,
@@ -529,7 +534,7 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
   prediction.images_per_second = totals.images_per_second;
   prediction.terms = totals.terms;
   const bool barrier = configuration.scheme == CommunicationScheme::allreduce || !configuration.asynchronous;
-  if (configuration.nodes > 1 && barrier) prediction.step_spread_source = step_spread(calibration_.anchors, network.name).source;
+  if (configuration.nodes > 1 && barrier) prediction.step_spread_source = node_step_spread(network.name).source;
   prediction.measured_fraction = totals.layer_seconds > 0 ? totals.measured_seconds / totals.layer_seconds : 0;
   const double exact_fraction = totals.layer_seconds > 0 ? totals.exactly_measured_seconds / totals.layer_seconds : 0;
   prediction.anchor = anchor_for(network.name, configuration.batch_per_process,
@@ -619,6 +624,15 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
   const double modelled_share = checked ? 0 : (totals.layer_seconds - totals.exactly_measured_seconds) / iteration;
   log_variance += std::pow(calibration_.summary.held_out_log_sd * modelled_share, 2);
   if (spec_only_) log_variance += spec_transfer_log_sd * spec_transfer_log_sd;
+  // A prior's spread is as uncertain as its range: the straggler term moves with it (its range
+  // read as a 90% interval).
+  if (const StepSpread spread = node_step_spread(network.name);
+      totals.terms.stragglers > 0 && spread.coefficient_of_variation_high > spread.coefficient_of_variation_low) {
+    const double relative_range =
+        (spread.coefficient_of_variation_high - spread.coefficient_of_variation_low) / spread.coefficient_of_variation;
+    const double straggler_log_sd = totals.terms.stragglers / iteration * relative_range / (2 * z_90_percent);
+    log_variance += straggler_log_sd * straggler_log_sd;
+  }
   if (prediction.anchor.used)
     log_variance += anchor_log_variance(prediction, totals.terms, checked, totals.context_corrected_seconds > 0,
                                         calibration_.anchors,

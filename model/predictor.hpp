@@ -25,6 +25,7 @@
 #include "common/expected.hpp"
 #include "model/calibration.hpp"
 #include "model/machine_rates.hpp"
+#include "model/stragglers.hpp"
 #include "model/training_configuration.hpp"
 #include "workloads/graph.hpp"
 
@@ -130,6 +131,8 @@ class Predictor {
                        int processes_per_node = 0) const;
   IterationTotals iterate(const workloads::Network& network, const TrainingConfiguration& configuration,
                           const Placement& placement, const ModelParameters& parameters) const;
+  // The step spread the straggler term uses: the anchors', else a spec node's published one.
+  StepSpread node_step_spread(const std::string& network) const;
   // The log sd by which a run's step under glibc's defaults moves between runs (predictor.cpp).
   double default_allocator_run_spread(const workloads::Network& network, const TrainingConfiguration& configuration,
                                       double iteration_seconds) const;

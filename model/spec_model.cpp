@@ -3,6 +3,7 @@
 
 #include "common/text_format.hpp"
 #include "model/spec_priors.hpp"
+#include "model/stragglers.hpp"
 
 namespace dnntune::model {
 namespace {
@@ -43,6 +44,8 @@ Expected<SpecModel> make_spec_model(const records::MachineProfile& machine,
                          "; source: " + applied.source);
   }
   if (priors.applied.empty()) spec.basis.push_back("every parameter the answer uses was identified by the reference");
+  spec.basis.push_back("step spread (a synchronous step over N nodes waits for the slowest): " +
+                       spec_node_step_spread().source);
   return spec;
 }
 

@@ -29,7 +29,32 @@ double standard_normal_quantile(double p) {
          (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
 }
 
+// What one HPC node's step time spreads by against its peers, as a fraction of the step. Noise
+// on each node (OS daemons, interrupts: Petrini, Kerbyson and Pakin, SC 2003, "The case of the
+// missing supercomputer performance"; Hoefler, Schneider and Lumsdaine, SC 2010, "Characterizing
+// the influence of system noise on large-scale applications by simulation") is absorbed by the
+// slowest process at every synchronisation, so its cost grows with the node count; and chips of
+// one model run compute-bound kernels at different speeds (Acun, Miller and Kale, ICS 2016,
+// "Variation among processors under Turbo Boost in HPC systems": up to 16% between the fastest and
+// slowest processors of Edison, Cab and Stampede with Turbo Boost, under 1% on Blue Waters
+// without it). Read as a standard deviation, a range over thousands of processors spans about 6.5
+// of them (2 E[max of 1000 normals]): 16% is 2.5%, 1% is 0.15%. Neither end is a typical node, so
+// the prior is their geometric middle, 0.6%, with the two ends as its range.
+constexpr double spec_spread_low = 0.0015, spec_spread_high = 0.025, spec_spread_value = 0.006;
+
 }  // namespace
+
+StepSpread spec_node_step_spread() {
+  StepSpread spread;
+  spread.coefficient_of_variation = spec_spread_value;
+  spread.coefficient_of_variation_low = spec_spread_low;
+  spread.coefficient_of_variation_high = spec_spread_high;
+  spread.source =
+      "spec node, not measured: prior 0.6% of the step (range 0.15% to 2.5%) from published HPC node variation "
+      "(Acun et al., ICS 2016: up to 16% between the processors of Turbo Boost systems, under 1% without; "
+      "OS noise: Petrini et al., SC 2003; Hoefler et al., SC 2010)";
+  return spread;
+}
 
 double expected_maximum_of_standard_normals(int count) {
   if (count <= 1) return 0;
@@ -49,6 +74,7 @@ StepSpread step_spread(const std::vector<Anchor>& anchors, const std::string& ne
     return spread;
   }
   spread.coefficient_of_variation = median.value;
+  spread.coefficient_of_variation_low = spread.coefficient_of_variation_high = median.value;
   spread.anchors = static_cast<int>(median.anchors);
   spread.source = "median step spread of " + std::to_string(median.anchors) + " anchor" +
                   (median.anchors == 1 ? "" : "s") + (median.own ? " of " + network : " of other networks on this node");

@@ -213,6 +213,7 @@ void from_json(const json& in, GpuInterconnect& link) {
 void to_json(json& out, const Gpu& gpu) {
   out = {{"model", gpu.model}, {"fp32_tflops", gpu.fp32_tflops},
          {"memory_bandwidth_gbs", gpu.memory_bandwidth_gbs}, {"memory_bytes", gpu.memory_bytes}};
+  if (!gpu.architecture.empty()) out["architecture"] = gpu.architecture;
   if (gpu.gpus_per_node > 0) out["gpus_per_node"] = gpu.gpus_per_node;
   if (gpu.multiprocessors > 0) out["multiprocessors"] = gpu.multiprocessors;
   if (gpu.l2_bytes > 0) out["l2_bytes"] = gpu.l2_bytes;
@@ -228,6 +229,7 @@ void from_json(const json& in, Gpu& gpu) {
   gpu.fp32_tflops = in.at("fp32_tflops").get<Figure>();
   gpu.memory_bandwidth_gbs = in.at("memory_bandwidth_gbs").get<Figure>();
   gpu.memory_bytes = json_integer<std::uint64_t>(in.at("memory_bytes"));
+  get_or_keep(in, "architecture", gpu.architecture);
   get_or_keep(in, "gpus_per_node", gpu.gpus_per_node);
   get_or_keep(in, "multiprocessors", gpu.multiprocessors);
   get_or_keep(in, "l2_bytes", gpu.l2_bytes);

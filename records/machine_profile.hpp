@@ -120,6 +120,9 @@ struct GpuInterconnect {
 
 struct Gpu {
   std::string model;
+  // NVIDIA's name for the chip's generation ("kepler", "pascal", "volta", "ampere", "hopper"):
+  // cuDNN's kernels and algorithms differ by it (model/convolution_algorithm.hpp). "": unknown.
+  std::string architecture;
   Figure fp32_tflops;
   Figure memory_bandwidth_gbs;
   std::uint64_t memory_bytes = 0;

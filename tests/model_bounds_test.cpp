@@ -90,13 +90,13 @@ TEST_CASE("the algorithms: only a stride-1 spatial convolution may beat its dire
   };
   CHECK(arithmetic_saving_bound(conv(1, 1)) == 1);
   CHECK(arithmetic_saving_bound(conv(3, 2)) == 1);
-  CHECK(arithmetic_saving_bound(conv(3, 1)) >= winograd_3x3_saving);  // F(4x4,3x3)
+  CHECK(arithmetic_saving_bound(conv(3, 1)) >= winograd_f4x4_3x3_arithmetic_saving);  // F(4x4,3x3)
   CHECK(arithmetic_saving_bound(conv(7, 1)) > arithmetic_saving_bound(conv(3, 1)));  // FFT
   workloads::LayerSpec gemm;
   gemm.kind = workloads::LayerKind::inner_product;
   CHECK(arithmetic_saving_bound(gemm) == 1);
   CHECK(gpu_class_saving_bound(GpuKernelClass::matmul) == 1);
-  CHECK(gpu_class_saving_bound(GpuKernelClass::convolution) == winograd_3x3_saving);
+  CHECK(gpu_class_saving_bound(GpuKernelClass::convolution) == winograd_f4x4_3x3_arithmetic_saving);
 }
 
 TEST_CASE("a measured step faster than the roofline is refused by file and field") {

@@ -344,3 +344,86 @@ TEST_CASE("a GPU calibration recovers the efficiencies its micro-runs were made 
   broken.replace(broken.find("\"memory\": "), 11, "\"memory\": -");
   CHECK_FALSE(gpu_calibration_from_json_text(broken, "test"));
 }
+
+namespace {
+
+workloads::LayerSpec dense_convolution(std::int64_t kernel, std::int64_t stride, std::int64_t groups = 1) {
+  workloads::LayerSpec spec;
+  spec.kind = workloads::LayerKind::convolution;
+  spec.input = {64, 56, 56};
+  spec.output_channels = 64;
+  spec.kernel_h = spec.kernel_w = kernel;
+  spec.stride_h = spec.stride_w = stride;
+  spec.pad_h = spec.pad_w = kernel / 2;
+  spec.groups = groups;
+  return spec;
+}
+
+}  // namespace
+
+TEST_CASE("cuDNN's convolution algorithm per precision and shape, with its arithmetic saving") {
+  // Winograd F(2x2,3x3): 36 multiplications of the direct convolution per 16 (Lavin and Gray 2016).
+  const ConvolutionAlgorithmChoice winograd =
+      cudnn_convolution_algorithm(dense_convolution(3, 1), GpuPrecision::fp32, "volta");
+  CHECK(winograd.algorithm == ConvolutionAlgorithm::winograd);
+  CHECK(winograd.arithmetic_saving == Approx(36.0 / 16));
+  CHECK(winograd.speedup == Approx(1.5));  // the geometric middle of no gain and the saving
+  CHECK(winograd.speedup_low == 1);
+  CHECK(winograd.speedup_high == Approx(2.25));
+  // FFT on 32x32 tiles for 5x5: 25 multiplications per output against 4 x 32^2 / 28^2.
+  const ConvolutionAlgorithmChoice fft =
+      cudnn_convolution_algorithm(dense_convolution(5, 1), GpuPrecision::fp32, "pascal");
+  CHECK(fft.algorithm == ConvolutionAlgorithm::fft);
+  CHECK(fft.arithmetic_saving == Approx(25.0 * 28 * 28 / (4.0 * 32 * 32)));
+  // A 3x3 saves more by Winograd than by the FFT (2.0).
+  CHECK(fft_arithmetic_saving(3) < winograd_f2x2_3x3_arithmetic_saving);
+  // Tensor cores run implicit GEMM; strided, grouped and 1x1 convolutions too.
+  for (GpuPrecision precision : {GpuPrecision::tf32, GpuPrecision::bf16, GpuPrecision::fp16})
+    CHECK(cudnn_convolution_algorithm(dense_convolution(3, 1), precision, "volta").algorithm ==
+          ConvolutionAlgorithm::implicit_gemm);
+  CHECK(cudnn_convolution_algorithm(dense_convolution(3, 2), GpuPrecision::fp32, "volta").arithmetic_saving == 1);
+  CHECK(cudnn_convolution_algorithm(dense_convolution(3, 1, 64), GpuPrecision::fp32, "volta").arithmetic_saving == 1);
+  CHECK(cudnn_convolution_algorithm(dense_convolution(1, 1), GpuPrecision::fp32, "volta").arithmetic_saving == 1);
+  // Ampere and Hopper (the H200 measured no saving in fp32) and an unknown generation: none.
+  for (const char* architecture : {"ampere", "hopper", ""})
+    CHECK(cudnn_convolution_algorithm(dense_convolution(3, 1), GpuPrecision::fp32, architecture).arithmetic_saving ==
+          1);
+
+  // A compute-bound fp32 3x3 pass takes 1/1.5 of its implicit-GEMM time; its TF32 pass does not change.
+  const GpuNode node = must(gpu_node(must(data::builtin_machine("v100"))));
+  const auto spec = dense_convolution(3, 1);
+  const workloads::PassCost cost{static_cast<std::int64_t>(1e12), 0, 1000};
+  const GpuEfficiencies priors = gpu_efficiency_priors();
+  const GpuPassTime fp32 = gpu_pass_time(spec, workloads::Pass::forward, cost, 64, node, priors);
+  const double utilisation = fp32.utilisation;
+  CHECK(fp32.algorithm.algorithm == ConvolutionAlgorithm::winograd);
+  CHECK(fp32.compute_seconds == Approx(1e12 / 1.5 / (node.fp32_flops * 0.70 * utilisation)));
+}
+
+TEST_CASE("Kepler as it ran: the K80 die at its sustained clock, cuDNN's share on Kepler from published figures") {
+  const GpuNode k80 = must(gpu_node(must(data::builtin_machine("k80"))));
+  CHECK(k80.architecture == "kepler");
+  // 2,496 CUDA cores x 2 FLOP between the 562 MHz default application clock and the 875 MHz top
+  // boost step (NVIDIA's K80 board specification and autoboost post).
+  CHECK(k80.fp32_flops > 2496 * 2 * 562e6);
+  CHECK(k80.fp32_flops < 2496 * 2 * 875e6);
+  const GenerationEfficiency kepler = cudnn_generation_efficiency("kepler");
+  CHECK(kepler.low == Approx(0.54));
+  CHECK(kepler.high == Approx(0.65));
+  CHECK(kepler.value == Approx(0.625));
+  CHECK(cudnn_generation_efficiency("volta").value == 1);
+  CHECK(cudnn_generation_efficiency("").value == 1);
+  // TensorFlow's published benchmarks (2017, batch 32): ResNet-152 at 20.0 images/s on one K80 die
+  // and 82.7 on one P100; the model's ratio reproduces it (the value is that median network's).
+  const GpuNode p100 = must(gpu_node(must(data::builtin_machine("p100"))));
+  const auto network = must(workloads::build_network("resnet152"));
+  GpuConfiguration configuration;
+  configuration.batch_per_gpu = 32;
+  const GpuEfficiencies efficiencies = gpu_efficiency_priors();
+  const auto on_k80 = must(predict_gpu(network, k80, efficiencies, configuration));
+  const auto on_p100 = must(predict_gpu(network, p100, efficiencies, configuration));
+  CHECK(on_k80.images_per_second / on_p100.images_per_second == Approx(20.0 / 82.7).epsilon(0.05));
+  bool says_so = false;
+  for (const auto& line : on_k80.assumptions) says_so = says_so || line.find("cuDNN on kepler") != std::string::npos;
+  CHECK(says_so);
+}

@@ -170,3 +170,48 @@ TEST_CASE("the ring's per-step cost is fitted from gradient-sized messages, wher
   CHECK(together->latency_seconds == Approx(8e-3).epsilon(1e-3));
   CHECK(together->bandwidth_gbs == Approx(0.012).epsilon(1e-3));
 }
+
+TEST_CASE("a spec node waits for the slowest of N at the published spread of HPC nodes, with its range") {
+  // Acun et al., ICS 2016: up to 16% between the processors of a Turbo Boost system, under 1%
+  // without; read as standard deviations over thousands of processors, 2.5% and 0.15%.
+  const StepSpread prior = spec_node_step_spread();
+  CHECK(prior.coefficient_of_variation_low == Approx(0.0015));
+  CHECK(prior.coefficient_of_variation_high == Approx(0.025));
+  CHECK(prior.coefficient_of_variation == Approx(std::sqrt(0.0015 * 0.025)).epsilon(0.03));
+  CHECK(prior.source.find("Acun") != std::string::npos);
+  CHECK(prior.source.find("Hoefler") != std::string::npos);
+
+  const auto machine = test::test_machine();
+  FitOptions options;
+  options.bootstrap_replicates = 2;
+  auto calibration =
+      fit_calibration(test::synthetic_records(machine, 0.0, 5), machine, "torch", {"synthetic"}, options);
+  REQUIRE(calibration);
+  const auto network = workloads::build_network("resnet18");
+  REQUIRE(network);
+  const auto spec = Predictor::from_spec(machine, *calibration);
+  const auto measured = Predictor::from_calibration(*calibration);  // no anchors: no spread
+  REQUIRE(spec);
+  REQUIRE(measured);
+  TrainingConfiguration configuration;
+  configuration.batch_per_process = 8;
+  configuration.fabric = "edr";
+  configuration.nodes = 128;
+  const auto wide = spec->predict(*network, configuration);
+  REQUIRE(wide);
+  const IterationTerms& terms = wide->terms;
+  const double compute =
+      terms.forward + terms.backward_data + terms.backward_weights + terms.gradient_sums + terms.optimizer;
+  CHECK(terms.stragglers ==
+        Approx(compute * prior.coefficient_of_variation * expected_maximum_of_standard_normals(128)));
+  CHECK(wide->step_spread_source.find("spec node") != std::string::npos);
+  const auto unmeasured = measured->predict(*network, configuration);
+  REQUIRE(unmeasured);
+  CHECK(unmeasured->terms.stragglers == 0);
+  // The prior's range widens the band beyond one node's (whose other terms it shares).
+  configuration.nodes = 1;
+  const auto one = spec->predict(*network, configuration);
+  REQUIRE(one);
+  CHECK(std::log(wide->images_per_second_high / wide->images_per_second_low) >
+        std::log(one->images_per_second_high / one->images_per_second_low) + 1e-3);
+}
