@@ -47,6 +47,14 @@ std::string summary_comment(const model::Prediction& prediction, const JobScript
   return text;
 }
 
+// The options with what a job's record carries from this prediction (launch_environment).
+JobScriptOptions recorded(const JobScriptOptions& options, const model::Prediction& prediction) {
+  JobScriptOptions with = options;
+  with.network = prediction.network;
+  with.predicted_images_per_second = prediction.images_per_second;
+  return with;
+}
+
 int cores_per_process(const model::TrainingConfiguration& c, const model::MachineRates& rates) {
   const auto placement = model::place(c, rates);
   return placement ? placement->cores_per_process : c.threads_per_process;
@@ -78,6 +86,14 @@ std::vector<std::pair<std::string, std::string>> launch_environment(const model:
       {"DNNTUNE_BATCH_PER_PROCESS", std::to_string(c.batch_per_process)},
   });
   environment.insert(environment.end(), options.allocator_environment.begin(), options.allocator_environment.end());
+  if (!options.allocator_environment.empty() && !options.allocator_name.empty())
+    environment.emplace_back("DNNTUNE_ALLOCATOR", options.allocator_name);
+  if (!options.network.empty()) {
+    char predicted[32];
+    std::snprintf(predicted, sizeof predicted, "%.6g", options.predicted_images_per_second);
+    environment.insert(environment.end(), {{"DNNTUNE_NETWORK", options.network},
+                                           {"DNNTUNE_PREDICTED_IMAGES_PER_SECOND", predicted}});
+  }
   return environment;
 }
 
@@ -113,7 +129,7 @@ std::string mpirun_text(const model::Prediction& prediction, const model::Machin
   return summary_comment(prediction, options) +
          "# torch.distributed meets at rank 0, on the node mpirun runs on:\n"
          "export MASTER_ADDR=${MASTER_ADDR:-$(hostname)} MASTER_PORT=${MASTER_PORT:-29500}\n" +
-         mpirun_command_line(prediction.configuration, rates, options) + "\n";
+         mpirun_command_line(prediction.configuration, rates, recorded(options, prediction)) + "\n";
 }
 
 std::string torchrun_text(const model::Prediction& prediction, const model::MachineRates& rates,
@@ -126,7 +142,8 @@ std::string torchrun_text(const model::Prediction& prediction, const model::Mach
       << ", MASTER_ADDR the address of node 0. torchrun binds nothing, so each worker binds itself\n"
       << "# to " << cores << " core(s) of its own (by LOCAL_RANK, cores in socket order"
       << (c.smt ? ", with their SMT siblings" : "") << ") and its memory to their NUMA node.\n";
-  for (const auto& [name, value] : launch_environment(c, options)) out << "export " << name << "=" << shell_quote(value) << "\n";
+  for (const auto& [name, value] : launch_environment(c, recorded(options, prediction)))
+    out << "export " << name << "=" << shell_quote(value) << "\n";
   // The cores of this node in socket order, one line "cpu,cpu..." per core (its hardware
   // threads), read from lscpu at run time: OS CPU numbering differs between machines.
   const std::string bind =
@@ -167,7 +184,8 @@ std::string slurm_script(const model::Prediction& prediction, const model::Machi
       << c.threads_per_process << " thread(s) per task" << (c.smt ? " on their SMT siblings" : ", one per core")
       << ", memory from its cores' NUMA node.\n"
       << "set -euo pipefail\n\n";
-  for (const auto& [name, value] : launch_environment(c, options)) out << "export " << name << "=" << shell_quote(value) << "\n";
+  for (const auto& [name, value] : launch_environment(c, recorded(options, prediction)))
+    out << "export " << name << "=" << shell_quote(value) << "\n";
   out << "# Open MPI inside the allocation, if the command uses it without srun:\n"
       << "export OMPI_MCA_hwloc_base_binding_policy=core\n"
       << "# torch.distributed: rank 0 on the first node; RANK and LOCAL_RANK per task below.\n"

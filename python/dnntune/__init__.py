@@ -31,7 +31,7 @@ from ._dnntune import default_fabric as _DEFAULT_FABRIC
 from ._dnntune import default_fusion_mb as _DEFAULT_FUSION_MB
 from ._dnntune import machine_kind as _machine_kind
 
-__all__ = ["Model"]
+__all__ = ["Model", "observe"]
 
 _GPU_ONLY = ("gpus", "fusion_mb", "precision", "memory_format")
 _CPU_ONLY = ("processes_per_node", "threads_per_process", "smt", "consider_smt")
@@ -131,3 +131,5 @@ class Model:
                                                           fabric, _as_list(precision), _as_list(memory_format)))
         return json.loads(self._native.recommend_json(network, list(batches or (32,)), str(nodes),
                                                       consider_smt is not False, fabric))
+
+from .observe import observe  # noqa: E402  (the training-job hook: pure Python, python/dnntune/observe.py)
