@@ -11,6 +11,7 @@
 #include "cli/launch_options.hpp"
 #include "cli/model_options.hpp"
 #include "cli/number_rules.hpp"
+#include "frontend/job_list.hpp"
 #include "frontend/request_defaults.hpp"
 #include "cli/option_table.hpp"
 #include "data/builtin_machines.hpp"
@@ -254,6 +255,7 @@ void run_recommend(const RecommendCommandOptions& options) {
   std::optional<model::AllocationModel> allocation;
   if (!predictor.spec_only())
     allocation = predictor.allocation() ? predictor.allocation() : model::prior_allocation(predictor.machine());
+  if (allocation) ok_or_fail(frontend::add_recorded_jobs(*allocation, predictor.machine(), options.source.backend));
   tuner::recommend_allocator(recommendation, allocation, network, pipeline::installed_allocators(), options.launch.allocator);
   const auto& best = recommendation.best.prediction;  // the allocator may settle a close call
   auto job = value_or_fail(job_script_options(

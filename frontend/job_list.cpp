@@ -11,6 +11,7 @@
 #include "pipeline/default_calibration.hpp"
 #include "probe/topology.hpp"
 #include "records/job_records.hpp"
+#include "model/measured_setups.hpp"
 #include "workloads/zoo.hpp"
 
 namespace dnntune::frontend {
@@ -81,15 +82,27 @@ nlohmann::json error_of(const std::optional<double>& predicted, double observed)
 
 double prediction_error(double predicted, double observed) { return (predicted - observed) / observed; }
 
+std::string job_file_of(const std::string& fingerprint) {
+  const char* named = std::getenv("DNNTUNE_JOB_RECORD");  // where the hook records, when set
+  return named != nullptr && *named != 0 ? std::string(named)
+                                         : records::job_file_path(pipeline::cache_directory(), fingerprint);
+}
+
+Expected<void> add_recorded_jobs(model::AllocationModel& allocation, const records::MachineProfile& machine,
+                                 const std::string& backend) {
+  const std::string fingerprint = records::fingerprint(machine);
+  auto read = records::read_job_file(job_file_of(fingerprint), fingerprint);
+  if (!read) return read.error();
+  allocation.pytorch_setups = model::with_recorded_jobs(allocation.pytorch_setups, read->jobs, machine, backend);
+  return {};
+}
+
 Expected<JobList> list_jobs(const std::string& file, const ModelSource& source) {
   auto machine = probe::describe_this_machine();
   if (!machine) return machine.error();
   JobList list;
   list.fingerprint = records::fingerprint(*machine);
-  const char* named = std::getenv("DNNTUNE_JOB_RECORD");  // where the hook records, when set
-  list.file = !file.empty()                    ? file
-              : named != nullptr && *named != 0 ? std::string(named)
-                                                : records::job_file_path(pipeline::cache_directory(), list.fingerprint);
+  list.file = file.empty() ? job_file_of(list.fingerprint) : file;
   auto read = records::read_job_file(list.file, list.fingerprint);
   if (!read) return read.error();
   list.not_taken = std::move(read->not_taken);

@@ -11,6 +11,7 @@
 
 #include "common/expected.hpp"
 #include "frontend/model_source.hpp"
+#include "model/allocation.hpp"
 #include "records/measurement.hpp"
 
 namespace dnntune::frontend {
@@ -39,6 +40,15 @@ double prediction_error(double predicted, double observed);
 // names a calibration or machine, else by this machine's cached calibration when there is one.
 // Never starts a first run: without a model, predicted_now stays empty and model_basis says why.
 Expected<JobList> list_jobs(const std::string& file, const ModelSource& source);
+
+// The jobs file of the machine `fingerprint`: $DNNTUNE_JOB_RECORD when set, else CACHE/jobs/FINGERPRINT.jsonl.
+std::string job_file_of(const std::string& fingerprint);
+
+// The allocation model with the setups this machine's recorded jobs ran competing as PyTorch's
+// first-run runs do (model::with_recorded_jobs, read by tuner::recommend_allocator): a job that ran
+// a passed-over setup faster than the pick turns it, and the answer names the job.
+Expected<void> add_recorded_jobs(model::AllocationModel& allocation, const records::MachineProfile& machine,
+                                 const std::string& backend);
 
 // The `dnntune jobs --json` document (schema dnntune.jobs v1, schemas/jobs.schema.json).
 nlohmann::json job_list_json(const JobList& list);

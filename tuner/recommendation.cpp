@@ -325,8 +325,10 @@ void recommend_allocator(Recommendation& recommendation, const std::optional<mod
     const auto words = [](const Timed& item) {
       const std::size_t runs = item.setup->iteration_seconds.size();
       return model::describe(item.side->point->prediction.configuration) + " under " + item.allocator + " " +
-             format_fixed(item.setup->images_per_second(), 1) + " images/s (" + std::to_string(runs) + " run" +
-             (runs == 1 ? "" : "s") + ")";
+             format_fixed(item.setup->images_per_second(), 1) + " images/s (" +
+             // a setup the user's own jobs ran says so: the answer rests on them
+             (item.setup->from_jobs.empty() ? std::to_string(runs) + " run" + (runs == 1 ? "" : "s")
+                                            : item.setup->from_jobs) + ")";
     };
     why = "timed by PyTorch from Python as the job runs: " + words(*winner);
     for (const Timed& item : timed)
