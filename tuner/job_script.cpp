@@ -47,6 +47,14 @@ std::string summary_comment(const model::Prediction& prediction, const JobScript
   return text;
 }
 
+// What the hook dnntune.observe carries into a job's record (python/dnntune/observe.py).
+std::vector<std::pair<std::string, std::string>> job_record_environment(const std::string& network,
+                                                                        double predicted_images_per_second) {
+  char predicted[32];
+  std::snprintf(predicted, sizeof predicted, "%.6g", predicted_images_per_second);
+  return {{"DNNTUNE_NETWORK", network}, {"DNNTUNE_PREDICTED_IMAGES_PER_SECOND", predicted}};
+}
+
 // The options with what a job's record carries from this prediction (launch_environment).
 JobScriptOptions recorded(const JobScriptOptions& options, const model::Prediction& prediction) {
   JobScriptOptions with = options;
@@ -89,10 +97,8 @@ std::vector<std::pair<std::string, std::string>> launch_environment(const model:
   if (!options.allocator_environment.empty() && !options.allocator_name.empty())
     environment.emplace_back("DNNTUNE_ALLOCATOR", options.allocator_name);
   if (!options.network.empty()) {
-    char predicted[32];
-    std::snprintf(predicted, sizeof predicted, "%.6g", options.predicted_images_per_second);
-    environment.insert(environment.end(), {{"DNNTUNE_NETWORK", options.network},
-                                           {"DNNTUNE_PREDICTED_IMAGES_PER_SECOND", predicted}});
+    const auto recorded = job_record_environment(options.network, options.predicted_images_per_second);
+    environment.insert(environment.end(), recorded.begin(), recorded.end());
   }
   return environment;
 }
@@ -271,6 +277,8 @@ std::string gpu_slurm_script(const model::GpuPrediction& prediction, const JobSc
       << "# One task per GPU: task LOCAL_RANK drives GPU LOCAL_RANK of its node.\n"
       << gpu_script_settings_comment(prediction) << "set -euo pipefail\n\n";
   for (const auto& [name, value] : gpu_training_environment(c)) out << "export " << name << "=" << shell_quote(value) << "\n";
+  for (const auto& [name, value] : job_record_environment(prediction.network, prediction.images_per_second))
+    out << "export " << name << "=" << shell_quote(value) << "\n";
   // A GPU profile names its host CPUs but not their count: the node's CPUs (all of them, the job
   // is exclusive) are shared evenly by its GPUs' tasks when the job runs. DataLoader workers fit in them.
   out << "# The node's CPUs shared evenly by its " << gpus << " task(s): each task's cores, its threads and DataLoader workers.\n"
@@ -298,6 +306,8 @@ std::string gpu_torchrun_text(const model::GpuPrediction& prediction, const JobS
       << ", MASTER_ADDR the address of node 0; torchrun starts one worker per GPU and sets RANK, LOCAL_RANK, WORLD_SIZE.\n"
       << gpu_script_settings_comment(prediction);
   for (const auto& [name, value] : gpu_training_environment(c)) out << "export " << name << "=" << shell_quote(value) << "\n";
+  for (const auto& [name, value] : job_record_environment(prediction.network, prediction.images_per_second))
+    out << "export " << name << "=" << shell_quote(value) << "\n";
   out << "torchrun --nnodes=" << c.nodes << " --nproc_per_node=" << c.gpus_per_node
       << " --node_rank=\"${NODE_RANK:-0}\" --master_addr=\"${MASTER_ADDR:-127.0.0.1}\""
       << " --master_port=\"${MASTER_PORT:-29500}\" --no_python " << command_text(options) << "\n";
