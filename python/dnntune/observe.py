@@ -209,8 +209,10 @@ def _append_record(path, record):
                 except (ValueError, KeyError, TypeError, AttributeError):
                     continue  # `dnntune jobs` names a damaged line; it is no record of this job
                 if same:
-                    raise NotRecorded("job %s with %d rank(s) is recorded in %s already" % (record["job"]["id"], ranks, path))
-            text = ("" if not existing or existing.endswith(b"\n") else "\n") + json.dumps(record, allow_nan=False) + "\n"
+                    raise NotRecorded("job %s with %d rank(s) is recorded in %s already"
+                                      % (record["job"]["id"], ranks, path))
+            ended = "" if not existing or existing.endswith(b"\n") else "\n"  # a cut line stays its own
+            text = ended + json.dumps(record, allow_nan=False) + "\n"
             data = text.encode()
             size_before = len(existing)
             try:
@@ -238,7 +240,8 @@ class Job:
         if batch is None:
             batch = _environment_int("DNNTUNE_BATCH_PER_PROCESS")
             if batch is None:
-                raise ValueError("dnntune.observe: give batch= (the batch per process) or set DNNTUNE_BATCH_PER_PROCESS")
+                raise ValueError("dnntune.observe: give batch= (the batch per process) "
+                                 "or set DNNTUNE_BATCH_PER_PROCESS")
         if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
             raise ValueError("dnntune.observe: batch must be a whole number of at least 1, not %r" % (batch,))
         if isinstance(warmup_steps, bool) or not isinstance(warmup_steps, int) or warmup_steps < 0:

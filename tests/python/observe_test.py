@@ -121,7 +121,8 @@ class ResNet:  # torchvision's class, as observe reads it: the blocks of its fou
             setattr(self, "layer%d" % index, [BasicBlock() for _ in range(count)])
 
 
-check(hook.network_of_model(ResNet((2, 2, 2, 2))) == "resnet18", "a torchvision ResNet of 2,2,2,2 basic blocks is resnet18")
+check(hook.network_of_model(ResNet((2, 2, 2, 2))) == "resnet18",
+      "a torchvision ResNet of 2,2,2,2 basic blocks is resnet18")
 try:
     hook.network_of_model(ResNet((1, 1, 1, 1)))
     check(False, "an unknown ResNet is refused")
