@@ -18,5 +18,6 @@ void add_scale_command(CLI::App& root);
 void add_recommend_command(CLI::App& root);
 void add_validate_command(CLI::App& root);
 void add_compare_command(CLI::App& root);
+void add_jobs_command(CLI::App& root);
 
 }  // namespace dnntune::cli

@@ -85,6 +85,7 @@ Expected<tuner::JobScriptOptions> job_script_options(const LaunchOptions& option
   auto allocator = probe::allocator_variant(allocator_name);
   if (!allocator) return bad_input("--allocator: " + allocator.error().message);
   job.allocator_environment = allocator->environment;
+  job.allocator_name = allocator->name;
   return job;
 }
 

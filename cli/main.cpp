@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   dnntune::cli::add_recommend_command(app);
   dnntune::cli::add_validate_command(app);
   dnntune::cli::add_compare_command(app);
+  dnntune::cli::add_jobs_command(app);
 
   // After parsing, before any command runs: no output may replace an input.
   app.parse_complete_callback([&app] { dnntune::cli::refuse_outputs_over_inputs(app); });

@@ -225,6 +225,12 @@ const OptionRow consider_parameter_server{"--consider-ps", "Also consider parame
 const OptionRow format{"--format", "text, json, slurm (a batch script), mpirun or torchrun (launch lines)"};
 const OptionRow explain{"--explain", "Print the whole ranking and every excluded configuration"};
 
+// jobs
+const OptionRow jobs_file{"--jobs-file",
+                          "The jobs file to list (default: $DNNTUNE_JOB_RECORD, else this machine's in the cache, "
+                          "CACHE/jobs/FINGERPRINT.jsonl)",
+                          "FILE"};
+
 // scale
 const OptionRow plot{"--plot", "Also draw the scaling curve as an SVG file", "FILE.svg"};
 }  // namespace option_rows

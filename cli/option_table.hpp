@@ -55,6 +55,8 @@ extern const OptionRow anchor, anchor_settings, allocator_budget, repeat_budget,
 extern const OptionRow slurm_node_job, slurm_refit_fabric, worker, keep_loading;
 // fit, models show, recommend, scale
 extern const OptionRow bootstrap, layers, objective, consider_parameter_server, format, explain, plot;
+// jobs
+extern const OptionRow jobs_file;
 }  // namespace option_rows
 
 // One value of `row` into `target` (a number row is checked, and canonical before CLI11 reads it).

@@ -1,12 +1,15 @@
 // frontend/answers.cpp — see answers.hpp.
 #include "frontend/answers.hpp"
 
+#include "frontend/job_list.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <thread>
 
 #include "common/json_file.hpp"
 #include "common/text_format.hpp"
+#include "frontend/job_list.hpp"
 #include "model/report.hpp"
 #include "pipeline/installed_allocators.hpp"
 #include "pipeline/real_training.hpp"
@@ -200,8 +203,12 @@ Expected<RecommendAnswer> answer_recommend(const AnswerSource& source, const Rec
   result.how_to_settle = how_to_settle(*loaded, source.source(), request);
   if (request.verify > 0)
     if (auto verified = verify_for_real(result, request, source.progress()); !verified) return verified.error();
-  tuner::recommend_allocator(result, allocation_model(predictor), *network, pipeline::installed_allocators(),
-                             request.allocator);
+  // This machine's recorded jobs compete as PyTorch's first-run runs do (frontend/job_list.hpp).
+  auto allocation = allocation_model(predictor);
+  if (allocation)
+    if (auto jobs = add_recorded_jobs(*allocation, predictor.machine(), source.source().backend); !jobs)
+      return jobs.error();
+  tuner::recommend_allocator(result, allocation, *network, pipeline::installed_allocators(), request.allocator);
   // The allocator may have settled a close call: the job runs the pick it left.
   answer.seconds_to_train = request.options.epochs * static_cast<double>(request.options.dataset_images) /
                             result.best.prediction.images_per_second;

@@ -1,6 +1,7 @@
 // model/measured_setups.cpp — see measured_setups.hpp.
 #include "model/measured_setups.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -43,6 +44,32 @@ std::vector<MeasuredSetup> measured_setups_from_records(const std::vector<record
   std::vector<MeasuredSetup> out;
   for (auto& [key, setup] : setups) out.push_back(std::move(setup));
   return out;
+}
+
+std::vector<MeasuredSetup> with_recorded_jobs(const std::vector<MeasuredSetup>& setups,
+                                              const std::vector<records::Measurement>& jobs,
+                                              const records::MachineProfile& machine, const std::string& backend) {
+  const std::string fingerprint = records::fingerprint(machine);
+  std::vector<MeasuredSetup> result;
+  for (const records::Measurement& job : jobs) {
+    if (job.kind != records::MeasurementKind::job || job.machine_fingerprint != fingerprint ||
+        job.backend != backend || job.nodes != 1 || !(job.median_seconds > 0) || !std::isfinite(job.median_seconds))
+      continue;
+    const std::string day = job.timestamp.substr(0, 10);
+    MeasuredSetup ran{job.network, job.batch, job.processes, job.threads, job.smt, job.allocator, {}, ""};
+    auto same = std::find_if(result.begin(), result.end(), [&](const MeasuredSetup& other) {
+      return find_setup({ran}, other.network, other.batch, other.processes, other.threads, other.smt, other.allocator);
+    });
+    MeasuredSetup* setup = same != result.end() ? &*same : &result.emplace_back(std::move(ran));
+    setup->iteration_seconds.push_back(job.median_seconds);
+    setup->from_jobs = setup->iteration_seconds.size() == 1 ? "a job of yours, " + day
+                                                            : std::to_string(setup->iteration_seconds.size()) +
+                                                                  " jobs of yours, the last " + day;
+  }
+  for (const MeasuredSetup& setup : setups)
+    if (!find_setup(result, setup.network, setup.batch, setup.processes, setup.threads, setup.smt, setup.allocator))
+      result.push_back(setup);
+  return result;
 }
 
 const MeasuredSetup* find_setup(const std::vector<MeasuredSetup>& setups, const std::string& network,

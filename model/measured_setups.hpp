@@ -29,6 +29,9 @@ struct MeasuredSetup {
   bool smt = false;
   std::string allocator = "default";
   std::vector<double> iteration_seconds;  // one median step per run, in the order they ran
+  // "" : PyTorch's first-run runs; else the user's own jobs that ran it (with_recorded_jobs),
+  // for the answer to name: "a job of yours, 2026-12-07".
+  std::string from_jobs;
 
   double median_iteration_seconds() const;
   double images_per_second() const;  // of the node: processes x batch per median step
@@ -44,6 +47,14 @@ std::vector<MeasuredSetup> measured_setups_from_records(const std::vector<record
 const MeasuredSetup* find_setup(const std::vector<MeasuredSetup>& setups, const std::string& network,
                                 std::int64_t batch, int processes, int threads, bool smt,
                                 const std::string& allocator);
+
+// The setups the user's own training jobs ran (records of kind job: python/dnntune/observe.py) of this
+// machine and backend on one node, each job's median step one run, put before `setups`: a setup a
+// job ran is the job's (what users run, over more steps than a first run's), the first run's
+// runs of it are dropped; the others stay. The jobs' setups are never written to a calibration.
+std::vector<MeasuredSetup> with_recorded_jobs(const std::vector<MeasuredSetup>& setups,
+                                              const std::vector<records::Measurement>& jobs,
+                                              const records::MachineProfile& machine, const std::string& backend);
 
 // The calibration's "pytorch_setups" array, and back (values checked: positive finite steps,
 // whole counts in range, no setup twice).

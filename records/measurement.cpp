@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -28,7 +29,7 @@ namespace {
 constexpr std::pair<MeasurementKind, const char*> measurement_kind_words[] = {
     {MeasurementKind::layer, "layer"}, {MeasurementKind::network, "network"},
     {MeasurementKind::communication, "communication"},
-    {MeasurementKind::module, "module"}};
+    {MeasurementKind::module, "module"}, {MeasurementKind::job, "job"}};
 constexpr std::pair<MeasurementStatus, const char*> status_words[] = {
     {MeasurementStatus::ok, "ok"}, {MeasurementStatus::skipped, "skipped"},
     {MeasurementStatus::unimplemented, "unimplemented"}, {MeasurementStatus::failed, "failed"}};
@@ -59,6 +60,37 @@ Expected<void> check_typed_fields(const Measurement& m, const std::string& origi
     return bad_input(origin + ": unknown trainer '" + m.trainer + "' (known: " + listed(trainer_words) + ")");
   if (m.warmup_steps < 0 || m.steps < 0 || !(m.bucket_megabytes >= 0))
     return bad_input(origin + ": warmup_steps, steps and bucket_megabytes must not be negative");
+  return {};
+}
+
+// A job record: what the hook must have written, each wrong part named.
+Expected<void> check_job_fields(const Measurement& m, const std::string& origin) {
+  const JobRun& job = m.job;
+  if (job.id.empty() || job.id.size() > max_job_id_bytes ||
+      std::any_of(job.id.begin(), job.id.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
+    return bad_input(origin + ": a job record needs an id of 1 to " + std::to_string(max_job_id_bytes) +
+                     " bytes without control characters");
+  if (!is_one_of(job.launcher, kJobLaunchers))
+    return bad_input(origin + ": unknown job launcher '" + job.launcher + "' (known: " + listed(kJobLaunchers) + ")");
+  if (!is_one_of(job.device, kJobDevices))
+    return bad_input(origin + ": unknown job device '" + job.device + "' (known: " + listed(kJobDevices) + ")");
+  if (m.network.empty()) return bad_input(origin + ": job " + job.id + " names no network");
+  if (m.pass != "iteration") return bad_input(origin + ": a job record's pass must be iteration, not '" + m.pass + "'");
+  if (m.machine_fingerprint.empty()) return bad_input(origin + ": job " + job.id + " has no machine fingerprint");
+  if (m.status != MeasurementStatus::ok) return bad_input(origin + ": job " + job.id + " is not an ok record");
+  const std::size_t ranks = static_cast<std::size_t>(m.processes) * static_cast<std::size_t>(m.nodes);
+  if (job.rank_median_seconds.size() != ranks)
+    return bad_input(origin + ": job " + job.id + " has the times of " + std::to_string(job.rank_median_seconds.size()) +
+                     " rank(s) of its " + std::to_string(ranks) + " (" + std::to_string(m.processes) + " per node x " +
+                     std::to_string(m.nodes) + " node(s)): a rank died or its times were lost");
+  for (std::size_t rank = 0; rank < ranks; ++rank)
+    if (!(job.rank_median_seconds[rank] > 0) || !(job.rank_median_seconds[rank] <= max_record_seconds))
+      return bad_input(origin + ": job " + job.id + ": rank " + std::to_string(rank) + "'s median step " +
+                       json(job.rank_median_seconds[rank]).dump() + " s is not a time a machine gives (0 < s <= 1e6)");
+  if (!(job.predicted_images_per_second >= 0) || !std::isfinite(job.predicted_images_per_second))
+    return bad_input(origin + ": job " + job.id + ": predicted_images_per_second must be a finite number >= 0");
+  if (m.trainer != kPythonTrainer || m.steps < 1 || m.repetitions < 1)
+    return bad_input(origin + ": job " + job.id + " needs trainer python and at least one timed step");
   return {};
 }
 
@@ -144,6 +176,12 @@ std::string to_json_line(const Measurement& m) {
   if (m.precision != "fp32") out["precision"] = m.precision;
   if (m.memory_format != "contiguous") out["memory_format"] = m.memory_format;
   if (!m.network_source.empty()) out["network_source"] = m.network_source;
+  if (m.kind == MeasurementKind::job)
+    out["job"] = {{"id", m.job.id},
+                  {"launcher", m.job.launcher},
+                  {"device", m.job.device},
+                  {"rank_median_seconds", m.job.rank_median_seconds},
+                  {"predicted_images_per_second", m.job.predicted_images_per_second}};
   if (!m.trainer.empty()) {
     out["trainer"] = m.trainer;
     out["warmup_steps"] = m.warmup_steps;
@@ -191,6 +229,14 @@ Expected<Measurement> measurement_from_json_line(const std::string& line, const 
     m.timestamp = in.at("timestamp").get<std::string>();
     if (in.contains("allocator")) m.allocator = in.at("allocator").get<std::string>();
     if (m.kind == MeasurementKind::module) m.module = in.at("module").get<std::string>();
+    if (m.kind == MeasurementKind::job) {
+      const json& job = in.at("job");
+      m.job.id = job.at("id").get<std::string>();
+      m.job.launcher = job.at("launcher").get<std::string>();
+      m.job.device = job.at("device").get<std::string>();
+      m.job.rank_median_seconds = job.at("rank_median_seconds").get<std::vector<double>>();
+      m.job.predicted_images_per_second = job.at("predicted_images_per_second").get<double>();
+    }
     if (version_1) {
       migrate_v1_record(m);
     } else {
@@ -227,6 +273,8 @@ Expected<Measurement> measurement_from_json_line(const std::string& line, const 
   if (m.threads < 1 || m.processes < 1 || m.nodes < 1)
     return bad_input(origin + ": threads, processes and nodes must be at least 1");
   if (auto typed = check_typed_fields(m, origin); !typed) return typed.error();
+  if (m.kind == MeasurementKind::job)
+    if (auto job = check_job_fields(m, origin); !job) return job.error();
   if (auto bounded = check_measurement_bounds(m, origin); !bounded) return bounded.error();
   return m;
 }

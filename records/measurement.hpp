@@ -34,11 +34,26 @@ enum class MeasurementKind {
   // `module` names the layer in the network. A kind of its own, so that the readers of micro-runs
   // (kind layer) never take an in-network time for an isolated one.
   module,
+  // A user's own training job, recorded by the Python hook (python/dnntune/observe.py): every rank's
+  // steps after a warm-up, pass "iteration", trainer "python"; `job` holds what only a job has.
+  // A kind of its own, kept in a file of its own (job_records.hpp): no fit takes it for an anchor.
+  job,
 };
 
 // benchdnn's result statuses: ok (timed), skipped (not attempted, e.g. over the budget),
 // unimplemented (the backend has no kernel for it), failed (it ran and broke: reason says how).
 enum class MeasurementStatus { ok, skipped, unimplemented, failed };
+
+// What a job record (kind job) holds besides the setting and the job's step times.
+struct JobRun {
+  std::string id;        // the scheduler's job id (SLURM_JOB_ID), DNNTUNE_JOB_ID, or the hook's own
+  std::string launcher;  // how its ranks were started: "slurm", "torchrun", "mpirun", "none"
+  std::string device = "cpu";               // "cpu" or "cuda"
+  std::vector<double> rank_median_seconds;  // each rank's median step, by rank: processes x nodes of them
+  // What dnntune predicted for this setup before the job (the launch line's
+  // DNNTUNE_PREDICTED_IMAGES_PER_SECOND for the same network and batch); 0: none was made.
+  double predicted_images_per_second = 0;
+};
 
 struct Measurement {
   MeasurementKind kind = MeasurementKind::layer;
@@ -90,9 +105,17 @@ struct Measurement {
   double max_seconds = 0;
   int repetitions = 0;
 
+  JobRun job;  // kind job only (written only then); its median_seconds is the slowest rank's step, step by step
+
   std::string command;     // a dnntune command line that reproduces this record
   std::string timestamp;   // UTC, ISO 8601
 };
+
+// A job record's launchers and devices.
+inline constexpr const char* kJobLaunchers[] = {"slurm", "torchrun", "mpirun", "none"};
+inline constexpr const char* kJobDevices[] = {"cpu", "cuda"};
+// The longest job id a record holds (SLURM's are numbers; the hook's own "HOST-PID-TIME").
+constexpr std::size_t max_job_id_bytes = 256;
 
 // What a kind module record's `module` may be: 1 to max_module_name_bytes bytes, no control
 // characters (a layer name of a network file; spaces and UTF-8 are fine).

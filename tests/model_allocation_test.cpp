@@ -542,6 +542,65 @@ TEST_CASE("the close call's setups timed by PyTorch decide it where they are apa
   CHECK(allocator_only.allocator->chosen_by == "pytorch");
 }
 
+TEST_CASE("a job of yours that ran the passed-over setup faster turns the pick, one that ran slower does not") {
+  const auto network = workloads::load_network(DNNTUNE_SOURCE_DIR "/tests/fixtures/tiny_network.json");
+  REQUIRE(network);
+  const auto measured = [](int processes, int threads, double iteration_seconds) {
+    return close_call_setting(processes, threads, 8.0 * processes / iteration_seconds, 0.9, 1.1, "measured", 0.05, 3);
+  };
+  tuner::Recommendation recommendation;
+  recommendation.ranking = {{measured(2, 1, 1.95), 8.2}, {measured(1, 2, 1.0), 8.0}};
+  recommendation.best = recommendation.ranking.front();
+  AllocationModel model = one_ns_per_byte();
+  const double fresh = fresh_bytes_per_step(*network, 8);
+  const double unit_one = fresh * fault_seconds_per_byte(model, 1, 2), unit_two = fresh * fault_seconds_per_byte(model, 2, 1);
+  const auto fit = [](const std::string& name, double non_reuse, int threads) {
+    AllocatorFit result{name, non_reuse, 0.95 * non_reuse, 1.05 * non_reuse, 1};
+    result.own_sd = 0.01 * non_reuse;
+    result.threads = threads;
+    return result;
+  };
+  model.variants = {fit("glibc-tuned", 0, 0), fit("default", 0.3 / unit_two, 0), fit("glibc-tuned", 0, 1),
+                    fit("default", 0.5 / unit_one, 1), fit("glibc-tuned", 0, 2), fit("default", 0.3 / unit_two, 2)};
+  const std::vector<tuner::InstalledAllocator> installed = {
+      {"default", {}}, {"glibc-tuned", {{"MALLOC_MMAP_THRESHOLD_", "1073741824"}}}};
+  // The first run timed the pick, 2x1 under glibc-tuned, by PyTorch; the close call's 1x2 only by the model.
+  model.pytorch_setups = {MeasuredSetup{network->name, 8, 2, 1, false, "glibc-tuned", {1.8}, ""}};
+  const records::MachineProfile machine = test::test_machine();
+  const auto job_of_1x2 = [&](double step_seconds) {
+    records::Measurement job;
+    job.kind = records::MeasurementKind::job;
+    job.backend = "torch";
+    job.machine_fingerprint = records::fingerprint(machine);
+    job.network = network->name;
+    job.batch = 8;
+    job.processes = 1;
+    job.threads = 2;
+    job.allocator = "glibc-tuned";
+    job.median_seconds = step_seconds;
+    job.timestamp = "2026-12-07T10:00:00Z";
+    return job;
+  };
+  const auto answer = [&](const std::vector<records::Measurement>& jobs) {
+    AllocationModel with = model;
+    with.pytorch_setups = with_recorded_jobs(model.pytorch_setups, jobs, machine, "torch");
+    tuner::Recommendation decided = recommendation;
+    tuner::recommend_allocator(decided, with, *network, installed, "");
+    return decided;
+  };
+  CHECK(answer({}).best.prediction.configuration.processes_per_node == 2);
+  // The job ran 1x2 at 11.4 images/s, the first run's 2x1 at 8.9: the job turns the pick and is named.
+  const tuner::Recommendation turned = answer({job_of_1x2(0.70)});
+  CHECK(turned.best.prediction.configuration.processes_per_node == 1);
+  CHECK(turned.choice_note.find("a job of yours, 2026-12-07") != std::string::npos);
+  // Ran slower (6.7 images/s): the pick stays.
+  CHECK(answer({job_of_1x2(1.2)}).best.prediction.configuration.processes_per_node == 2);
+  // Another machine's job does not count.
+  auto elsewhere = job_of_1x2(0.70);
+  elsewhere.machine_fingerprint = "0123456789abcdef";
+  CHECK(answer({elsewhere}).best.prediction.configuration.processes_per_node == 2);
+}
+
 TEST_CASE("PyTorch's runs of other settings, the top score the tie-break passed over too, can overturn the pick") {
   const auto network = workloads::load_network(DNNTUNE_SOURCE_DIR "/tests/fixtures/tiny_network.json");
   REQUIRE(network);

@@ -57,6 +57,13 @@ TEST_CASE("the GPU job script: one task per GPU, --gres, the whole node, srun wi
   CHECK(has(script, "export DNNTUNE_BATCH_PER_PROCESS=64\n"));
   CHECK(has(script, "export DNNTUNE_DDP_BUCKET_MB=25\n"));
   CHECK(has(script, "init_process_group('nccl')"));
+  // What the hook dnntune.observe records: the network and the prediction made before the job.
+  for (const std::string& text : {script, tuner::gpu_torchrun_text(predicted("h200", 8, model::GpuPrecision::bf16,
+                                                                             model::GpuMemoryFormat::channels_last, 2),
+                                                                   job())}) {
+    CHECK(has(text, "export DNNTUNE_NETWORK=resnet50\n"));
+    CHECK(has(text, "export DNNTUNE_PREDICTED_IMAGES_PER_SECOND="));
+  }
 }
 
 TEST_CASE("the GPU job script says what the training script must set, per precision") {

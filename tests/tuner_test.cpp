@@ -290,6 +290,27 @@ TEST_CASE("the SLURM script") {
   CHECK(tuner::slurm_script(prediction, rates, options).find("put your training command here") != std::string::npos);
 }
 
+TEST_CASE("the launch lines carry what a job's record needs: the network and the prediction before the job") {
+  const auto rates = two_socket_node(28, 2);
+  model::Prediction prediction;
+  prediction.network = "resnet152";
+  prediction.backend = "torch";
+  prediction.images_per_second = 123.25;
+  prediction.configuration.processes_per_node = 2;
+  prediction.configuration.threads_per_process = 28;
+  tuner::JobScriptOptions options;
+  options.allocator_environment = {{"LD_PRELOAD", "libjemalloc.so.2"}};
+  options.allocator_name = "jemalloc";
+  for (const std::string& text : {tuner::slurm_script(prediction, rates, options),
+                                  tuner::torchrun_text(prediction, rates, options)}) {
+    CHECK(text.find("export DNNTUNE_NETWORK=resnet152\n") != std::string::npos);
+    CHECK(text.find("export DNNTUNE_PREDICTED_IMAGES_PER_SECOND=123.25\n") != std::string::npos);
+    CHECK(text.find("export DNNTUNE_ALLOCATOR=jemalloc\n") != std::string::npos);
+  }
+  const std::string mpirun = tuner::mpirun_text(prediction, rates, options);
+  CHECK(mpirun.find("-x DNNTUNE_NETWORK=resnet152 -x DNNTUNE_PREDICTED_IMAGES_PER_SECOND=123.25") != std::string::npos);
+}
+
 TEST_CASE("one rule for the words and times that reach #SBATCH lines") {
   for (const char* good : {"debug", "gpu-a100", "cpu_2.x", "a+b"}) CHECK(tuner::check_slurm_name("--partition", good));
   for (const char* bad : {"", ".", "..", "a;b", "a b", "$(id)", "a\nb", "a'b"}) {

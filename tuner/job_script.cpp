@@ -47,6 +47,22 @@ std::string summary_comment(const model::Prediction& prediction, const JobScript
   return text;
 }
 
+// What the hook dnntune.observe carries into a job's record (python/dnntune/observe.py).
+std::vector<std::pair<std::string, std::string>> job_record_environment(const std::string& network,
+                                                                        double predicted_images_per_second) {
+  char predicted[32];
+  std::snprintf(predicted, sizeof predicted, "%.6g", predicted_images_per_second);
+  return {{"DNNTUNE_NETWORK", network}, {"DNNTUNE_PREDICTED_IMAGES_PER_SECOND", predicted}};
+}
+
+// The options with what a job's record carries from this prediction (launch_environment).
+JobScriptOptions recorded(const JobScriptOptions& options, const model::Prediction& prediction) {
+  JobScriptOptions with = options;
+  with.network = prediction.network;
+  with.predicted_images_per_second = prediction.images_per_second;
+  return with;
+}
+
 int cores_per_process(const model::TrainingConfiguration& c, const model::MachineRates& rates) {
   const auto placement = model::place(c, rates);
   return placement ? placement->cores_per_process : c.threads_per_process;
@@ -78,6 +94,12 @@ std::vector<std::pair<std::string, std::string>> launch_environment(const model:
       {"DNNTUNE_BATCH_PER_PROCESS", std::to_string(c.batch_per_process)},
   });
   environment.insert(environment.end(), options.allocator_environment.begin(), options.allocator_environment.end());
+  if (!options.allocator_environment.empty() && !options.allocator_name.empty())
+    environment.emplace_back("DNNTUNE_ALLOCATOR", options.allocator_name);
+  if (!options.network.empty()) {
+    const auto recorded = job_record_environment(options.network, options.predicted_images_per_second);
+    environment.insert(environment.end(), recorded.begin(), recorded.end());
+  }
   return environment;
 }
 
@@ -113,7 +135,7 @@ std::string mpirun_text(const model::Prediction& prediction, const model::Machin
   return summary_comment(prediction, options) +
          "# torch.distributed meets at rank 0, on the node mpirun runs on:\n"
          "export MASTER_ADDR=${MASTER_ADDR:-$(hostname)} MASTER_PORT=${MASTER_PORT:-29500}\n" +
-         mpirun_command_line(prediction.configuration, rates, options) + "\n";
+         mpirun_command_line(prediction.configuration, rates, recorded(options, prediction)) + "\n";
 }
 
 std::string torchrun_text(const model::Prediction& prediction, const model::MachineRates& rates,
@@ -126,7 +148,8 @@ std::string torchrun_text(const model::Prediction& prediction, const model::Mach
       << ", MASTER_ADDR the address of node 0. torchrun binds nothing, so each worker binds itself\n"
       << "# to " << cores << " core(s) of its own (by LOCAL_RANK, cores in socket order"
       << (c.smt ? ", with their SMT siblings" : "") << ") and its memory to their NUMA node.\n";
-  for (const auto& [name, value] : launch_environment(c, options)) out << "export " << name << "=" << shell_quote(value) << "\n";
+  for (const auto& [name, value] : launch_environment(c, recorded(options, prediction)))
+    out << "export " << name << "=" << shell_quote(value) << "\n";
   // The cores of this node in socket order, one line "cpu,cpu..." per core (its hardware
   // threads), read from lscpu at run time: OS CPU numbering differs between machines.
   const std::string bind =
@@ -167,7 +190,8 @@ std::string slurm_script(const model::Prediction& prediction, const model::Machi
       << c.threads_per_process << " thread(s) per task" << (c.smt ? " on their SMT siblings" : ", one per core")
       << ", memory from its cores' NUMA node.\n"
       << "set -euo pipefail\n\n";
-  for (const auto& [name, value] : launch_environment(c, options)) out << "export " << name << "=" << shell_quote(value) << "\n";
+  for (const auto& [name, value] : launch_environment(c, recorded(options, prediction)))
+    out << "export " << name << "=" << shell_quote(value) << "\n";
   out << "# Open MPI inside the allocation, if the command uses it without srun:\n"
       << "export OMPI_MCA_hwloc_base_binding_policy=core\n"
       << "# torch.distributed: rank 0 on the first node; RANK and LOCAL_RANK per task below.\n"
@@ -253,6 +277,8 @@ std::string gpu_slurm_script(const model::GpuPrediction& prediction, const JobSc
       << "# One task per GPU: task LOCAL_RANK drives GPU LOCAL_RANK of its node.\n"
       << gpu_script_settings_comment(prediction) << "set -euo pipefail\n\n";
   for (const auto& [name, value] : gpu_training_environment(c)) out << "export " << name << "=" << shell_quote(value) << "\n";
+  for (const auto& [name, value] : job_record_environment(prediction.network, prediction.images_per_second))
+    out << "export " << name << "=" << shell_quote(value) << "\n";
   // A GPU profile names its host CPUs but not their count: the node's CPUs (all of them, the job
   // is exclusive) are shared evenly by its GPUs' tasks when the job runs. DataLoader workers fit in them.
   out << "# The node's CPUs shared evenly by its " << gpus << " task(s): each task's cores, its threads and DataLoader workers.\n"
@@ -280,6 +306,8 @@ std::string gpu_torchrun_text(const model::GpuPrediction& prediction, const JobS
       << ", MASTER_ADDR the address of node 0; torchrun starts one worker per GPU and sets RANK, LOCAL_RANK, WORLD_SIZE.\n"
       << gpu_script_settings_comment(prediction);
   for (const auto& [name, value] : gpu_training_environment(c)) out << "export " << name << "=" << shell_quote(value) << "\n";
+  for (const auto& [name, value] : job_record_environment(prediction.network, prediction.images_per_second))
+    out << "export " << name << "=" << shell_quote(value) << "\n";
   out << "torchrun --nnodes=" << c.nodes << " --nproc_per_node=" << c.gpus_per_node
       << " --node_rank=\"${NODE_RANK:-0}\" --master_addr=\"${MASTER_ADDR:-127.0.0.1}\""
       << " --master_port=\"${MASTER_PORT:-29500}\" --no_python " << command_text(options) << "\n";

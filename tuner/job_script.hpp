@@ -32,9 +32,17 @@ struct JobScriptOptions {
   // The allocator every rank loads: NAME=VALUE pairs (LD_PRELOAD, MALLOC_*), empty for the default.
   std::vector<std::pair<std::string, std::string>> allocator_environment;
   std::string allocator_note;  // which allocator and why, a comment line of the script (empty: none)
+  std::string allocator_name;  // the variant allocator_environment loads, for the job's record (DNNTUNE_ALLOCATOR)
+  // What the training job's record carries (python/dnntune/observe.py): the network and the images/s
+  // predicted for this setup before the job. mpirun_text, torchrun_text and slurm_script set them
+  // from their prediction; empty / 0: not set.
+  std::string network;
+  double predicted_images_per_second = 0;
 };
 
-// NAME=VALUE pairs every rank needs, in a fixed order.
+// NAME=VALUE pairs every rank needs, in a fixed order; with the options' network, also what the
+// hook dnntune.observe records: DNNTUNE_NETWORK, DNNTUNE_PREDICTED_IMAGES_PER_SECOND and, under an
+// allocator, DNNTUNE_ALLOCATOR (its name).
 std::vector<std::pair<std::string, std::string>> launch_environment(const model::TrainingConfiguration& configuration,
                                                                     const JobScriptOptions& options = {});
 

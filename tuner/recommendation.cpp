@@ -327,9 +327,12 @@ struct PytorchCall {
 
 std::string timed_words(const Timed& item) {
   const std::size_t runs = item.setup->iteration_seconds.size();
+  // A setup the user's own jobs ran says so: the answer rests on them.
   return model::describe(item.side->configuration()) + " under " + item.allocator + " " +
-         format_fixed(item.setup->images_per_second(), 1) + " images/s (" + std::to_string(runs) + " run" +
-         (runs == 1 ? "" : "s") + ")";
+         format_fixed(item.setup->images_per_second(), 1) + " images/s (" +
+         (item.setup->from_jobs.empty() ? std::to_string(runs) + " run" + (runs == 1 ? "" : "s")
+                                        : item.setup->from_jobs) +
+         ")";
 }
 
 PytorchCall decide_by_pytorch(const std::vector<Timed>& timed, const Setup& decided) {

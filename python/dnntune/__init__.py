@@ -34,7 +34,7 @@ from ._dnntune import default_fabric as _DEFAULT_FABRIC
 from ._dnntune import default_scale_nodes as _DEFAULT_SCALE_NODES
 from ._dnntune import machine_kind as _machine_kind
 
-__all__ = ["Model"]
+__all__ = ["Model", "observe"]
 
 _GPU_ONLY = ("gpus", "fusion_mb", "precision", "memory_format")
 _CPU_ONLY = ("processes_per_node", "threads_per_process", "smt", "consider_smt", "allocator")
@@ -130,3 +130,6 @@ class Model:
                                                           precisions=precision, memory_formats=memory_format))
         return json.loads(self._native.recommend_json(network, batches=batches, nodes=nodes,
                                                       consider_smt=consider_smt, fabric=fabric, allocator=allocator))
+
+
+from .observe import observe  # noqa: E402  (the training-job hook: pure Python, python/dnntune/observe.py)

@@ -1,8 +1,10 @@
 #!/usr/bin/python3
-"""tests/launch/ddp_rank.py OUTPUT_DIR — one rank of a real PyTorch DDP job (Debian's
+"""tests/launch/ddp_rank.py OUTPUT_DIR [observe] — one rank of a real PyTorch DDP job (Debian's
 python3-torch, gloo): joins the process group from the torch.distributed variables the launch
 line set, all-reduces its rank, and writes what it saw: RANK, LOCAL_RANK, WORLD_SIZE, its
-thread count, its CPU set and the batch dnntune chose (DNNTUNE_BATCH_PER_PROCESS)."""
+thread count, its CPU set and the batch dnntune chose (DNNTUNE_BATCH_PER_PROCESS). With `observe`,
+it then trains torchvision's resnet18 for a few DDP steps under the hook dnntune.observe, which
+records the job (its network read from the model's class, its setup from the launch line's variables)."""
 import json
 import os
 import sys
@@ -32,4 +34,17 @@ report = {
 }
 with open(os.path.join(sys.argv[1], f"rank{rank}.json"), "w") as out:
     json.dump(report, out)
+if sys.argv[2:] == ["observe"]:
+    import torchvision
+    import dnntune
+    batch = int(os.environ["DNNTUNE_BATCH_PER_PROCESS"])
+    network = torch.nn.parallel.DistributedDataParallel(torchvision.models.resnet18(num_classes=10))
+    optimizer = torch.optim.SGD(network.parameters(), lr=0.01)
+    images, labels = torch.randn(batch, 3, 64, 64), torch.randint(0, 10, (batch,))
+    with dnntune.observe(model=network, batch=batch, warmup_steps=1) as job:
+        for _ in range(7):
+            optimizer.zero_grad()
+            torch.nn.functional.cross_entropy(network(images), labels).backward()
+            optimizer.step()
+            job.step()
 dist.destroy_process_group()

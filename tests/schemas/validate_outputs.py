@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """tests/schemas/validate_outputs.py DNNTUNE SOURCE_DIR — every reporting command's JSON output
 validates against its JSON Schema in schemas/ (Debian's python3-jsonschema): predict, scale,
-recommend (--json and its alias --format json; CPU and GPU machines), compare, machines, models,
+recommend (--json and its alias --format json; CPU and GPU machines), compare, machines, jobs, models,
 models show, probe --machine for spec machines, calibrate --report --modules, and train (with --module-times) and validate for real on the recorded tiny network (this machine's
 calibration from a recorded first run seeded into a temporary cache: tests/fixtures/seed_cache.py)."""
 import json
@@ -53,6 +53,24 @@ def validate_file(path, made_by):
 
 spec = ["--machine", "skylake-8180"]
 validate(["machines", "--json"])
+# dnntune jobs: one job of this machine (its fingerprint from probe --quick), as dnntune.observe writes it.
+jobs_file = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"dnntune-schemas-jobs-{os.getpid()}.jsonl")
+fingerprint = json.loads(subprocess.run([dnntune, "probe", "--quick", "--json"], capture_output=True, text=True,
+                                        check=True).stdout)["fingerprint"]
+pathlib.Path(jobs_file).write_text(json.dumps({
+    "schema": "dnntune.measurement", "schema_version": 2, "kind": "job", "backend": "torch",
+    "backend_version": "PyTorch 1.13.1", "machine_fingerprint": fingerprint, "network": "resnet18",
+    "descriptor": "allreduce", "pass": "iteration", "batch": 8, "message_bytes": 0, "threads": 1, "smt": False,
+    "processes": 2, "nodes": 1, "cpu_sets": [], "status": "ok", "reason": "", "median_seconds": 0.9,
+    "coefficient_of_variation": 0.02, "min_seconds": 0.88, "max_seconds": 0.95, "repetitions": 10,
+    "trainer": "python", "warmup_steps": 5, "steps": 10, "bucket_megabytes": 25,
+    "job": {"id": "schemas", "launcher": "torchrun", "device": "cpu", "rank_median_seconds": [0.89, 0.9],
+            "predicted_images_per_second": 16.5}, "command": "", "timestamp": "2026-12-07T10:00:00Z"}) + "\n")
+try:
+    validate(["jobs", "--jobs-file", jobs_file, "--calibration", str(source / "data/reference_calibrations/torch.json"),
+              "--json"])
+finally:
+    os.remove(jobs_file)
 validate(["predict", "--model", "resnet50", "--ppn", "2", "--threads", "28", "--nodes", "4", "--json"] + spec)
 validate(["predict", "--model", "resnet50", "--ppn", "4", "--threads", "14", "--nodes", "8", "--ps", "2", "--json"] + spec)
 validate(["scale", "--model", "resnet152", "--ppn", "2", "--threads", "28", "--nodes", "1..64", "--json"] + spec)
