@@ -67,22 +67,6 @@ void apply_gpu_numerics(model::GpuConfiguration& configuration, const std::strin
   if (!memory_format.empty()) configuration.memory_format = value_or_fail(model::parse_gpu_memory_format(memory_format));
 }
 
-namespace {
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = text.find(',', start);
-    items.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return items;
-}
-
-}  // namespace
-
 void run_gpu_predict(const workloads::Network& network, const GpuSource& gpu,
                      const ConfigurationOptions& configuration, const OutputOptions& output) {
   const auto prediction =
@@ -128,13 +112,13 @@ void run_gpu_recommend(const workloads::Network& network, const GpuSource& gpu,
   search.node_counts = value_or_fail(model::parse_node_counts(request.nodes));
   search.fabric = request.fabric;
   if (!request.precisions.empty())
-    for (const std::string& item : split_list(request.precisions)) {
+    for (const std::string& item : value_or_fail(list_names(option_rows::precision, request.precisions))) {
       const auto precision = value_or_fail(model::parse_gpu_precision(item));
       ok_or_fail(model::check_gpu_precision(gpu.node, precision));
       search.precisions.push_back(precision);
     }
   if (!request.memory_formats.empty())
-    for (const std::string& item : split_list(request.memory_formats))
+    for (const std::string& item : value_or_fail(list_names(option_rows::memory_format, request.memory_formats)))
       search.memory_formats.push_back(value_or_fail(model::parse_gpu_memory_format(item)));
   search.objective = request.objective == "images-per-node"
                          ? tuner::GpuObjective::images_per_node
