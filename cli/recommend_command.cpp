@@ -16,6 +16,7 @@
 #include "data/builtin_machines.hpp"
 #include "pipeline/installed_allocators.hpp"
 #include "pipeline/real_training.hpp"
+#include "common/shell_words.hpp"
 #include "common/text_format.hpp"
 #include "model/scaling.hpp"
 #include "tuner/job_script.hpp"
@@ -36,6 +37,7 @@ struct RecommendCommandOptions {
   double epochs = 90;
   std::int64_t dataset_images = 1281167;
   bool explain = false;
+  double max_minutes = frontend::default_max_search_minutes;
   bool no_smt = false;
   bool consider_parameter_server = false;
   std::string fusion_megabytes = number_text(model::default_fusion_megabytes);
@@ -191,7 +193,7 @@ std::string band_share_line(const LoadedModel& loaded, const workloads::Network&
 
 // What would settle a tie the model cannot break, for where the model came from.
 std::string how_to_settle(const LoadedModel& loaded, const RecommendCommandOptions& options) {
-  const std::string model = " --model " + options.model;
+  const std::string model = " --model " + shell_quote(options.model);  // quoted as the scripts quote
   if (loaded.measured_here) return "dnntune recommend" + model + " --verify 4 trains the tied candidates on this node";
   if (loaded.from_partition)
     return "dnntune recommend" + model + " --verify 4 in a job on a node of " + options.launch.partition;
@@ -242,7 +244,9 @@ void run_recommend(const RecommendCommandOptions& options) {
     if (name == options.objective) recommend_options.objective = objective;
   recommend_options.epochs = options.epochs;
   recommend_options.dataset_images = options.dataset_images;
-  frontend::announce_search(predictor, network, space, print_progress);  // a long --nodes list: said first
+  // Long lists: refused past --max-minutes, else said first.
+  ok_or_fail(frontend::announce_search(predictor, network, space, print_progress, options.max_minutes,
+                                       long_name(option_rows::max_minutes)));
   auto recommendation = value_or_fail(tuner::recommend(predictor, network, space, recommend_options));
   recommendation.basis = loaded.basis;
   if (loaded.without_prior_spread) recommendation.basis.push_back(band_share_line(loaded, network, recommendation));
@@ -299,13 +303,14 @@ void add_recommend_command(CLI::App& root) {
   // --json as on every other reporting command; --format json stays its alias.
   add_flag(*command, option_rows::json, [] { options.format = "json"; });
   add_flag(*command, option_rows::explain, options.explain);
+  add_value(*command, option_rows::max_minutes, options.max_minutes)->capture_default_str();
   add_value(*command, option_rows::verify, options.verify);
   add_list(*command, option_rows::gpus, options.gpus);
   add_list(*command, option_rows::precision, options.precisions);
   add_list(*command, option_rows::memory_format, options.memory_formats);
   add_launch_options(*command, options.launch);
   add_value(*command, option_rows::output, options.output_path)->check(output_file());
-  command->add_option("command", options.train_command, "Your training command (after --)");
+  command->add_option("command", options.train_command, "Your training command (after --)")->check(printable_text());
   command->callback([command] {
     options.batch_given = command->count("--batch") > 0;
     run_recommend(options);

@@ -137,7 +137,10 @@ class Model {
     // As the command: this machine's calibration measures the batches its ranks would run with.
     const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const model::Predictor predictor = predictor_for(network_name, tuner::batches_to_score(space, cpus));
-    frontend::announce_search(predictor, network, space, print_progress);
+    if (auto bounded = frontend::announce_search(predictor, network, space, print_progress,
+                                                 frontend::default_max_search_minutes, "");
+        !bounded)
+      throw py::value_error(bounded.error().message);
     const auto recommendation = value_or_raise(tuner::recommend(predictor, network, space, {}));
     return tuner::recommendation_json(recommendation, false).dump();
   }

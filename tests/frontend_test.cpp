@@ -101,10 +101,10 @@ TEST_CASE("a search a long --nodes list multiplies is announced with its estimat
   std::vector<std::string> lines;
   const auto heard = [&](const std::string& line) { lines.push_back(line); };
   tuner::SearchSpaceOptions space;
-  frontend::announce_search(predictor, *network, space, heard);
+  CHECK(frontend::announce_search(predictor, *network, space, heard, 1e6, "--max-minutes"));
   CHECK(lines.empty());  // one node: a few hundred candidates, said nothing
   for (int nodes = 2; nodes <= 64; ++nodes) space.node_counts.push_back(nodes);
-  frontend::announce_search(predictor, *network, space, heard);
+  CHECK(frontend::announce_search(predictor, *network, space, heard, 1e6, "--max-minutes"));
   REQUIRE(lines.size() == 1);
   CHECK(lines.front().rfind("scoring ", 0) == 0);
   CHECK(lines.front().find(" candidate configurations (about ") != std::string::npos);
