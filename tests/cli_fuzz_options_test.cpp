@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <random>
 #include <regex>
 
@@ -92,5 +93,50 @@ TEST_CASE("fuzz: numbers and lists of the model commands' options") {
     }
     if (result.exit_code == 2) CHECK(result.err.find("dnntune: error: ") != std::string::npos);
   }
+  unsetenv("DNNTUNE_CACHE_DIR");
+}
+
+// Issue 61: the job's time is the product of epochs, images and a predicted rate: products past
+// what a long holds wrote "--time=404220854068-22:15:00" and "--time=-106751991167300--15:-30:-8".
+// Every such product, on CPU and GPU machines, gives a --time SLURM takes, within the stated day
+// (no sinfo answers here).
+TEST_CASE("fuzz: durations that overflow give a --time within the limit") {
+  const std::string cache = dnntune::test::make_temporary_directory();
+  setenv("DNNTUNE_CACHE_DIR", cache.c_str(), 1);
+  // A sinfo that says UNLIMITED (the path that wrote the whole, overflowing training) or cannot say.
+  const std::string unlimited = dnntune::test::make_temporary_directory();
+  const std::string no_controller = dnntune::test::make_temporary_directory();
+  REQUIRE(std::system(("printf '#!/bin/sh\\necho \"batch* UNLIMITED\"\\n' > " + unlimited + "/sinfo && printf "
+                       "'#!/bin/sh\\nexit 1\\n' > " + no_controller + "/sinfo && chmod +x " + unlimited + "/sinfo " +
+                       no_controller + "/sinfo")
+                          .c_str()) == 0);
+  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
+  const std::string wide = source_path("tests/fixtures/wide_convolutions_network.json");
+  // Networks and machines whose answers exist (the wide network fits no GPU's memory).
+  const std::vector<std::pair<std::string, std::string>> answers = {
+      {"resnet152", "skylake-8180"}, {"resnet152", "h200"}, {wide, "broadwell-e5-2680v4"}, {wide, "skylake-8180"}};
+  const std::vector<std::string> epochs = {"1e6", "999999.999", "1", "1e-6"};
+  const std::vector<std::string> images = {"1e12", "999999999999", "1", "1281167"};
+  const std::regex time_line("#SBATCH --time=([0-9]+)-([0-9]{2}):([0-9]{2}):([0-9]{2})\n");
+  std::mt19937 random(61);
+  for (int run = 0; run < 12; ++run) {
+    const auto& [network, machine] = answers[random() % answers.size()];
+    const std::vector<std::string> args = {"recommend", "--model", network, "--machine", machine, "--format", "slurm",
+                                           "--epochs", epochs[random() % epochs.size()], "--dataset-images",
+                                           images[random() % images.size()]};
+    setenv("PATH", ((random() % 2 ? unlimited : no_controller) + ":" + path).c_str(), 1);
+    std::string line = std::getenv("PATH") + std::string(": ");
+    for (const auto& word : args) line += word + " ";
+    const CommandResult result = run_dnntune(args);
+    INFO(line << "\nexit " << result.exit_code << "\n" << result.err);
+    REQUIRE(result.exit_code == 0);
+    std::smatch time;
+    REQUIRE(std::regex_search(result.out, time, time_line));
+    const long seconds = std::stol(time[1]) * 86400 + std::stol(time[2]) * 3600 + std::stol(time[3]) * 60 +
+                         std::stol(time[4]);
+    CHECK(seconds > 0);
+    CHECK(seconds <= 86400);
+  }
+  setenv("PATH", path.c_str(), 1);
   unsetenv("DNNTUNE_CACHE_DIR");
 }
