@@ -393,7 +393,7 @@ TEST_CASE("a job's --time is checked arithmetic: any predicted duration is cappe
 }
 
 // Issue 61: SLURM expands %j, %N, %u ... in --output; a path holding '%' is written as its literal.
-TEST_CASE("#SBATCH --output keeps a path holding % as it is") {
+TEST_CASE("the SBATCH --output line keeps a path holding % as it is") {
   tuner::SbatchHeader header;
   header.job_name = "dnntune-%j";
   header.output = "/cache/%j/log-%N.out";
