@@ -43,7 +43,8 @@ Expected<void> check_launch_options(const LaunchOptions& options) {
 Expected<tuner::JobScriptOptions> job_script_options(const LaunchOptions& options, const std::string& network_name,
                                                      double seconds_to_train, const std::string& allocator_name) {
   tuner::LaunchFacts facts;
-  if (options.time_limit.empty()) facts.partition_limit_seconds = frontend::partition_time_limit_seconds(options.partition);
+  if (options.time_limit.empty())
+    facts.partition_limit_seconds = frontend::partition_time_limit_seconds(options.partition);
   facts.loaded_openmp = loaded_openmp_runtime();
   auto allocator = probe::allocator_variant(allocator_name);
   if (!allocator) return bad_input("--allocator: " + allocator.error().message);

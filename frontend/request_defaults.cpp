@@ -110,8 +110,8 @@ Expected<void> announce_search(const model::Predictor& predictor, const workload
   const SearchEstimate estimate = estimate_search(predictor, network, space);
   if (auto checked = check_search_estimate(estimate, max_minutes, limit_option); !checked) return checked;
   if (progress && estimate.seconds > 0)
-    progress("scoring " + std::to_string(estimate.candidates) + " candidate configurations (" + about(estimate.seconds) +
-             ") ...");
+    progress("scoring " + std::to_string(estimate.candidates) + " candidate configurations (" +
+             about(estimate.seconds) + ") ...");
   return {};
 }
 

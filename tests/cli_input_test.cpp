@@ -309,7 +309,8 @@ TEST_CASE("calibrate and compare take comma lists as recommend does; a repeated 
   CHECK(listed.out.find("resnet50 (") != std::string::npos);
   CHECK(listed.out.find("batch per process: 8, 16") != std::string::npos);
   CHECK(listed.out.find("1 thread, 2 threads") != std::string::npos);
-  check_refused({"calibrate", "--model", "resnet18,", "--dry-run", "-o", directory}, "--model: \"resnet18,\" has an empty item");
+  check_refused({"calibrate", "--model", "resnet18,", "--dry-run", "-o", directory},
+                "--model: \"resnet18,\" has an empty item");
   check_refused({"calibrate", "--model", "resnet18", "--threads", "1,0", "--dry-run", "-o", directory}, "--threads");
   const auto compared = run_dnntune({"compare", "--model", "resnet18", "--machine", "skylake-8180,v100", "--json"});
   INFO(compared.err);
@@ -469,7 +470,8 @@ TEST_CASE("an empty value is refused, not read as not given; a list names each i
   for (const char* option : {"--partition", "--time", "--account", "--allocator", "--precision", "--format"})
     check_refused(with(cpu, {option, ""}), std::string(option) + ": an empty value (leave the option out");
   check_refused(with(gpu, {"--precision", ""}), "--precision: an empty value");
-  check_refused({"predict", "--model", "resnet50", "--machine", "h200", "--precision", ""}, "--precision: an empty value");
+  check_refused({"predict", "--model", "resnet50", "--machine", "h200", "--precision", ""},
+                "--precision: an empty value");
   check_refused({"predict", "--model", "resnet50", "--machine", ""}, "--machine: an empty value");
   // One message for an item given twice and for an empty item, whatever the list.
   check_refused(with(gpu, {"--precision", "fp32,fp32"}), "--precision: \"fp32\" is listed twice");
@@ -479,7 +481,8 @@ TEST_CASE("an empty value is refused, not read as not given; a list names each i
   check_refused(with(gpu, {"--precision", "fp32,"}), "--precision: \"fp32,\" has an empty item");
   check_refused(with(cpu, {"--batch", "8,,16"}), "--batch: \"8,,16\" has an empty item");
   const std::string directory = dnntune::test::make_temporary_directory() + "/calibration";
-  check_refused({"calibrate", "--model", "resnet18,", "--dry-run", "-o", directory}, "--model: \"resnet18,\" has an empty item");
+  check_refused({"calibrate", "--model", "resnet18,", "--dry-run", "-o", directory},
+                "--model: \"resnet18,\" has an empty item");
   check_refused({"calibrate", "--model", "resnet18,resnet18", "--dry-run", "-o", directory},
                 "--model: \"resnet18\" is listed twice");
   check_refused({"calibrate", "--model", "resnet18", "--anchor-settings", "1x1,,2x1", "--dry-run", "-o", directory},
