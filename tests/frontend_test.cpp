@@ -123,3 +123,20 @@ TEST_CASE("the partition's time limit comes from sinfo, and nothing when SLURM c
   CHECK_FALSE(frontend::partition_time_limit_seconds(""));
   ::setenv("PATH", path.c_str(), 1);
 }
+
+// Issue 61: a search of 5,193,728 candidates ("about 97 minutes") ran with only an announcement.
+TEST_CASE("a search estimated past the limit is refused with its size, its estimate and the way out") {
+  const frontend::SearchEstimate long_search{5193728, 97 * 60};
+  const auto refused =
+      frontend::check_search_estimate(long_search, frontend::default_max_search_minutes, "--max-minutes");
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().kind == ErrorKind::bad_input);
+  CHECK(refused.error().message ==
+        "the search would score 5193728 candidate configurations, about 97 minutes on this machine, past the limit "
+        "of 10 minutes: shorten the lists (node counts, batches, fusion sizes) or raise --max-minutes");
+  CHECK(frontend::check_search_estimate(long_search, 100, "--max-minutes"));  // raised: it runs
+  CHECK(frontend::check_search_estimate({300, 0}, 0.001, "--max-minutes"));   // too small to be timed
+  const auto unnamed = frontend::check_search_estimate(long_search, 10, "");
+  REQUIRE_FALSE(unnamed);
+  CHECK(unnamed.error().message.find("raise") == std::string::npos);
+}
