@@ -99,18 +99,10 @@ TEST_CASE("fuzz: numbers and lists of the model commands' options") {
 // Issue 61: the job's time is the product of epochs, images and a predicted rate: products past
 // what a long holds wrote "--time=404220854068-22:15:00" and "--time=-106751991167300--15:-30:-8".
 // Every such product, on CPU and GPU machines, gives a --time SLURM takes, within the stated day
-// (no sinfo answers here).
+// (the tests' sinfo says UNLIMITED, or cannot say).
 TEST_CASE("fuzz: durations that overflow give a --time within the limit") {
   const std::string cache = dnntune::test::make_temporary_directory();
   setenv("DNNTUNE_CACHE_DIR", cache.c_str(), 1);
-  // A sinfo that says UNLIMITED (the path that wrote the whole, overflowing training) or cannot say.
-  const std::string unlimited = dnntune::test::make_temporary_directory();
-  const std::string no_controller = dnntune::test::make_temporary_directory();
-  REQUIRE(std::system(("printf '#!/bin/sh\\necho \"batch* UNLIMITED\"\\n' > " + unlimited + "/sinfo && printf "
-                       "'#!/bin/sh\\nexit 1\\n' > " + no_controller + "/sinfo && chmod +x " + unlimited + "/sinfo " +
-                       no_controller + "/sinfo")
-                          .c_str()) == 0);
-  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
   const std::string wide = source_path("tests/fixtures/wide_convolutions_network.json");
   // Networks and machines whose answers exist (the wide network fits no GPU's memory).
   const std::vector<std::pair<std::string, std::string>> answers = {
@@ -124,8 +116,10 @@ TEST_CASE("fuzz: durations that overflow give a --time within the limit") {
     const std::vector<std::string> args = {"recommend", "--model", network, "--machine", machine, "--format", "slurm",
                                            "--epochs", epochs[random() % epochs.size()], "--dataset-images",
                                            images[random() % images.size()]};
-    setenv("PATH", ((random() % 2 ? unlimited : no_controller) + ":" + path).c_str(), 1);
-    std::string line = std::getenv("PATH") + std::string(": ");
+    // A sinfo that says UNLIMITED (the path that wrote the whole, overflowing training) or cannot say.
+    const bool unlimited = random() % 2;
+    const dnntune::test::FakeSinfo sinfo(unlimited ? "batch* UNLIMITED\\n" : "", unlimited ? 0 : 1);
+    std::string line = unlimited ? "sinfo: UNLIMITED: " : "sinfo: no answer: ";
     for (const auto& word : args) line += word + " ";
     const CommandResult result = run_dnntune(args);
     INFO(line << "\nexit " << result.exit_code << "\n" << result.err);
@@ -137,6 +131,5 @@ TEST_CASE("fuzz: durations that overflow give a --time within the limit") {
     CHECK(seconds > 0);
     CHECK(seconds <= 86400);
   }
-  setenv("PATH", path.c_str(), 1);
   unsetenv("DNNTUNE_CACHE_DIR");
 }

@@ -18,6 +18,7 @@
 #include "tests/model_fixtures.hpp"
 
 using dnntune::test::CommandResult;
+using dnntune::test::FakeSinfo;
 using dnntune::test::run_dnntune;
 using dnntune::test::source_path;
 using nlohmann::json;
@@ -385,26 +386,6 @@ TEST_CASE("no absurd figure with exit 0: a network that computes nothing, anchor
   check_refused({"predict", "--machine", write_json(directory, "cores.json", cores), "--model", "resnet50"},
                 "cores.json: (/topology/cores) must be an integer");
 }
-
-namespace {
-
-// A fake `sinfo` first on the PATH for the life of the object: prints `output` and exits with
-// `code` (as tests/frontend_test.cpp's), the PATH restored after.
-class FakeSinfo {
- public:
-  FakeSinfo(const std::string& output, int code) : path_(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin") {
-    const std::string folder = dnntune::test::make_temporary_directory();
-    std::ofstream(folder + "/sinfo") << "#!/bin/sh\nprintf '" << output << "'\nexit " << code << "\n";
-    REQUIRE(std::system(("chmod +x " + folder + "/sinfo").c_str()) == 0);
-    setenv("PATH", (folder + ":" + path_).c_str(), 1);
-  }
-  ~FakeSinfo() { setenv("PATH", path_.c_str(), 1); }
-
- private:
-  std::string path_;
-};
-
-}  // namespace
 
 // Issue 61, cases 4 and 5: "#SBATCH --time=925-02:11:00" under an UNLIMITED partition and
 // "--time=404220854068-22:15:00" or "--time=-106751991167300--15:-30:-8" from an overflow, before.

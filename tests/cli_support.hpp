@@ -35,4 +35,17 @@ std::string make_temporary_directory();
 // The source tree, for recorded inputs (DNNTUNE_SOURCE_DIR).
 std::string source_path(const std::string& relative);
 
+// The tests' SLURM: a fake `sinfo` first on the PATH while the object lives, printing `output`
+// (printf's format: "batch* UNLIMITED\\n") and exiting with `code`; the PATH restored after.
+class FakeSinfo {
+ public:
+  FakeSinfo(const std::string& output, int code);
+  ~FakeSinfo();
+  FakeSinfo(const FakeSinfo&) = delete;
+  FakeSinfo& operator=(const FakeSinfo&) = delete;
+
+ private:
+  std::string path_;
+};
+
 }  // namespace dnntune::test

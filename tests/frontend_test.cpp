@@ -31,14 +31,6 @@ model::Predictor spec_predictor(const std::string& machine) {
   return std::move(*predictor);
 }
 
-// A fake `sinfo` first on the PATH: prints `output` and exits with `code`.
-void fake_sinfo(const std::string& output, int code) {
-  const std::string folder = test::make_temporary_directory();
-  std::ofstream(folder + "/sinfo") << "#!/bin/sh\nprintf '" << output << "'\nexit " << code << "\n";
-  ::chmod((folder + "/sinfo").c_str(), 0755);
-  ::setenv("PATH", (folder + ":/usr/bin:/bin").c_str(), 1);
-}
-
 }  // namespace
 
 TEST_CASE("a source refuses an empty machine name and a topology beside a spec machine") {
@@ -111,17 +103,17 @@ TEST_CASE("a search a long --nodes list multiplies is announced with its estimat
 }
 
 TEST_CASE("the partition's time limit comes from sinfo, and nothing when SLURM cannot say") {
-  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
-  fake_sinfo("debug 1:00:00\\nbatch* 2-00:00:00\\nlong infinite\\n", 0);
-  CHECK(frontend::partition_time_limit_seconds("") == Approx(2 * 86400.0));  // the default partition
-  CHECK(frontend::partition_time_limit_seconds("debug") == Approx(3600.0));
-  const auto unlimited = frontend::partition_time_limit_seconds("long");
-  REQUIRE(unlimited);
-  CHECK(std::isinf(*unlimited));
-  CHECK_FALSE(frontend::partition_time_limit_seconds("nosuch"));
-  fake_sinfo("sinfo: error: Could not establish a configuration source\\n", 1);
+  {
+    test::FakeSinfo sinfo("debug 1:00:00\\nbatch* 2-00:00:00\\nlong infinite\\n", 0);
+    CHECK(frontend::partition_time_limit_seconds("") == Approx(2 * 86400.0));  // the default partition
+    CHECK(frontend::partition_time_limit_seconds("debug") == Approx(3600.0));
+    const auto unlimited = frontend::partition_time_limit_seconds("long");
+    REQUIRE(unlimited);
+    CHECK(std::isinf(*unlimited));
+    CHECK_FALSE(frontend::partition_time_limit_seconds("nosuch"));
+  }
+  test::FakeSinfo failing("sinfo: error: Could not establish a configuration source\\n", 1);
   CHECK_FALSE(frontend::partition_time_limit_seconds(""));
-  ::setenv("PATH", path.c_str(), 1);
 }
 
 // Issue 61: a search of 5,193,728 candidates ("about 97 minutes") ran with only an announcement.
