@@ -8,7 +8,9 @@
 #include <chrono>
 #include <filesystem>
 
+#include "common/number_grammar.hpp"
 #include "common/parse_number.hpp"
+#include "common/text_format.hpp"
 #include "probe/allocators.hpp"
 #include "calibrate/runner.hpp"
 #include "probe/memory_budget.hpp"
@@ -112,20 +114,21 @@ const records::Measurement* recorded_anchor(const std::vector<records::Measureme
 }
 
 Expected<std::vector<Setting>> parse_anchor_settings(const std::string& text) {
+  const auto items = split_list_items(text, "--anchor-settings", Repeats::refused);
+  if (!items) return items.error();
   std::vector<Setting> settings;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    const std::string item = text.substr(start, comma - start);
+  for (const std::string& item : *items) {
     const std::size_t times = item.find('x');
     const auto processes = times == std::string::npos ? std::nullopt : parse_int64(item.substr(0, times));
     const auto threads = times == std::string::npos ? std::nullopt : parse_int64(item.substr(times + 1));
     if (!processes || !threads || *processes < 1 || *threads < 1 || *processes > 4096 || *threads > 4096)
-      return bad_input("--anchor-settings: '" + item +
+      return bad_input("--anchor-settings: '" + printable(item) +
                        "' is not PROCESSESxTHREADS (positive whole numbers, e.g. 1x1,2x1; SMT off)");
     const Setting setting{static_cast<int>(*threads), false, static_cast<int>(*processes)};
-    if (std::find(settings.begin(), settings.end(), setting) == settings.end()) settings.push_back(setting);
-    start = comma + 1;
+    // 1x1 and 01x1 are one setting written twice.
+    if (std::find(settings.begin(), settings.end(), setting) != settings.end())
+      return bad_input("--anchor-settings: \"" + printable(item) + "\" is listed twice");
+    settings.push_back(setting);
   }
   return settings;
 }

@@ -55,22 +55,6 @@ void apply_gpu_numerics(model::GpuConfiguration& configuration, const std::strin
 
 namespace {
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = text.find(',', start);
-    items.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return items;
-}
-
-}  // namespace
-
-namespace {
-
 // The options of one GPU configuration as frontend's request ("" precision or memory format: the default).
 frontend::GpuSetupRequest setup_request(const std::string& network, const ConfigurationOptions& configuration) {
   frontend::GpuSetupRequest request{network, gpu_configuration_from(configuration), std::nullopt, std::nullopt};
@@ -122,8 +106,10 @@ void run_gpu_recommend(const std::string& network, const GpuSource& gpu, const G
   search.fusion_megabytes.assign(fusion.begin(), fusion.end());
   search.node_counts = value_or_fail(model::parse_node_counts(request.nodes));
   search.fabric = request.fabric;
-  if (!request.precisions.empty()) asked.precisions = split_list(request.precisions);
-  if (!request.memory_formats.empty()) asked.memory_formats = split_list(request.memory_formats);
+  if (!request.precisions.empty())
+    asked.precisions = value_or_fail(list_names(option_rows::precision, request.precisions));
+  if (!request.memory_formats.empty())
+    asked.memory_formats = value_or_fail(list_names(option_rows::memory_format, request.memory_formats));
   const auto answer = value_or_fail(frontend::answer_gpu_recommend(gpu, asked));
   if (request.format == "slurm" || request.format == "torchrun") {
     const model::GpuPrediction& best = answer.recommendation.best;

@@ -1,13 +1,10 @@
 // cli/launch_options.cpp — see launch_options.hpp.
 #include "cli/launch_options.hpp"
 
-#include <cmath>
-
-
-#include "frontend/partition_calibration.hpp"
+#include "cli/model_options.hpp"
 #include "cli/option_table.hpp"
+#include "frontend/partition_calibration.hpp"
 #include "probe/allocators.hpp"
-#include "tuner/sbatch_header.hpp"
 
 namespace dnntune::cli {
 namespace {
@@ -26,7 +23,7 @@ void add_launch_options(CLI::App& command, LaunchOptions& options) {
   add_value(command, option_rows::partition, options.partition);
   add_value(command, option_rows::account, options.account);
   add_value(command, option_rows::openmp, options.openmp)
-      ->check(CLI::IsMember({"auto", "gnu", "intel"}))
+      ->check(CLI::IsMember(tuner::openmp_runtime_names()))
       ->capture_default_str();
   add_allocator_option(command, options.allocator);
 }
@@ -47,45 +44,22 @@ Expected<void> check_allocator(const LaunchOptions& options) {
 }
 
 Expected<void> check_launch_options(const LaunchOptions& options) {
-  if (!options.time_limit.empty())
-    if (auto checked = tuner::check_slurm_time(options.time_limit); !checked) return checked.error();
-  for (const auto& [flag, value] : {std::pair{"--partition", &options.partition}, {"--account", &options.account}})
-    if (!value->empty())
-      if (auto checked = tuner::check_slurm_name(flag, *value); !checked) return checked.error();
+  if (auto checked = tuner::check_launch_request(options); !checked) return checked.error();
   return check_allocator(options);
 }
 
 Expected<tuner::JobScriptOptions> job_script_options(const LaunchOptions& options, const std::string& network_name,
                                                      double seconds_to_train, const std::string& allocator_name) {
-  tuner::JobScriptOptions job;
-  if (!options.time_limit.empty())
-    if (auto checked = tuner::check_slurm_time(options.time_limit); !checked) return checked.error();
-  for (const auto& [flag, value] : {std::pair{"--partition", &options.partition}, {"--account", &options.account}})
-    if (!value->empty())
-      if (auto checked = tuner::check_slurm_name(flag, *value); !checked) return checked.error();
-  if (options.time_limit.empty() && !(seconds_to_train > 0 && std::isfinite(seconds_to_train)))
-    return bad_input("cannot derive --time from the prediction: give --time");
-  if (options.time_limit.empty()) {
-    // Within what the partition allows (sinfo's limit, else the stated default), and when the
-    // training is longer, the script says so and asks to be requeued.
-    const auto time = tuner::job_time(seconds_to_train, frontend::partition_time_limit_seconds(options.partition),
-                                      options.partition);
-    job.time_limit = time.time_limit;
-    job.requeue = time.requeue;
-    job.time_comment = time.comment;
-  } else {
-    job.time_limit = options.time_limit;
-  }
-  job.partition = options.partition;
-  job.account = options.account;
-  job.job_name = "dnntune-" + network_name;  // the script keeps only the characters SLURM and a shell take
-  job.openmp = options.openmp == "gnu"     ? tuner::OpenMpRuntime::gnu
-               : options.openmp == "intel" ? tuner::OpenMpRuntime::intel
-                                           : loaded_openmp_runtime();
+  tuner::LaunchFacts facts;
+  if (options.time_limit.empty())
+    facts.partition_limit_seconds = frontend::partition_time_limit_seconds(options.partition);
+  facts.loaded_openmp = loaded_openmp_runtime();
   auto allocator = probe::allocator_variant(allocator_name);
   if (!allocator) return bad_input("--allocator: " + allocator.error().message);
-  job.allocator_environment = allocator->environment;
-  job.allocator_name = allocator->name;
+  facts.allocator_environment = allocator->environment;
+  auto job = tuner::job_script_options(options, network_name, seconds_to_train, facts);
+  if (job) job->allocator_name = allocator->name;
+  if (job && !job->time_note.empty()) print_progress(job->time_note);
   return job;
 }
 

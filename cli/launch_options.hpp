@@ -1,7 +1,7 @@
 // cli/launch_options.hpp — the options of the launch lines and job scripts `recommend` emits
-// (--time, --partition, --account, --openmp, --allocator), checked at the boundary: every text
-// that reaches a generated script is refused unless it is made of characters that need no
-// quoting, and what the machine has (its OpenMP runtime, its allocators) is looked up here.
+// (--time, --partition, --account, --openmp, --allocator): their rows added to a command, and
+// what the machine and SLURM say (its OpenMP runtime, its allocators, sinfo's time limit)
+// gathered for the launch policy (tuner/launch_policy.hpp), which decides.
 #pragma once
 
 #include <string>
@@ -11,16 +11,11 @@
 #include "common/expected.hpp"
 #include "tuner/allocator_choice.hpp"
 #include "tuner/job_script.hpp"
+#include "tuner/launch_policy.hpp"
 
 namespace dnntune::cli {
 
-struct LaunchOptions {
-  std::string time_limit;    // empty: derived from the predicted time to train
-  std::string partition;
-  std::string account;
-  std::string openmp = "auto";
-  std::string allocator;      // --allocator; empty: the one recommended (tuner/allocator_choice.hpp)
-};
+using LaunchOptions = tuner::LaunchRequest;
 void add_launch_options(CLI::App& command, LaunchOptions& options);
 // --allocator alone (predict and scale: the setup's allocator; empty: the one recommended).
 CLI::Option* add_allocator_option(CLI::App& command, std::string& allocator);
@@ -28,12 +23,12 @@ CLI::Option* add_allocator_option(CLI::App& command, std::string& allocator);
 // --allocator, when given, is refused unless this node can load it (pipeline/installed_allocators.hpp;
 // checked before anything is calibrated).
 Expected<void> check_allocator(const LaunchOptions& options);
-// --time, --partition and --account as SLURM takes them (tuner::check_slurm_time and
-// check_slurm_name), checked before any work starts.
+// tuner::check_launch_request and check_allocator: before any work starts.
 Expected<void> check_launch_options(const LaunchOptions& options);
 
-// The job script options for `network_name`, with `seconds_to_train` giving the default --time,
-// every rank loading `allocator` (the chosen variant).
+// The job script options for `network_name` (tuner::job_script_options), with `seconds_to_train`
+// giving the default --time, every rank loading `allocator` (the chosen variant). A --time capped
+// below the predicted training is also said on standard error.
 Expected<tuner::JobScriptOptions> job_script_options(const LaunchOptions& options, const std::string& network_name,
                                                      double seconds_to_train, const std::string& allocator);
 

@@ -1,6 +1,8 @@
 // cli/model_options.cpp — see model_options.hpp.
 #include "cli/model_options.hpp"
 
+#include "common/text_format.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -34,7 +36,8 @@ void add_model_source_options(CLI::App& command, ModelSourceOptions& options) {
   add_value(command, option_rows::calibration_budget, options.calibration_budget_seconds);
 }
 
-void print_progress(const std::string& line) { std::cerr << "dnntune: " << line << std::endl; }
+// Progress lines quote names read from files (profiles, nodes, paths): escaped as every message is.
+void print_progress(const std::string& line) { std::cerr << "dnntune: " << printable(line) << std::endl; }
 
 Expected<model::Predictor> load_predictor(const ModelSourceOptions& options,
                                           const pipeline::DefaultCalibrationRequest& when_uncalibrated) {

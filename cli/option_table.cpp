@@ -68,7 +68,7 @@ const OptionRow machine{"--machine",
                         "A built-in spec machine (`dnntune machines`) or a profile JSON: predict for it with the "
                         "--calibration's efficiencies carried over (lower confidence); probe prints it; fit: the "
                         "machine the measurements were taken on (default: the directory's machine.json)",
-                        "NAME|FILE.json", nullptr, nullptr,
+                        "NAME|FILE.json", nullptr, &lists::compared_machines,
                         ": the machines to compare (a list skylake-8180,v100); the first is the baseline"};
 const OptionRow backend{"--backend",
                         "The framework you train with: torch (PyTorch) or onednn (TensorFlow/MXNet-style kernels); "
@@ -224,6 +224,10 @@ const OptionRow objective{"--objective", "throughput, time-to-train or images-pe
 const OptionRow consider_parameter_server{"--consider-ps", "Also consider parameter-server schemes"};
 const OptionRow format{"--format", "text, json, slurm (a batch script), mpirun or torchrun (launch lines)"};
 const OptionRow explain{"--explain", "Print the whole ranking and every excluded configuration"};
+const OptionRow max_minutes{"--max-minutes",
+                            "Refuse a search estimated (on this machine, before it starts) to take longer: the "
+                            "product of the lists (--nodes, --batch, --fusion-mb) and the network's size",
+                            "MINUTES", &rules::search_minutes};
 
 // jobs
 const OptionRow jobs_file{"--jobs-file",
@@ -303,13 +307,15 @@ CLI::Option* add_value(CLI::App& command, const OptionRow& row, float& target) {
 }
 CLI::Option* add_value(CLI::App& command, const OptionRow& row, std::string& target) {
   CLI::Option* option = add_number_or_text(command, row, target);
-  if (!row.number) option->check(printable_text());
+  if (!row.number) option->check(given_text());
   return option;
 }
 
 CLI::Option* add_list(CLI::App& command, const OptionRow& row, std::string& target) {
   CLI::Option* option = command.add_option(row.names, target, std::string(row.help) + row.list_help);
   option->option_text(*row.value_text ? row.value_text : "LIST");
+  // An empty list is no list: refused here, not read as "not given" by the command.
+  if (!row.number) option->check(given_text());
   return option;
 }
 
@@ -327,15 +333,9 @@ CLI::Option* add_list(CLI::App& command, const OptionRow& row, std::vector<std::
   CLI::Option* option = add_joined_list(
       command, row, target,
       [&row](const std::string& joined) {
-        std::vector<std::string> names;
-        std::size_t start = 0;
-        while (true) {
-          const std::size_t comma = joined.find(',', start);
-          names.push_back(joined.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-          if (names.back().empty()) throw CLI::ValidationError(long_name(row) + ": an empty item in the list");
-          if (comma == std::string::npos) return names;
-          start = comma + 1;
-        }
+        auto names = list_names(row, joined);
+        if (!names) throw CLI::ValidationError(names.error().message);
+        return std::move(*names);
       },
       shown_default);
   option->check(printable_text());
@@ -367,6 +367,23 @@ std::string long_name(const OptionRow& row) {
 Expected<std::vector<double>> list_values(const OptionRow& row, const std::string& text) {
   const ListRule rule = row.list ? *row.list : ListRule{row.number ? *row.number : NumberRule{}, 1};
   return parse_checked_list(text, rule, long_name(row));
+}
+
+Expected<std::vector<std::string>> list_names(const OptionRow& row, const std::string& text) {
+  auto names = split_list_items(text, long_name(row), Repeats::refused);
+  if (!names) return names.error();
+  if (row.list)
+    if (auto length = check_list_length(names->size(), *row.list, long_name(row)); !length) return length.error();
+  return names;
+}
+
+CLI::Validator given_text() {
+  return CLI::Validator(
+      [](std::string& text) {
+        if (text.empty()) return std::string("an empty value (leave the option out for its default)");
+        return printable_text()(text);
+      },
+      "");
 }
 
 CLI::Validator printable_text() {

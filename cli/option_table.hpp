@@ -54,7 +54,7 @@ extern const OptionRow layer, pass, processes, budget, comm, comm_max_megabytes,
 extern const OptionRow anchor, anchor_settings, allocator_budget, repeat_budget, report, modules, slurm, no_wait;
 extern const OptionRow slurm_node_job, slurm_refit_fabric, worker, keep_loading;
 // fit, models show, recommend, scale
-extern const OptionRow bootstrap, layers, objective, consider_parameter_server, format, explain, plot;
+extern const OptionRow bootstrap, layers, objective, consider_parameter_server, format, explain, max_minutes, plot;
 // jobs
 extern const OptionRow jobs_file;
 }  // namespace option_rows
@@ -73,7 +73,7 @@ CLI::Option* add_list(CLI::App& command, const OptionRow& row, std::string& targ
 // and limit (calibrate, validate).
 CLI::Option* add_list(CLI::App& command, const OptionRow& row, std::vector<std::int64_t>& target);
 CLI::Option* add_list(CLI::App& command, const OptionRow& row, std::vector<int>& target);
-// A list of names (--model resnet18,resnet50; repeated, the same list): comma-separated, no empty item.
+// A list of names (--model resnet18,resnet50; repeated, the same list): read by list_names.
 CLI::Option* add_list(CLI::App& command, const OptionRow& row, std::vector<std::string>& target);
 CLI::Option* add_flag(CLI::App& command, const OptionRow& row, bool& target);
 // A flag that runs `given` when it is given (recommend's --json sets its --format).
@@ -83,11 +83,19 @@ CLI::Option* add_flag(CLI::App& command, const OptionRow& row, std::function<voi
 // The values of a list of `row` (from add_list), checked ("" is refused: an empty list).
 Expected<std::vector<double>> list_values(const OptionRow& row, const std::string& text);
 
+// The names of a list of `row` (--precision fp32,bf16): common's one list reader
+// (split_list_items), no empty item, no name twice, at most the row's list limit when it has one.
+Expected<std::vector<std::string>> list_names(const OptionRow& row, const std::string& text);
+
 // A default number as a list option's text: "25", "0.5".
 std::string number_text(double value);
 
 // "--batch" of "--batch" or of "-o,--output" ("--output").
 std::string long_name(const OptionRow& row);
+
+// Refuses an empty text value (a value given is never "not given": --partition "" is a mistake)
+// and, as printable_text, one holding a control character.
+CLI::Validator given_text();
 
 // Refuses a text value holding a control character (ESC, newline ...): such text would reach a
 // terminal or a script raw.

@@ -30,6 +30,7 @@ struct RecommendCommandOptions {
   double epochs = tuner::RecommendOptions{}.epochs;
   std::int64_t dataset_images = tuner::RecommendOptions{}.dataset_images;
   bool explain = false;
+  double max_minutes = frontend::default_max_search_minutes;
   bool no_smt = false;
   bool consider_parameter_server = false;
   std::string fusion_megabytes = number_text(model::default_fusion_megabytes);
@@ -142,6 +143,8 @@ void run_recommend(const RecommendCommandOptions& options) {
   request.allocator = options.launch.allocator;
   request.verify = options.verify;
   request.partition = options.launch.partition;
+  request.max_minutes = options.max_minutes;
+  request.max_minutes_option = long_name(option_rows::max_minutes);
   // Everything the user typed is checked before the first run's calibration starts.
   ok_or_fail(check_launch_options(options.launch));
   const frontend::AnswerSource source(options.source, "", print_progress);
@@ -189,13 +192,14 @@ void add_recommend_command(CLI::App& root) {
   // --json as on every other reporting command; --format json stays its alias.
   add_flag(*command, option_rows::json, [] { options.format = "json"; });
   add_flag(*command, option_rows::explain, options.explain);
+  add_value(*command, option_rows::max_minutes, options.max_minutes)->capture_default_str();
   add_value(*command, option_rows::verify, options.verify);
   add_list(*command, option_rows::gpus, options.gpus);
   add_list(*command, option_rows::precision, options.precisions);
   add_list(*command, option_rows::memory_format, options.memory_formats);
   add_launch_options(*command, options.launch);
   add_value(*command, option_rows::output, options.output_path)->check(output_file());
-  command->add_option("command", options.train_command, "Your training command (after --)");
+  command->add_option("command", options.train_command, "Your training command (after --)")->check(printable_text());
   command->callback([command] {
     options.batch_given = command->count(long_name(option_rows::batch)) > 0;
     run_recommend(options);

@@ -1,6 +1,7 @@
 // common/number_grammar.cpp — see number_grammar.hpp.
 #include "common/number_grammar.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -112,6 +113,25 @@ Expected<void> check_list_length(std::size_t count, const ListRule& rule, const 
   return {};
 }
 
+Expected<std::vector<std::string>> split_list_items(const std::string& text, const std::string& option,
+                                                    Repeats repeats) {
+  if (text.empty()) return bad_input(prefix(option) + "an empty list (leave the option out for its default)");
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (item.empty())
+      return bad_input(prefix(option) + "\"" + shown(text) +
+                       "\" has an empty item (a list is items separated by single commas: a,b,c)");
+    if (repeats == Repeats::refused && std::find(items.begin(), items.end(), item) != items.end())
+      return bad_input(prefix(option) + "\"" + shown(item) + "\" is listed twice");
+    items.push_back(std::move(item));
+    if (comma == std::string::npos) return items;
+    start = comma + 1;
+  }
+}
+
 Expected<std::vector<double>> parse_checked_list(const std::string& text, const ListRule& rule,
                                                  const std::string& option) {
   std::vector<double> values;
@@ -120,12 +140,9 @@ Expected<std::vector<double>> parse_checked_list(const std::string& text, const 
     if (values.size() > rule.max_items) return check_list_length(values.size(), rule, option);
     return {};
   };
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (item.empty())
-      return bad_input(option + ": \"" + shown(text) + "\" has an empty item (a list is 8,16,32 or a range 1..64)");
+  const auto items = split_list_items(text, option, Repeats::allowed);
+  if (!items) return items.error();
+  for (const std::string& item : *items) {
     const std::size_t dots = item.find("..");
     if (dots == std::string::npos) {
       const auto value = parse_checked(item, rule.value);
@@ -142,8 +159,6 @@ Expected<std::vector<double>> parse_checked_list(const std::string& text, const 
         if (auto added = add(value); !added) return added.error();
       if (auto added = add(*last); !added) return added.error();
     }
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   return values;
 }

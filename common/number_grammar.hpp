@@ -57,6 +57,7 @@ inline constexpr NumberRule seed{0, 9007199254740992.0};          // 2^53: every
 inline constexpr NumberRule link_gbits{0, 1e6, true, false};      // a link's line rate, Gb/s
 inline constexpr NumberRule link_latency_us{0, 1e6, false, false};
 inline constexpr NumberRule bootstrap_replicates{0, 1000};
+inline constexpr NumberRule search_minutes{0, 1e7, true, false};  // recommend --max-minutes
 // Grammar only, where a library checks the range itself with its own reason (train --batch:
 // check_train_options): any integer an int64 holds.
 inline constexpr NumberRule any_integer{-9.2e18, 9.2e18};
@@ -80,6 +81,10 @@ inline constexpr ListRule gpus_per_node{rules::ranks_or_threads, 32};
 // calibrate's restrictions of its grid (--threads 1,2 --processes 1,2).
 inline constexpr ListRule threads_per_process{rules::ranks_or_threads, 32};
 inline constexpr ListRule co_running_processes{rules::ranks_or_threads, 32};
+// compare's machines (names, no number rule): each is a whole recommend of its own (seconds, a
+// first run's worth for a CPU node without a calibration), and a table of 16 is already more
+// than a reader compares.
+inline constexpr ListRule compared_machines{{}, 16};
 }  // namespace lists
 
 // `text` as a number of the grammar above, or nothing.
@@ -99,6 +104,17 @@ Expected<double> parse_checked(const std::string& text, const NumberRule& rule);
 // The same number written the one way every reader takes: "8" for "08" and "1e3" in an integer
 // rule, "0.5" for "5e-1".
 Expected<std::string> canonical_number(const std::string& text, const NumberRule& rule);
+
+// Whether a list may name one item twice: a number list may (ranges overlap: 1..8,8), a list of
+// names to consider may not (--precision fp32,fp32 is a mistake, not a weight).
+enum class Repeats { allowed, refused };
+
+// The one reader of every comma list a user gives (numbers, names, settings): the items in the
+// order given, each as typed. Refused with the same one line everywhere: an empty list, an empty
+// item ("8,", ",8", "8,,16"), and under Repeats::refused an item given twice; `option` names the
+// list in the message ("" for none).
+Expected<std::vector<std::string>> split_list_items(const std::string& text, const std::string& option,
+                                                    Repeats repeats);
 
 // A list of the grammar within `rule`, in the order given (ranges expanded); `option` names it in
 // messages ("--batch: Value 0 not in range 1 to 65536"; "" for none).

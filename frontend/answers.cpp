@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "common/json_file.hpp"
+#include "common/shell_words.hpp"
 #include "common/text_format.hpp"
 #include "frontend/job_list.hpp"
 #include "model/report.hpp"
@@ -68,7 +69,7 @@ std::string band_share_line(const LoadedModel& loaded, const workloads::Network&
 
 // What would settle a tie the model cannot break, for where the model came from.
 std::string how_to_settle(const LoadedModel& loaded, const ModelSource& source, const RecommendRequest& request) {
-  const std::string model = " --model " + request.network;
+  const std::string model = " --model " + shell_quote(request.network);  // quoted as the scripts quote
   if (loaded.measured_here) return "dnntune recommend" + model + " --verify 4 trains the tied candidates on this node";
   if (loaded.from_partition)
     return "dnntune recommend" + model + " --verify 4 in a job on a node of " + request.partition;
@@ -193,7 +194,11 @@ Expected<RecommendAnswer> answer_recommend(const AnswerSource& source, const Rec
     return bad_input("--verify trains on this machine, but the answer is for partition " + request.partition +
                      "'s nodes: run recommend --verify in a job on one of them");
   const model::Predictor& predictor = loaded->predictor;
-  announce_search(predictor, *network, request.space, source.progress());  // a long --nodes list: said first
+  // Long lists: refused past the request's minutes, else said first.
+  if (auto bounded = announce_search(predictor, *network, request.space, source.progress(), request.max_minutes,
+                                     request.max_minutes_option);
+      !bounded)
+    return bounded.error();
   auto recommendation = tuner::recommend(predictor, *network, request.space, request.options);
   if (!recommendation) return recommendation.error();
   RecommendAnswer answer{std::move(*recommendation), predictor.rates()};

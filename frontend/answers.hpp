@@ -60,6 +60,10 @@ struct RecommendRequest {
   std::string allocator;            // "": the one recommended
   int verify = 0;                   // > 0: train the K best candidates on this machine; the measured best wins
   std::string partition;            // the job's partition: the answer is for its calibrated node when there is one
+  // A search estimated past `max_minutes` is refused before it starts, naming `max_minutes_option`
+  // (the command's option that raises it; "" from Python).
+  double max_minutes = default_max_search_minutes;
+  std::string max_minutes_option;
 };
 
 struct RecommendAnswer {

@@ -5,6 +5,7 @@
 #include <limits>
 #include <sstream>
 
+#include "common/text_format.hpp"
 #include "model/calibration.hpp"
 #include "scheduler/slurm_nodes.hpp"
 #include "tuner/sbatch_header.hpp"
@@ -55,13 +56,14 @@ Expected<std::optional<PartitionCalibration>> find_partition_calibration(const s
     auto calibration = model::read_calibration(record.calibration);
     if (!calibration) return calibration.error();
     if (calibration->backend != backend) continue;
-    std::string basis = "measured on node " + record.node + " of partition " + partition + " by SLURM job " + record.job +
-                        " (fingerprint " + record.fingerprint + ")";
+    // Node names, jobs and fingerprints are read from files: escaped (common/text_format.hpp) as printed.
+    std::string basis = "measured on node " + printable(record.node) + " of partition " + partition + " by SLURM job " +
+                        printable(record.job) + " (fingerprint " + printable(record.fingerprint) + ")";
     const auto other = std::find_if(records->begin(), records->end(),
                                     [&](const auto& r) { return r.fingerprint != record.fingerprint; });
     if (other != records->end())
-      basis += "; the partition also holds other hardware (" + other->node + ", fingerprint " + other->fingerprint +
-               "): this answer is for " + record.node + "'s kind";
+      basis += "; the partition also holds other hardware (" + printable(other->node) + ", fingerprint " +
+               printable(other->fingerprint) + "): this answer is for " + printable(record.node) + "'s kind";
     return std::optional<PartitionCalibration>(PartitionCalibration{record.calibration, basis});
   }
   return std::optional<PartitionCalibration>();

@@ -66,27 +66,55 @@ Expected<DefaultedConfiguration> with_default_layout(const model::Predictor& pre
   return result;
 }
 
-void announce_search(const model::Predictor& predictor, const workloads::Network& network,
-                     const tuner::SearchSpaceOptions& space, const pipeline::Progress& progress) {
-  if (!progress) return;
-  const auto enumerated = tuner::enumerate_search_space(predictor.rates(), space);
-  const std::size_t count = enumerated.valid.size();
-  if (count < candidates_worth_announcing) return;
+SearchEstimate estimate_search(const model::Predictor& predictor, const workloads::Network& network,
+                               const tuner::SearchSpaceOptions& space) {
+  const tuner::SearchSize size = tuner::count_search_space(predictor.rates(), space);
+  SearchEstimate estimate{size.valid, 0};
+  if (size.valid < candidates_worth_announcing || !size.first) return estimate;
   // One candidate scored with its band, as the ranking scores each of them, spread over the
   // cores as tuner::recommend spreads them.
   const auto started = std::chrono::steady_clock::now();
-  (void)predictor.predict(network, enumerated.valid.front());
+  (void)predictor.predict(network, *size.first);
   const double each = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const double workers = std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
-  const double seconds = each * static_cast<double>(count) / workers;
-  char line[200];
+  estimate.seconds = each * static_cast<double>(size.valid) / workers;
+  return estimate;
+}
+
+namespace {
+
+// "about 97 minutes", "about 40 s".
+std::string about(double seconds) {
+  char text[64];
   if (seconds >= 120)
-    std::snprintf(line, sizeof line, "scoring %zu candidate configurations (about %.0f minutes) ...", count,
-                  std::ceil(seconds / 60));
+    std::snprintf(text, sizeof text, "about %.0f minutes", std::ceil(seconds / 60));
   else
-    std::snprintf(line, sizeof line, "scoring %zu candidate configurations (about %.0f s) ...", count,
-                  std::ceil(seconds));
-  progress(line);
+    std::snprintf(text, sizeof text, "about %.0f s", std::ceil(seconds));
+  return text;
+}
+
+}  // namespace
+
+Expected<void> check_search_estimate(const SearchEstimate& estimate, double max_minutes,
+                                     const std::string& limit_option) {
+  if (!(estimate.seconds > max_minutes * 60)) return {};
+  char limit[32];
+  std::snprintf(limit, sizeof limit, "%g", max_minutes);
+  return bad_input("the search would score " + std::to_string(estimate.candidates) + " candidate configurations, " +
+                   about(estimate.seconds) + " on this machine, past the limit of " + limit +
+                   " minutes: shorten the lists (node counts, batches, fusion sizes)" +
+                   (limit_option.empty() ? std::string() : " or raise " + limit_option));
+}
+
+Expected<void> announce_search(const model::Predictor& predictor, const workloads::Network& network,
+                               const tuner::SearchSpaceOptions& space, const pipeline::Progress& progress,
+                               double max_minutes, const std::string& limit_option) {
+  const SearchEstimate estimate = estimate_search(predictor, network, space);
+  if (auto checked = check_search_estimate(estimate, max_minutes, limit_option); !checked) return checked;
+  if (progress && estimate.seconds > 0)
+    progress("scoring " + std::to_string(estimate.candidates) + " candidate configurations (" +
+             about(estimate.seconds) + ") ...");
+  return {};
 }
 
 }  // namespace dnntune::frontend

@@ -38,7 +38,7 @@ std::vector<MeasuredSetup> measured_setups_from_records(const std::vector<record
       MeasuredSetup& setup =
           setups[{record.network, record.batch, record.processes, record.threads, record.smt, record.allocator}];
       setup = {record.network, record.batch, record.processes, record.threads, record.smt, record.allocator,
-               std::move(setup.iteration_seconds)};
+               std::move(setup.iteration_seconds), ""};
       setup.iteration_seconds.push_back(record.median_seconds);
     }
   std::vector<MeasuredSetup> out;
@@ -111,7 +111,7 @@ Expected<std::vector<MeasuredSetup>> measured_setups_from_json(const json& in, c
       MeasuredSetup setup{item.at("network").get<std::string>(), item.at("batch").get<std::int64_t>(),
                           item.at("processes_per_node").get<int>(), item.at("threads_per_process").get<int>(),
                           item.at("smt").get<bool>(), item.at("allocator").get<std::string>(),
-                          item.at("iteration_seconds").get<std::vector<double>>()};
+                          item.at("iteration_seconds").get<std::vector<double>>(), ""};
       if (setup.network.empty()) return bad_input(where + ": a setup's network is empty");
       if (!valid_allocator_name(setup.allocator))
         return bad_input(where + ": " + setup.network + ": the allocator must be lower-case letters, digits and '-'");

@@ -429,6 +429,15 @@ Expected<MachineProfile> machine_profile_from_document(const json& document,
   } catch (const json::exception& error) {
     return json_conversion_error(error, origin_name);
   }
+  // The name is printed in every answer and job script comment: as a network's name, it is
+  // refused here rather than reach a terminal holding ESC or a newline.
+  const bool printable_name =
+      !profile.name.empty() && std::none_of(profile.name.begin(), profile.name.end(), [](char character) {
+        return static_cast<unsigned char>(character) < 0x20 || character == 0x7f;
+      });
+  if (!printable_name)
+    return bad_input(origin_name +
+                     ": (/name) the machine name is empty or holds control characters (newlines, tabs, ...)");
   if (profile.kind == MachineKind::gpu && !profile.gpu)
     return bad_input(origin_name + ": a \"gpu\" profile needs a \"gpu\" member");
   if (profile.kind == MachineKind::cpu_node &&

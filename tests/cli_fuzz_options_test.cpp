@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <random>
 #include <regex>
 
@@ -91,6 +92,44 @@ TEST_CASE("fuzz: numbers and lists of the model commands' options") {
       CHECK_FALSE(std::regex_search(result.out, unusable));
     }
     if (result.exit_code == 2) CHECK(result.err.find("dnntune: error: ") != std::string::npos);
+  }
+  unsetenv("DNNTUNE_CACHE_DIR");
+}
+
+// Issue 61: the job's time is the product of epochs, images and a predicted rate: products past
+// what a long holds wrote "--time=404220854068-22:15:00" and "--time=-106751991167300--15:-30:-8".
+// Every such product, on CPU and GPU machines, gives a --time SLURM takes, within the stated day
+// (the tests' sinfo says UNLIMITED, or cannot say).
+TEST_CASE("fuzz: durations that overflow give a --time within the limit") {
+  const std::string cache = dnntune::test::make_temporary_directory();
+  setenv("DNNTUNE_CACHE_DIR", cache.c_str(), 1);
+  const std::string wide = source_path("tests/fixtures/wide_convolutions_network.json");
+  // Networks and machines whose answers exist (the wide network fits no GPU's memory).
+  const std::vector<std::pair<std::string, std::string>> answers = {
+      {"resnet152", "skylake-8180"}, {"resnet152", "h200"}, {wide, "broadwell-e5-2680v4"}, {wide, "skylake-8180"}};
+  const std::vector<std::string> epochs = {"1e6", "999999.999", "1", "1e-6"};
+  const std::vector<std::string> images = {"1e12", "999999999999", "1", "1281167"};
+  const std::regex time_line("#SBATCH --time=([0-9]+)-([0-9]{2}):([0-9]{2}):([0-9]{2})\n");
+  std::mt19937 random(61);
+  for (int run = 0; run < 12; ++run) {
+    const auto& [network, machine] = answers[random() % answers.size()];
+    const std::vector<std::string> args = {"recommend", "--model", network, "--machine", machine, "--format", "slurm",
+                                           "--epochs", epochs[random() % epochs.size()], "--dataset-images",
+                                           images[random() % images.size()]};
+    // A sinfo that says UNLIMITED (the path that wrote the whole, overflowing training) or cannot say.
+    const bool unlimited = random() % 2;
+    const dnntune::test::FakeSinfo sinfo(unlimited ? "batch* UNLIMITED\\n" : "", unlimited ? 0 : 1);
+    std::string line = unlimited ? "sinfo: UNLIMITED: " : "sinfo: no answer: ";
+    for (const auto& word : args) line += word + " ";
+    const CommandResult result = run_dnntune(args);
+    INFO(line << "\nexit " << result.exit_code << "\n" << result.err);
+    REQUIRE(result.exit_code == 0);
+    std::smatch time;
+    REQUIRE(std::regex_search(result.out, time, time_line));
+    const long seconds = std::stol(time[1]) * 86400 + std::stol(time[2]) * 3600 + std::stol(time[3]) * 60 +
+                         std::stol(time[4]);
+    CHECK(seconds > 0);
+    CHECK(seconds <= 86400);
   }
   unsetenv("DNNTUNE_CACHE_DIR");
 }

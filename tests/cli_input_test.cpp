@@ -18,6 +18,7 @@
 #include "tests/model_fixtures.hpp"
 
 using dnntune::test::CommandResult;
+using dnntune::test::FakeSinfo;
 using dnntune::test::run_dnntune;
 using dnntune::test::source_path;
 using nlohmann::json;
@@ -309,7 +310,8 @@ TEST_CASE("calibrate and compare take comma lists as recommend does; a repeated 
   CHECK(listed.out.find("resnet50 (") != std::string::npos);
   CHECK(listed.out.find("batch per process: 8, 16") != std::string::npos);
   CHECK(listed.out.find("1 thread, 2 threads") != std::string::npos);
-  check_refused({"calibrate", "--model", "resnet18,", "--dry-run", "-o", directory}, "--model: an empty item in the list");
+  check_refused({"calibrate", "--model", "resnet18,", "--dry-run", "-o", directory},
+                "--model: \"resnet18,\" has an empty item");
   check_refused({"calibrate", "--model", "resnet18", "--threads", "1,0", "--dry-run", "-o", directory}, "--threads");
   const auto compared = run_dnntune({"compare", "--model", "resnet18", "--machine", "skylake-8180,v100", "--json"});
   INFO(compared.err);
@@ -383,4 +385,149 @@ TEST_CASE("no absurd figure with exit 0: a network that computes nothing, anchor
   cores["topology"]["cores"] = 56.5;
   check_refused({"predict", "--machine", write_json(directory, "cores.json", cores), "--model", "resnet50"},
                 "cores.json: (/topology/cores) must be an integer");
+}
+
+// Issue 61, cases 4 and 5: "#SBATCH --time=925-02:11:00" under an UNLIMITED partition and
+// "--time=404220854068-22:15:00" or "--time=-106751991167300--15:-30:-8" from an overflow, before.
+TEST_CASE("a job's --time stays within the partition's limit or the stated day, and a capped time is said") {
+  const std::string cache = dnntune::test::make_temporary_directory();
+  setenv("DNNTUNE_CACHE_DIR", cache.c_str(), 1);
+  const auto script = [](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"recommend", "--format", "slurm", "--epochs", "1e6", "--dataset-images", "1e12"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_dnntune(args);
+  };
+  const auto check_capped = [](const CommandResult& result, const std::string& limit, const std::string& whose) {
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    CHECK(result.out.find("#SBATCH --time=" + limit + "\n#SBATCH --requeue\n") != std::string::npos);
+    CHECK(result.out.find("# --time: the whole training takes about ") != std::string::npos);
+    CHECK(result.out.find(whose) != std::string::npos);
+    CHECK(result.err.find("dnntune: the predicted training (about ") != std::string::npos);
+    CHECK(result.err.find("--time capped at " + limit + ", with --requeue") != std::string::npos);
+  };
+  {
+    FakeSinfo unlimited("batch* UNLIMITED\\n", 0);
+    check_capped(script({"--model", "resnet152", "--machine", "skylake-8180"}), "1-00:00:00",
+                 "partition (default) has none: sinfo says UNLIMITED");
+    // 55 convolutions of 64 channels at 1024x1024: within the size checks, 0.1 images/s.
+    check_capped(script({"--model", source_path("tests/fixtures/wide_convolutions_network.json"), "--machine",
+                         "broadwell-e5-2680v4"}),
+                 "1-00:00:00", "sinfo says UNLIMITED");
+    // 15 days at the default epochs: the default day, not the whole training.
+    const auto fifteen_days = run_dnntune({"recommend", "--model", "resnet152", "--machine", "skylake-8180",
+                                           "--format", "slurm", "--partition", "batch"});
+    check_capped(fifteen_days, "1-00:00:00", "partition batch has none: sinfo says UNLIMITED");
+  }
+  // A sinfo that cannot say: the same day (tests/cli_model_test.cpp, and the fuzzing of durations).
+  {
+    FakeSinfo two_days("batch* 2-00:00:00\\n", 0);
+    check_capped(script({"--model", "resnet152", "--machine", "skylake-8180"}), "2-00:00:00",
+                 "the time limit of partition (default) (sinfo)");
+    // A given --time is the user's: kept as given, nothing said.
+    const auto given = script({"--model", "resnet152", "--machine", "skylake-8180", "--time", "3-00:00:00"});
+    INFO(given.err);
+    CHECK(given.out.find("#SBATCH --time=3-00:00:00\n") != std::string::npos);
+    CHECK(given.err.find("capped") == std::string::npos);
+  }
+  unsetenv("DNNTUNE_CACHE_DIR");
+}
+
+// Issue 61 and 59: an empty value meant "not given" (--precision "", --partition "", --time ""),
+// and --precision fp32,fp32 was taken; --precision was read by two parsers, --anchor-settings by
+// a third.
+TEST_CASE("an empty value is refused, not read as not given; a list names each item once, read by one parser") {
+  const std::string calibration = reference_calibration();
+  const std::vector<std::string> cpu = {"recommend", "--model", "resnet18", "--calibration", calibration};
+  const std::vector<std::string> gpu = {"recommend", "--model", "resnet50", "--machine", "h200"};
+  const auto with = [](std::vector<std::string> args, const std::vector<std::string>& extra) {
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  for (const char* option : {"--partition", "--time", "--account", "--allocator", "--precision", "--format"})
+    check_refused(with(cpu, {option, ""}), std::string(option) + ": an empty value (leave the option out");
+  check_refused(with(gpu, {"--precision", ""}), "--precision: an empty value");
+  check_refused({"predict", "--model", "resnet50", "--machine", "h200", "--precision", ""},
+                "--precision: an empty value");
+  check_refused({"predict", "--model", "resnet50", "--machine", ""}, "--machine: an empty value");
+  // One message for an item given twice and for an empty item, whatever the list.
+  check_refused(with(gpu, {"--precision", "fp32,fp32"}), "--precision: \"fp32\" is listed twice");
+  check_refused(with(gpu, {"--memory-format", "channels_last,channels_last"}),
+                "--memory-format: \"channels_last\" is listed twice");
+  check_refused(with(gpu, {"--precision", "fp32,,bf16"}), "--precision: \"fp32,,bf16\" has an empty item");
+  check_refused(with(gpu, {"--precision", "fp32,"}), "--precision: \"fp32,\" has an empty item");
+  check_refused(with(cpu, {"--batch", "8,,16"}), "--batch: \"8,,16\" has an empty item");
+  const std::string directory = dnntune::test::make_temporary_directory() + "/calibration";
+  check_refused({"calibrate", "--model", "resnet18,", "--dry-run", "-o", directory},
+                "--model: \"resnet18,\" has an empty item");
+  check_refused({"calibrate", "--model", "resnet18,resnet18", "--dry-run", "-o", directory},
+                "--model: \"resnet18\" is listed twice");
+  check_refused({"calibrate", "--model", "resnet18", "--anchor-settings", "1x1,,2x1", "--dry-run", "-o", directory},
+                "--anchor-settings: \"1x1,,2x1\" has an empty item");
+  check_refused({"calibrate", "--model", "resnet18", "--anchor-settings", "2x1,2x1", "--dry-run", "-o", directory},
+                "--anchor-settings: \"2x1\" is listed twice");
+  const auto distinct = run_dnntune(with(gpu, {"--precision", "fp32,bf16", "--json"}));
+  INFO(distinct.err);
+  CHECK(distinct.exit_code == 0);
+}
+
+// Issue 61: compare took --machine 300 times (2.3 s each, no limit), and recommend's lists, each
+// within its limit, multiplied into millions of candidates ("about 97 minutes") with no refusal.
+TEST_CASE("work is bounded: compare's machines by a list limit, recommend's search by an estimate of minutes") {
+  const std::string directory = dnntune::test::make_temporary_directory();
+  json profile = read_json(source_path("data/machines/skylake-8180.json"));
+  std::string machines;
+  for (int index = 0; index < 17; ++index) {
+    profile["name"] = "node-" + std::to_string(index);
+    machines += (index ? "," : "") + write_json(directory, "node-" + std::to_string(index) + ".json", profile);
+  }
+  check_refused({"compare", "--model", "resnet50", "--machine", machines}, "--machine: more than 16 values");
+  check_refused({"compare", "--model", "resnet50", "--machine", "skylake-8180,skylake-8180"},
+                "--machine: \"skylake-8180\" is listed twice");
+
+  std::string sixteen;
+  for (int value = 1; value <= 16; ++value) sixteen += (value > 1 ? "," : "") + std::to_string(value);
+  // 21 node counts x 16 batches x 16 fusion sizes x every layout of a 56-core node: millions of
+  // candidates, hours on any machine; refused at once, with the way out.
+  check_refused({"recommend", "--model", "resnet152", "--machine", "skylake-8180", "--nodes", "1..1048576", "--batch",
+                 sixteen, "--fusion-mb", sixteen},
+                "minutes on this machine, past the limit of 10 minutes: shorten the lists (node counts, batches, "
+                "fusion sizes) or raise --max-minutes");
+  check_refused({"recommend", "--model", "resnet152", "--machine", "skylake-8180", "--max-minutes", "0"},
+                "--max-minutes: Value 0 not in range 0 (excluded) to 10000000");
+  const auto small = run_dnntune({"recommend", "--model", "resnet18", "--machine", "skylake-8180", "--max-minutes",
+                                  "0.5", "--json"});
+  INFO(small.err);
+  CHECK(small.exit_code == 0);  // a few hundred candidates are never timed, never refused
+}
+
+// Issue 61: a newline inside a word after `--` was taken; a profile's name printed raw (ESC, OSC);
+// the commands an answer prints were not quoted as its scripts are.
+TEST_CASE("text: control characters refused after -- and in a profile's name; printed commands quoted") {
+  const std::string calibration = reference_calibration();
+  check_refused({"recommend", "--model", "resnet18", "--calibration", calibration, "--format", "slurm", "--", "python",
+                 "train.py\nrm -rf ~"},
+                "holds a control character");
+  check_refused({"recommend", "--model", "resnet18", "--calibration", calibration, "--", "python", "\x1b[31m"},
+                "holds a control character");
+
+  const std::string directory = dnntune::test::make_temporary_directory();
+  json profile = read_json(source_path("data/machines/skylake-8180.json"));
+  profile["name"] = "evil\x1b]0;title\x07\x1b[31mred";
+  const std::string evil = write_json(directory, "evil.json", profile);
+  for (const char* command : {"predict", "recommend", "scale"})
+    check_refused({command, "--model", "resnet50", "--machine", evil},
+                  "evil.json: (/name) the machine name is empty or holds control characters");
+  check_refused({"compare", "--model", "resnet50", "--machine", evil + ",v100"}, "the machine name is empty or holds");
+
+  // A network file whose path holds a space: the command to settle a tie is one a shell reads back.
+  const std::string spaced = directory + "/my nets/tiny net.json";
+  REQUIRE(std::system(("mkdir -p '" + directory + "/my nets'").c_str()) == 0);
+  std::ofstream(spaced) << std::ifstream(source_path("tests/fixtures/tiny_network.json")).rdbuf();
+  const auto answer = run_dnntune({"recommend", "--model", spaced, "--machine", "skylake-8180", "--json"});
+  INFO(answer.err);
+  REQUIRE(answer.exit_code == 0);
+  const std::string settle = json::parse(answer.out)["how_to_settle"].get<std::string>();
+  CHECK(settle.find("--model '" + spaced + "'") != std::string::npos);
+  CHECK(settle.find("--model " + spaced) == std::string::npos);
 }

@@ -3,6 +3,7 @@
 #include "tests/temporary_files.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -56,6 +57,16 @@ std::string seed_cache(const std::string& cache_directory) {
 }
 
 CommandResult run_dnntune(const std::vector<std::string>& args) { return run_program(DNNTUNE_BINARY, args); }
+
+FakeSinfo::FakeSinfo(const std::string& output, int code)
+    : path_(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin") {
+  const std::string folder = make_temporary_directory();
+  write_file(folder + "/sinfo", "#!/bin/sh\nprintf '" + output + "'\nexit " + std::to_string(code) + "\n");
+  if (::chmod((folder + "/sinfo").c_str(), 0755) != 0) throw std::runtime_error("chmod failed");
+  ::setenv("PATH", (folder + ":" + path_).c_str(), 1);
+}
+
+FakeSinfo::~FakeSinfo() { ::setenv("PATH", path_.c_str(), 1); }
 
 CommandResult run_program(const std::string& program, const std::vector<std::string>& args) {
   // Output goes through files, not pipes, so a large output can never dead-lock the child.

@@ -41,4 +41,17 @@ std::string source_path(const std::string& relative);
 // entry's folder; a failure to seed fails the test.
 std::string seed_cache(const std::string& cache_directory);
 
+// The tests' SLURM: a fake `sinfo` first on the PATH while the object lives, printing `output`
+// (printf's format: "batch* UNLIMITED\\n") and exiting with `code`; the PATH restored after.
+class FakeSinfo {
+ public:
+  FakeSinfo(const std::string& output, int code);
+  ~FakeSinfo();
+  FakeSinfo(const FakeSinfo&) = delete;
+  FakeSinfo& operator=(const FakeSinfo&) = delete;
+
+ private:
+  std::string path_;
+};
+
 }  // namespace dnntune::test

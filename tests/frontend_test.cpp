@@ -34,14 +34,6 @@ model::Predictor spec_predictor(const std::string& machine) {
   return std::move(*predictor);
 }
 
-// A fake `sinfo` first on the PATH: prints `output` and exits with `code`.
-void fake_sinfo(const std::string& output, int code) {
-  const std::string folder = test::make_temporary_directory();
-  std::ofstream(folder + "/sinfo") << "#!/bin/sh\nprintf '" << output << "'\nexit " << code << "\n";
-  ::chmod((folder + "/sinfo").c_str(), 0755);
-  ::setenv("PATH", (folder + ":/usr/bin:/bin").c_str(), 1);
-}
-
 }  // namespace
 
 TEST_CASE("a source refuses an empty machine name and a topology beside a spec machine") {
@@ -187,25 +179,42 @@ TEST_CASE("a search a long --nodes list multiplies is announced with its estimat
   std::vector<std::string> lines;
   const auto heard = [&](const std::string& line) { lines.push_back(line); };
   tuner::SearchSpaceOptions space;
-  frontend::announce_search(predictor, *network, space, heard);
+  CHECK(frontend::announce_search(predictor, *network, space, heard, 1e6, "--max-minutes"));
   CHECK(lines.empty());  // one node: a few hundred candidates, said nothing
   for (int nodes = 2; nodes <= 64; ++nodes) space.node_counts.push_back(nodes);
-  frontend::announce_search(predictor, *network, space, heard);
+  CHECK(frontend::announce_search(predictor, *network, space, heard, 1e6, "--max-minutes"));
   REQUIRE(lines.size() == 1);
   CHECK(lines.front().rfind("scoring ", 0) == 0);
   CHECK(lines.front().find(" candidate configurations (about ") != std::string::npos);
 }
 
 TEST_CASE("the partition's time limit comes from sinfo, and nothing when SLURM cannot say") {
-  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
-  fake_sinfo("debug 1:00:00\\nbatch* 2-00:00:00\\nlong infinite\\n", 0);
-  CHECK(frontend::partition_time_limit_seconds("") == Approx(2 * 86400.0));  // the default partition
-  CHECK(frontend::partition_time_limit_seconds("debug") == Approx(3600.0));
-  const auto unlimited = frontend::partition_time_limit_seconds("long");
-  REQUIRE(unlimited);
-  CHECK(std::isinf(*unlimited));
-  CHECK_FALSE(frontend::partition_time_limit_seconds("nosuch"));
-  fake_sinfo("sinfo: error: Could not establish a configuration source\\n", 1);
+  {
+    test::FakeSinfo sinfo("debug 1:00:00\\nbatch* 2-00:00:00\\nlong infinite\\n", 0);
+    CHECK(frontend::partition_time_limit_seconds("") == Approx(2 * 86400.0));  // the default partition
+    CHECK(frontend::partition_time_limit_seconds("debug") == Approx(3600.0));
+    const auto unlimited = frontend::partition_time_limit_seconds("long");
+    REQUIRE(unlimited);
+    CHECK(std::isinf(*unlimited));
+    CHECK_FALSE(frontend::partition_time_limit_seconds("nosuch"));
+  }
+  test::FakeSinfo failing("sinfo: error: Could not establish a configuration source\\n", 1);
   CHECK_FALSE(frontend::partition_time_limit_seconds(""));
-  ::setenv("PATH", path.c_str(), 1);
+}
+
+// Issue 61: a search of 5,193,728 candidates ("about 97 minutes") ran with only an announcement.
+TEST_CASE("a search estimated past the limit is refused with its size, its estimate and the way out") {
+  const frontend::SearchEstimate long_search{5193728, 97 * 60};
+  const auto refused =
+      frontend::check_search_estimate(long_search, frontend::default_max_search_minutes, "--max-minutes");
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().kind == ErrorKind::bad_input);
+  CHECK(refused.error().message ==
+        "the search would score 5193728 candidate configurations, about 97 minutes on this machine, past the limit "
+        "of 10 minutes: shorten the lists (node counts, batches, fusion sizes) or raise --max-minutes");
+  CHECK(frontend::check_search_estimate(long_search, 100, "--max-minutes"));  // raised: it runs
+  CHECK(frontend::check_search_estimate({300, 0}, 0.001, "--max-minutes"));   // too small to be timed
+  const auto unnamed = frontend::check_search_estimate(long_search, 10, "");
+  REQUIRE_FALSE(unnamed);
+  CHECK(unnamed.error().message.find("raise") == std::string::npos);
 }

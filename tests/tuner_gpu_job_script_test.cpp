@@ -5,12 +5,15 @@
 // without TF32 or bf16 (V100) never told to set them.
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include "data/builtin_machines.hpp"
 #include "tests/expected_support.hpp"
 #include "model/gpu_calibration.hpp"
 #include "model/gpu_predictor.hpp"
 #include "tuner/gpu_recommendation.hpp"
 #include "tuner/job_script.hpp"
+#include "tuner/launch_policy.hpp"
 #include "workloads/zoo.hpp"
 
 using namespace dnntune;
@@ -160,4 +163,24 @@ TEST_CASE("the GPU job script and torchrun line quote the user's words") {
   options.train_command.clear();
   CHECK(has(tuner::gpu_slurm_script(prediction, options), "true  # put your training command here"));
   CHECK(has(tuner::gpu_torchrun_text(prediction, options), "--no_python YOUR_TRAINING_COMMAND\n"));
+}
+
+// Issue 61: a GPU pick's job script takes its --time from the one launch policy: the product of a
+// million epochs of 1e12 images over the predicted rate, under a partition sinfo calls UNLIMITED,
+// is the stated day with --requeue and the comment, never the whole (overflowing) training.
+TEST_CASE("the GPU job script's --time: an overflowing training capped at the stated day, and said") {
+  const auto prediction = predicted("h200", 8, model::GpuPrecision::bf16, model::GpuMemoryFormat::channels_last);
+  tuner::LaunchRequest request;
+  request.partition = "gpu";
+  tuner::LaunchFacts facts;
+  facts.partition_limit_seconds = std::numeric_limits<double>::infinity();  // sinfo: UNLIMITED
+  auto options = must(tuner::job_script_options(request, prediction.network, 1e6 * 1e12 / prediction.images_per_second,
+                                                facts));
+  options.train_command = job().train_command;
+  const auto script = tuner::gpu_slurm_script(prediction, options);
+  CHECK(has(script, "#SBATCH --time=1-00:00:00\n#SBATCH --requeue\n#SBATCH --partition=gpu\n"));
+  CHECK(has(script, "# --time: the whole training takes about "));
+  CHECK(has(script, "partition gpu has none: sinfo says UNLIMITED"));
+  CHECK(has(script, "must checkpoint"));
+  CHECK(has(options.time_note, "--time capped at 1-00:00:00"));
 }

@@ -4,13 +4,17 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
+#include <regex>
 
 #include "model/fit.hpp"
 #include "tests/model_fixtures.hpp"
 #include "tuner/comparison.hpp"
 #include "tuner/job_script.hpp"
+#include "tuner/launch_policy.hpp"
 #include "tuner/sbatch_header.hpp"
 #include "tuner/recommendation.hpp"
+#include "tuner/search_space.hpp"
 #include "tuner/report.hpp"
 #include "workloads/zoo.hpp"
 
@@ -356,9 +360,15 @@ TEST_CASE("one #SBATCH writer, and a --time within the partition's limit that sa
   const auto partition_job = tuner::job_time(3 * 86400.0, 2 * 86400.0, "long");
   CHECK(partition_job.time_limit == "2-00:00:00");
   CHECK(partition_job.comment.find("partition long") != std::string::npos);
+  // Issue 61, case 4: UNLIMITED is no limit a script can state: the default day, requeued, said.
   const auto unlimited_job = tuner::job_time(3 * 86400.0, std::numeric_limits<double>::infinity(), "long");
-  CHECK(unlimited_job.time_limit == "3-18:10:00");
-  CHECK_FALSE(unlimited_job.requeue);
+  CHECK(unlimited_job.time_limit == "1-00:00:00");
+  CHECK(unlimited_job.requeue);
+  CHECK(unlimited_job.capped);
+  CHECK(unlimited_job.comment.find("partition long has none: sinfo says UNLIMITED") != std::string::npos);
+  CHECK(unlimited_job.note.find("--time capped at 1-00:00:00") != std::string::npos);
+  CHECK_FALSE(short_job.capped);
+  CHECK(short_job.note.empty());
 
   model::Prediction prediction;
   prediction.network = "resnet152";
@@ -401,4 +411,107 @@ TEST_CASE("compare: a machine whose band is wider than the gate's ratio has no f
   const auto json = dnntune::tuner::comparison_json(comparison);
   CHECK(json["machines"][1]["images_per_second"].is_null());
   CHECK(json["machines"][1]["band"]["known"] == false);
+}
+
+// Issue 61, case 5: an overflowing product of epochs and images (or a figure that is no number)
+// is capped like any other long training, never wrapped into a negative or absurd --time.
+TEST_CASE("a job's --time is checked arithmetic: any predicted duration is capped, never wrapped") {
+  const std::regex slurm_time(R"(\d+-\d\d:\d\d:\d\d)");
+  for (const double seconds : {1e13, 3.5e22, 1e19, 9.3e18, 1e300, std::numeric_limits<double>::max(),
+                               std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
+    INFO(seconds);
+    for (const std::optional<double> limit : {std::optional<double>(), std::optional<double>(2 * 86400.0),
+                                              std::optional<double>(std::numeric_limits<double>::infinity()),
+                                              std::optional<double>(1e300)}) {
+      const auto time = tuner::job_time(seconds, limit, "batch");
+      CHECK(std::regex_match(time.time_limit, slurm_time));
+      CHECK(time.requeue);
+      CHECK(time.capped);
+      CHECK_FALSE(std::regex_search(time.comment, std::regex(R"([ (=:]-\d)")));  // no negative figure
+      CHECK_FALSE(std::regex_search(time.comment, std::regex(R"(\b(nan|inf)\b)")));
+    }
+    CHECK(tuner::job_time(seconds, std::nullopt, "").time_limit == "1-00:00:00");
+    CHECK(tuner::job_time(seconds, 2 * 86400.0, "").time_limit == "2-00:00:00");
+  }
+  // What the issue saw: resnet152, 1e6 epochs of 1e12 images at 35.8 images/s.
+  const auto seen = tuner::job_time(1e18 / 35.8, std::nullopt, "");
+  CHECK(seen.time_limit == "1-00:00:00");
+  CHECK(seen.comment.find("the whole training takes about 8.9e+08 years") != std::string::npos);
+  // SLURM's own durations stay within what it holds, and never below zero.
+  CHECK(tuner::slurm_duration(1e300) == tuner::slurm_duration(tuner::longest_slurm_time_seconds));
+  CHECK(tuner::slurm_duration(-5) == "0-00:00:00");
+  CHECK(tuner::slurm_duration(std::numeric_limits<double>::quiet_NaN()) == "0-00:00:00");
+  // A partition whose MaxTime is past what SLURM holds is taken at SLURM's longest.
+  CHECK(tuner::job_time(1e300, 1e300, "").time_limit == tuner::slurm_duration(tuner::longest_slurm_time_seconds));
+}
+
+// Issue 61: SLURM expands %j, %N, %u ... in --output; a path holding '%' is written as its literal.
+TEST_CASE("the SBATCH --output line keeps a path holding % as it is") {
+  tuner::SbatchHeader header;
+  header.job_name = "dnntune-%j";
+  header.output = "/cache/%j/log-%N.out";
+  const std::string text = tuner::sbatch_header(header);
+  CHECK(text.find("#SBATCH --output=/cache/%%j/log-%%N.out\n") != std::string::npos);
+  CHECK(text.find("#SBATCH --job-name=dnntune-_j\n") != std::string::npos);
+}
+
+// Issue 59: the launch policy (the job's time, OpenMP runtime, allocator) in the library, from
+// the request and what the caller found out, with nothing of the command line in it.
+TEST_CASE("the launch policy: --time given or derived within the partition's limit, the runtime, the allocator") {
+  tuner::LaunchRequest request;
+  tuner::LaunchFacts facts;
+  facts.partition_limit_seconds = 2 * 86400.0;
+  facts.loaded_openmp = tuner::OpenMpRuntime::intel;
+  facts.allocator_environment = {{"LD_PRELOAD", "/usr/lib/libjemalloc.so.2"}};
+  const auto derived = tuner::job_script_options(request, "resnet152", 3600, facts);
+  REQUIRE(derived);
+  CHECK(derived->time_limit == "0-01:25:00");
+  CHECK_FALSE(derived->requeue);
+  CHECK(derived->time_note.empty());
+  CHECK(derived->job_name == "dnntune-resnet152");
+  CHECK(derived->openmp == tuner::OpenMpRuntime::intel);  // auto: what the caller found loaded
+  CHECK(derived->allocator_environment == facts.allocator_environment);
+  const auto capped = tuner::job_script_options(request, "resnet152", 1e7, facts);
+  REQUIRE(capped);
+  CHECK(capped->time_limit == "2-00:00:00");
+  CHECK(capped->requeue);
+  CHECK(capped->time_note.find("--time capped at 2-00:00:00") != std::string::npos);
+
+  request.time_limit = "1-12";
+  request.openmp = "gnu";
+  request.partition = "batch";
+  const auto given = tuner::job_script_options(request, "resnet152", 1e7, facts);
+  REQUIRE(given);
+  CHECK(given->time_limit == "1-12");  // the user's, as given: not capped, nothing said
+  CHECK_FALSE(given->requeue);
+  CHECK(given->time_note.empty());
+  CHECK(given->openmp == tuner::OpenMpRuntime::gnu);
+  CHECK(given->partition == "batch");
+
+  tuner::LaunchRequest bad;
+  CHECK_FALSE(tuner::job_script_options(bad, "resnet152", std::numeric_limits<double>::quiet_NaN(), facts));
+  CHECK_FALSE(tuner::job_script_options(bad, "resnet152", 0, facts));
+  bad.openmp = "llvm";
+  CHECK_FALSE(tuner::check_launch_request(bad));
+  bad.openmp = "auto";
+  bad.partition = "a b";
+  CHECK_FALSE(tuner::check_launch_request(bad));
+  bad.partition = "";
+  bad.time_limit = "1-24:00:00";
+  CHECK_FALSE(tuner::check_launch_request(bad));
+}
+
+// Issue 61: the size of a search, counted without holding millions of points, is the search's.
+TEST_CASE("the search space is counted as it is enumerated") {
+  const auto rates = two_socket_node(28, 2);
+  tuner::SearchSpaceOptions options;
+  options.node_counts = {1, 2, 4};
+  options.batches_per_process = {16, 32};
+  options.fusion_megabytes = {16, 64};
+  options.consider_parameter_server = true;
+  const auto space = tuner::enumerate_search_space(rates, options);
+  const auto size = tuner::count_search_space(rates, options);
+  CHECK(size.valid == space.valid.size());
+  REQUIRE(size.first);
+  CHECK(*size.first == space.valid.front());
 }

@@ -26,6 +26,7 @@ struct JobScriptOptions {
   std::string time_limit = "02:00:00";     // SLURM's --time
   bool requeue = false;                    // the training outlasts the time limit (sbatch_header.hpp)
   std::string time_comment;                // "# ..." lines on the limit (job_time), or empty
+  std::string time_note;                   // one line for the user when --time was capped (job_time), or empty
   std::string partition;                   // empty: the cluster's default
   std::string account;
   OpenMpRuntime openmp = OpenMpRuntime::unknown;

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <regex>
 #include <sstream>
 
@@ -21,13 +22,34 @@ std::string job_name_text(std::string name) {
   return name;
 }
 
-// "170 days 5 hours", "3 hours 20 minutes": a duration a reader takes in at a glance.
+// "170 days 5 hours", "3 hours 20 minutes": a duration a reader takes in at a glance; past a
+// century, in years ("4.1e+09 years"), which whole minutes in a long could not hold.
 std::string readable_duration(double seconds) {
-  const long minutes = static_cast<long>(std::ceil(std::max(0.0, seconds) / 60));
+  seconds = std::isnan(seconds) ? 0 : std::max(0.0, seconds);
+  if (std::isinf(seconds)) return "an unbounded time (the prediction states no finite rate)";
+  if (seconds > 36500.0 * 86400) {
+    char text[40];
+    std::snprintf(text, sizeof text, "%.2g years", seconds / (365.25 * 86400));
+    return text;
+  }
+  const long minutes = static_cast<long>(std::ceil(seconds / 60));
   const long days = minutes / 1440, hours = minutes % 1440 / 60, rest = minutes % 60;
   if (days > 0) return std::to_string(days) + " days " + std::to_string(hours) + " hours";
   if (hours > 0) return std::to_string(hours) + " hours " + std::to_string(rest) + " minutes";
   return std::to_string(rest) + " minutes";
+}
+
+// A duration as SLURM's --time when SLURM can hold it, else as a reader would say it.
+std::string stated_duration(double seconds) {
+  return seconds <= longest_slurm_time_seconds ? slurm_duration(seconds) : readable_duration(seconds);
+}
+
+// A text that SLURM expands in #SBATCH --output/--error (%j, %N, %u ...) written so that it
+// stays what it says: "%%" is SLURM's literal '%'.
+std::string slurm_pattern_text(const std::string& text) {
+  std::string escaped;
+  for (const char character : text) escaped += character == '%' ? std::string("%%") : std::string(1, character);
+  return escaped;
 }
 
 }  // namespace
@@ -45,12 +67,15 @@ std::string sbatch_header(const SbatchHeader& header) {
   if (header.requeue) out << "#SBATCH --requeue\n";
   if (!header.partition.empty()) out << "#SBATCH --partition=" << header.partition << "\n";
   if (!header.account.empty()) out << "#SBATCH --account=" << header.account << "\n";
-  if (!header.output.empty()) out << "#SBATCH --output=" << header.output << "\n";
+  if (!header.output.empty()) out << "#SBATCH --output=" << slurm_pattern_text(header.output) << "\n";
   return out.str();
 }
 
 std::string slurm_duration(double seconds) {
-  const long total = static_cast<long>(std::llround(std::max(0.0, seconds)));
+  // Clamped before the conversion: a double past a long's range (an overflowing prediction) has
+  // no defined conversion, and SLURM holds no longer time anyway.
+  const double bounded = std::isnan(seconds) ? 0 : std::clamp(seconds, 0.0, longest_slurm_time_seconds);
+  const long total = static_cast<long>(std::llround(bounded));
   char text[40];
   std::snprintf(text, sizeof text, "%ld-%02ld:%02ld:%02ld", total / 86400, total % 86400 / 3600, total % 3600 / 60,
                 total % 60);
@@ -73,26 +98,40 @@ std::optional<double> slurm_time_seconds(const std::string& text) {
 JobTime job_time(double seconds_to_train, std::optional<double> partition_limit_seconds,
                  const std::string& partition) {
   // The margin: 25% for the band and a slow node, 10 minutes for start-up and the last checkpoint.
-  const double wanted = std::ceil(std::max(0.0, seconds_to_train) * 1.25 / 60.0) * 60 + 600;
-  const double limit = partition_limit_seconds ? *partition_limit_seconds : default_slurm_time_limit_seconds;
-  const std::string whose = partition_limit_seconds
-                                ? "the time limit of partition " + (partition.empty() ? std::string("(default)") : partition) +
-                                      " (sinfo)"
-                                : "dnntune's default limit (sinfo could not say what the partition allows)";
+  // In doubles throughout (an overflowing prediction is a large double, never a wrapped integer);
+  // a time that is not a number counts as longer than any limit.
+  const double training = std::isnan(seconds_to_train) ? std::numeric_limits<double>::infinity()
+                                                       : std::max(0.0, seconds_to_train);
+  const double wanted = std::ceil(training * 1.25 / 60.0) * 60 + 600;
+  const std::string named = "partition " + (partition.empty() ? std::string("(default)") : partition);
+  // sinfo's MaxTime when it states one; UNLIMITED, or no answer, takes the stated default.
+  const bool partition_limited = partition_limit_seconds && std::isfinite(*partition_limit_seconds) &&
+                                 *partition_limit_seconds > 0;
+  const double limit = partition_limited ? std::min(*partition_limit_seconds, longest_slurm_time_seconds)
+                                         : default_slurm_time_limit_seconds;
+  const std::string whose =
+      partition_limited ? "the time limit of " + named + " (sinfo)"
+      : partition_limit_seconds
+          ? "dnntune's default limit (" + named + " has none: sinfo says UNLIMITED)"
+          : "dnntune's default limit (sinfo could not say what the partition allows)";
   JobTime time;
   if (wanted <= limit) {
     time.time_limit = slurm_duration(wanted);
     time.comment = "# --time: the predicted training, +25% and 10 minutes, within " + whose + ", " +
-                   (std::isfinite(limit) ? slurm_duration(limit) : std::string("none")) + "\n";
+                   slurm_duration(limit) + "\n";
     return time;
   }
   // Whole minutes below the limit: SLURM rounds a job's time up to minutes.
   time.time_limit = slurm_duration(std::floor(limit / 60) * 60);
   time.requeue = true;
-  time.comment = "# --time: the whole training takes about " + readable_duration(seconds_to_train) + " (" +
-                 slurm_duration(wanted) + " with the margin), longer than " + whose + ", " + slurm_duration(limit) +
+  time.capped = true;
+  time.comment = "# --time: the whole training takes about " + readable_duration(training) + " (" +
+                 stated_duration(wanted) + " with the margin), longer than " + whose + ", " + slurm_duration(limit) +
                  ".\n# It must checkpoint and resume from its checkpoint: --requeue lets the job be requeued "
                  "(`scontrol requeue $SLURM_JOB_ID` after a checkpoint) or resubmit it until the training is done.\n";
+  time.note = "the predicted training (about " + readable_duration(training) + ") is longer than " + whose +
+              ": --time capped at " + time.time_limit + ", with --requeue (the script says so; the training must "
+              "checkpoint)";
   return time;
 }
 

@@ -9,8 +9,13 @@
 
 namespace dnntune::tuner {
 
-SearchSpace enumerate_search_space(const model::MachineRates& rates, const SearchSpaceOptions& options) {
-  SearchSpace space;
+namespace {
+
+// Every point of the space in one fixed order: each valid configuration to `valid`, each that
+// cannot run to `excluded` (the one walk both the search and its count take).
+void walk_search_space(const model::MachineRates& rates, const SearchSpaceOptions& options,
+                       const std::function<void(const model::TrainingConfiguration&)>& valid,
+                       const std::function<void(ExcludedPoint&&)>& excluded) {
   const int cores = rates.cores();
   const int hardware_threads = cores * rates.pus_per_core;
   std::vector<bool> smt_settings = {false};
@@ -39,7 +44,7 @@ SearchSpace enumerate_search_space(const model::MachineRates& rates, const Searc
             const auto split = split_global_batch(options.global_batch, processes);
             if (!split) {
               base.batch_per_process = options.global_batch / processes;
-              space.excluded.push_back({base, "the global batch " + std::to_string(options.global_batch) +
+              excluded({base, "the global batch " + std::to_string(options.global_batch) +
                                                   " does not split evenly over " + std::to_string(processes) +
                                                   " processes into batches of at most " +
                                                   std::to_string(workloads::max_batch)});
@@ -51,13 +56,13 @@ SearchSpace enumerate_search_space(const model::MachineRates& rates, const Searc
             base.batch_per_process = batch;
             auto placement = model::place(base, rates);
             if (!placement) {
-              space.excluded.push_back({base, placement.error().message});
+              excluded({base, placement.error().message});
               continue;
             }
             for (double fusion : options.fusion_megabytes) {
               model::TrainingConfiguration configuration = base;
               configuration.fusion_bytes = fusion * 1024 * 1024;
-              space.valid.push_back(configuration);
+              valid(configuration);
             }
             if (options.consider_parameter_server && ppn * nodes > 1)
               for (bool asynchronous : {false, true}) {
@@ -65,11 +70,31 @@ SearchSpace enumerate_search_space(const model::MachineRates& rates, const Searc
                 configuration.scheme = model::CommunicationScheme::parameter_server;
                 configuration.parameter_servers = std::max(1, ppn * nodes / 8);
                 configuration.asynchronous = asynchronous;
-                space.valid.push_back(configuration);
+                valid(configuration);
               }
           }
         }
+}
+
+}  // namespace
+
+SearchSpace enumerate_search_space(const model::MachineRates& rates, const SearchSpaceOptions& options) {
+  SearchSpace space;
+  walk_search_space(
+      rates, options, [&](const model::TrainingConfiguration& point) { space.valid.push_back(point); },
+      [&](ExcludedPoint&& point) { space.excluded.push_back(std::move(point)); });
   return space;
+}
+
+SearchSize count_search_space(const model::MachineRates& rates, const SearchSpaceOptions& options) {
+  SearchSize size;
+  walk_search_space(
+      rates, options,
+      [&](const model::TrainingConfiguration& point) {
+        if (size.valid++ == 0) size.first = point;
+      },
+      [](ExcludedPoint&&) {});
+  return size;
 }
 
 std::optional<std::int64_t> split_global_batch(std::int64_t global_batch, std::int64_t processes) {

@@ -41,6 +41,14 @@ struct SearchSpace {
 // with SMT on one that needs more hardware threads.
 SearchSpace enumerate_search_space(const model::MachineRates& rates, const SearchSpaceOptions& options);
 
+// How many valid points enumerate_search_space would give, without holding them (a search of
+// millions is counted before it is refused), and the first of them.
+struct SearchSize {
+  std::size_t valid = 0;
+  std::optional<model::TrainingConfiguration> first;
+};
+SearchSize count_search_space(const model::MachineRates& rates, const SearchSpaceOptions& options);
+
 // The batch per process when `global_batch` is split evenly over `processes`; none when it
 // does not split evenly or a share exceeds workloads::max_batch.
 std::optional<std::int64_t> split_global_batch(std::int64_t global_batch, std::int64_t processes);
