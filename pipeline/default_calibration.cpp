@@ -5,6 +5,7 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -15,6 +16,7 @@
 #include "pipeline/measurement_inputs.hpp"
 #include "pipeline/version.hpp"
 #include "common/file_lock.hpp"
+#include "common/files.hpp"
 #include "common/json_file.hpp"
 #include "common/self_executable.hpp"
 #include "model/calibration.hpp"
@@ -38,7 +40,8 @@ std::string file_safe(std::string text) {
 }
 
 // covered.json: "resnet152@32" for each (network, batch) the measurements were planned for; a
-// network file is named by its path (if its content changes, its new layers are measured). An
+// network file is named by its content (covered_network_key): by any path the same network, and
+// once edited a new one, whose new layers are measured. An
 // entry that does not parse is dropped (and so measured again), never fatal.
 Coverage read_coverage(const std::string& path) {
   Coverage coverage;
@@ -55,7 +58,7 @@ Coverage read_coverage(const std::string& path) {
 Coverage wanted_by(const DefaultCalibrationRequest& request) {
   Coverage wanted;
   for (const auto& model : request.models)
-    for (const std::int64_t batch : request.batches) wanted.push_back({model, batch});
+    for (const std::int64_t batch : request.batches) wanted.push_back({covered_network_key(model), batch});
   return wanted;
 }
 
@@ -103,6 +106,23 @@ Expected<std::string> entry_directory(const records::MachineProfile& machine, co
 }
 
 }  // namespace
+
+std::string covered_network_key(const std::string& model) {
+  const auto& built_in = workloads::known_network_names();
+  if (std::find(built_in.begin(), built_in.end(), model) != built_in.end()) return model;  // as load_network reads it
+  const auto content = read_input_file(model);
+  std::error_code error;
+  if (!content) return fs::weakly_canonical(fs::absolute(model, error), error).string();
+  // FNV-1a 64 of the bytes, as records::fingerprint digests a machine: which file, not a secret.
+  std::uint64_t hash = 14695981039346656037ull;
+  for (const unsigned char byte : *content) {
+    hash ^= byte;
+    hash *= 1099511628211ull;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "file-%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
 
 Expected<void> write_coverage(const std::string& path, const Coverage& coverage) {
   std::vector<std::string> items;
