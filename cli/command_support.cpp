@@ -129,8 +129,9 @@ bool replaces(const std::string& output, const std::string& input) {
   bool folder = false;
   if (!is_regular_file_or_folder(input, folder)) return false;
   if (!folder) return same_file(output, input);
-  if (!same_file(folder_of(output), input)) return false;
-  const std::string name = file_name_of(output);
+  const std::string written = written_path(output);  // a link to DIR/layers.jsonl replaces that file
+  if (!same_file(folder_of(written), input)) return false;
+  const std::string name = file_name_of(written);
   for (const char* read : pipeline::measurement_directory_files)
     if (name == read) return true;
   return false;

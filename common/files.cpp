@@ -261,6 +261,11 @@ Expected<std::string> read_input_file(const std::string& path) {
   return text;
 }
 
+std::string written_path(const std::string& path) {
+  const std::string end = link_end(path);
+  return end.empty() ? path : end;
+}
+
 bool same_file(const std::string& first, const std::string& second) {
   struct stat first_status {}, second_status {};
   if (::stat(first.c_str(), &first_status) == 0 && ::stat(second.c_str(), &second_status) == 0)

@@ -48,6 +48,10 @@ Expected<void> check_input_file(const std::string& path);
 // hangs the reader), then checked as check_input_file on what was opened.
 Expected<std::string> read_input_file(const std::string& path);
 
+// The file a user's output written to `path` replaces: `path`, or where its chain of symbolic links
+// ends (as `>` follows them). For checks of what an output would replace by its name.
+std::string written_path(const std::string& path);
+
 // Whether two paths name the same file: the same device and inode when both exist, else the same
 // path once made absolute and weakly canonical (links and "..": resolved as far as they exist).
 bool same_file(const std::string& first, const std::string& second);
