@@ -169,7 +169,15 @@ TEST_CASE("a file a command appends to passes the output check: never the cache'
   setenv("DNNTUNE_CACHE_DIR", cache.c_str(), 1);
   const auto into_cache = run_dnntune(with_record(calibration));
   const auto validate_into_cache = run_dnntune({"validate", "--model", "resnet18", "--record", calibration});
+  // What a first run's anchor does: append to the entry's anchor records (one record per pass).
+  const std::string anchors = cache + "/entry/measurements/network.jsonl";
+  std::filesystem::create_directories(cache + "/entry/measurements");
+  const auto anchor = run_dnntune(with_record(anchors));
   unsetenv("DNNTUNE_CACHE_DIR");
+  CHECK(anchor.exit_code == 0);
+  const auto anchored = dnntune::records::read_measurements(anchors);
+  REQUIRE(anchored);
+  CHECK_FALSE(anchored->records.empty());
   dnntune::test::check_bad_input(into_cache, "--record " + calibration + " is inside dnntune's cache");
   dnntune::test::check_bad_input(validate_into_cache, "is inside dnntune's cache");
   CHECK(read_whole_file(calibration) == "{\"schema\": \"dnntune.calibration\"}\n");
