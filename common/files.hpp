@@ -27,8 +27,9 @@ constexpr std::uint64_t max_input_bytes = std::uint64_t{256} << 20;
 enum class WrittenFile { user_output, owned };
 
 // `content` to `path` (atomically where it is a regular file). A missing folder or a path that is
-// a folder, a block device, a FIFO or a socket (other than one this process holds open) is bad input; a write that fails (disk full, I/O error) is
-// a failure, with the reason from errno, and removes its temporary.
+// a folder, a block device, a FIFO or a socket (other than one this process holds open) is bad
+// input; a write that fails (disk full, I/O error) is a failure, with the reason from errno, and
+// removes its temporary.
 Expected<void> write_file_atomically(const std::string& path, const std::string& content,
                                      WrittenFile kind = WrittenFile::user_output);
 

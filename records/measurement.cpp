@@ -247,8 +247,10 @@ namespace {
 Expected<std::optional<MeasurementFile>> appended_file(const std::string& path) {
   struct stat status {};
   if (::lstat(path.c_str(), &status) != 0) return std::optional<MeasurementFile>{};
-  if (S_ISLNK(status.st_mode)) return bad_input(path + ": is a symbolic link; records are appended to a regular file only");
-  if (!S_ISREG(status.st_mode)) return bad_input(path + ": not a regular file; records are appended to a regular file only");
+  if (S_ISLNK(status.st_mode))
+    return bad_input(path + ": is a symbolic link; records are appended to a regular file only");
+  if (!S_ISREG(status.st_mode))
+    return bad_input(path + ": not a regular file; records are appended to a regular file only");
   auto file = read_measurements(path);
   if (!file) return bad_input(file.error().message + " (records are appended only to a file of measurement records)");
   return std::optional<MeasurementFile>(std::move(*file));

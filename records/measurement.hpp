@@ -132,9 +132,10 @@ Expected<Measurement> measurement_from_json_line(const std::string& line, const 
 Expected<void> append_measurement(const std::string& path, const Measurement& measurement);
 
 // Reads every record of a JSON Lines file. A last line cut short (a run killed mid-write: no
-// newline, and it begins as a record does, with "{") is dropped and counted in `truncated_lines`; any other bad line is skipped and listed in
-// `skipped_lines` as "FILE:LINE: why", for the caller to report: one bad line never costs the
-// records around it. A file with bad lines and not one good record is an error (the first line's).
+// newline, and it begins as a record does, with "{") is dropped and counted in `truncated_lines`;
+// any other bad line is skipped and listed in `skipped_lines` as "FILE:LINE: why", for the caller
+// to report: one bad line never costs the records around it. A file with bad lines and not one
+// good record is an error (the first line's).
 struct MeasurementFile {
   std::vector<Measurement> records;
   int truncated_lines = 0;

@@ -197,14 +197,14 @@ TEST_CASE("validate --resume refuses a record file that is not one before it cha
   dnntune::test::write_file(notes, "first line\nsecond line");
   // An empty cache: refused before the first run it would need.
   setenv("DNNTUNE_CACHE_DIR", (temporary.path + "/cache").c_str(), 1);
-  const auto resumed = run_dnntune({"validate", "--model", "resnet152", "--batch", "32", "--iters", "1", "--warmup", "0",
-                                    "--record", notes, "--resume"});
+  const auto resumed = run_dnntune({"validate", "--model", "resnet152", "--batch", "32", "--iters", "1", "--warmup",
+                                    "0", "--record", notes, "--resume"});
   unsetenv("DNNTUNE_CACHE_DIR");
   dnntune::test::check_bad_input(resumed, notes + ":1: ");
   CHECK(read_whole_file(notes) == "first line\nsecond line");
 }
 
-TEST_CASE("an output goes where the shell's > would send it: a held descriptor, a link's target, a file keeping its mode") {
+TEST_CASE("an output goes where the shell's > would send it: a held descriptor, a link's target, its mode kept") {
   const TemporaryDirectory temporary;
   const std::string& directory = temporary.path;
   // `-o /dev/stdout > res.txt`, through a private link to /proc/self/fd/1 (a failing test must

@@ -151,7 +151,8 @@ TEST_CASE("fuzz: every output-naming option against an input of its command and 
     std::vector<std::string> inputs;  // files it reads
   };
   const std::vector<Target> targets = {
-      {{"predict", "--model", network, "--calibration", calibration, "--ppn", "1", "--threads", "1"}, {network, calibration}},
+      {{"predict", "--model", network, "--calibration", calibration, "--ppn", "1", "--threads", "1"},
+       {network, calibration}},
       {{"scale", "--model", network, "--calibration", calibration, "--ppn", "1", "--threads", "1", "--nodes", "1,2"},
        {network, calibration}},
       {{"recommend", "--model", network, "--calibration", calibration}, {network, calibration}},
@@ -160,7 +161,8 @@ TEST_CASE("fuzz: every output-naming option against an input of its command and 
       {{"models", "show", network}, {network}},
       {{"probe", "--machine", machine}, {machine}},
       {{"machines"}, {}},
-      {{"train", "--model", network, "--batch", "1", "--iters", "1", "--warmup", "0", "--threads", "1", "--device", "cpu"},
+      {{"train", "--model", network, "--batch", "1", "--iters", "1", "--warmup", "0", "--threads", "1", "--device",
+        "cpu"},
        {network}},
       {{"validate", "--model", network, "--batch", "1", "--iters", "1", "--warmup", "0"}, {network}},
       {{"calibrate", "--model", network, "--dry-run"}, {network}},
