@@ -18,6 +18,8 @@
 #include "pipeline/default_calibration.hpp"
 #include "pipeline/measurement_inputs.hpp"
 #include "common/text_format.hpp"
+#include "records/measurement.hpp"
+#include "train/anchor.hpp"
 #include "train/comm/mpi_session.hpp"
 
 namespace dnntune::cli {
@@ -104,8 +106,9 @@ bool replaces(const std::string& output, const std::string& input) {
   bool folder = false;
   if (!is_regular_file_or_folder(input, folder)) return false;
   if (!folder) return same_file(output, input);
-  if (!same_file(folder_of(output), input)) return false;
-  const std::string name = file_name_of(output);
+  const std::string written = written_path(output);  // a link to DIR/layers.jsonl replaces that file
+  if (!same_file(folder_of(written), input)) return false;
+  const std::string name = file_name_of(written);
   for (const char* read : pipeline::measurement_directory_files)
     if (name == read) return true;
   return false;
@@ -139,10 +142,14 @@ void refuse_outputs_over_inputs(const CLI::App& root) {
         fail(bad_input(option + " " + path + " and " + outputs[other].option + " " + outputs[other].path +
                        " name the same file: give each output its own"));
     // The cache's entries, locks and SLURM records are dnntune's; references/ is where users put
-    // theirs. --record only appends (the first run's anchors append to the cache's records).
-    if (option != "--record" && is_inside(path, cache) && !is_inside(path, cache + "/references"))
+    // theirs. A first run's anchors append to an entry's anchor records (`train --record`), a
+    // file of records like any other: the one file of the cache --record may name.
+    const bool anchor_records = option == "--record" && file_name_of(path) == train::anchor_records_file;
+    if (!anchor_records && is_inside(path, cache) && !is_inside(path, cache + "/references"))
       fail(bad_input(option + " " + path + " is inside dnntune's cache (" + cache + "), which dnntune manages: "
                      "write it elsewhere"));
+    // Records are appended: to a file of records (read whole now, before any work), never to another kind.
+    if (option == "--record") ok_or_fail(records::check_record_file(path));
   }
 }
 

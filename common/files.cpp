@@ -1,12 +1,15 @@
 // common/files.cpp — see files.hpp.
 #include "common/files.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <vector>
@@ -32,10 +35,27 @@ int write_all(int fd, const std::string& content) {
   return 0;
 }
 
-// Whether `status` is the file this process's standard output is (`-o /dev/stdout` in a pipe).
-bool is_standard_output(const struct stat& status) {
-  struct stat output {};
-  return ::fstat(STDOUT_FILENO, &output) == 0 && output.st_dev == status.st_dev && output.st_ino == status.st_ino;
+// A descriptor this process holds open for writing on the file `status` describes, else -1:
+// `-o /dev/stdout`, `-o /dev/fd/3`, `-o >(cat)` name a file (a pipe, a terminal, a file behind
+// `> FILE`) that the caller opened for this process, and the output goes there as `>` would send it.
+int descriptor_open_for_writing(const struct stat& status) {
+  DIR* listing = ::opendir("/proc/self/fd");
+  if (!listing) return -1;
+  int found = -1;
+  while (const dirent* entry = ::readdir(listing)) {
+    char* end = nullptr;
+    const long fd = std::strtol(entry->d_name, &end, 10);
+    if (end == entry->d_name || *end != '\0' || fd == ::dirfd(listing)) continue;
+    struct stat open_file {};
+    const int flags = ::fcntl(static_cast<int>(fd), F_GETFL);
+    if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY || ::fstat(static_cast<int>(fd), &open_file) != 0) continue;
+    if (open_file.st_dev == status.st_dev && open_file.st_ino == status.st_ino) {
+      found = static_cast<int>(fd);
+      break;
+    }
+  }
+  ::closedir(listing);
+  return found;
 }
 
 // The kind of a file that is not regular, for messages.
@@ -48,14 +68,23 @@ std::string file_kind(mode_t mode) {
   return "not a regular file";
 }
 
-// A character device (/dev/null, a terminal) is written in place: there is nothing to rename
-// over. Opened without blocking, and checked to be what was opened, so that a FIFO swapped in
-// after the check cannot hang the write.
+// Writes to a descriptor this process holds, after what stdio has buffered for it.
+Expected<void> write_to_descriptor(int fd, const std::string& path, const std::string& content) {
+  std::fflush(nullptr);
+  const int error_number = write_all(fd, content);
+  if (error_number != 0) return failure(path + ": write failed (" + write_error_reason(error_number) + ")");
+  return {};
+}
+
+// A character device (/dev/null, a terminal), or a file a link names that cannot be renamed over
+// (/proc/PID/fd/N of another process), is written in place, as `>` writes it. Opened without
+// blocking, and checked to be what was opened, so that a FIFO swapped in after the check cannot
+// hang the write.
 Expected<void> write_in_place(const std::string& path, const std::string& content) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return bad_input(path + ": cannot write (" + std::strerror(errno) + ")");
   struct stat opened {};
-  if (::fstat(fd, &opened) != 0 || !S_ISCHR(opened.st_mode)) {
+  if (::fstat(fd, &opened) != 0 || !(S_ISCHR(opened.st_mode) || S_ISREG(opened.st_mode))) {
     ::close(fd);
     return bad_input(path + ": cannot write (" + file_kind(opened.st_mode) + ", not a regular file)");
   }
@@ -65,6 +94,21 @@ Expected<void> write_in_place(const std::string& path, const std::string& conten
   ::close(fd);
   if (error_number != 0) return failure(path + ": write failed (" + write_error_reason(error_number) + ")");
   return {};
+}
+
+// Where a chain of symbolic links ends: the path `>` would create or truncate ("" after 40 links,
+// a loop).
+std::string link_end(std::string path) {
+  for (int links = 0; links < 40; ++links) {
+    struct stat status {};
+    if (::lstat(path.c_str(), &status) != 0 || !S_ISLNK(status.st_mode)) return path;
+    std::vector<char> target(PATH_MAX + 1);
+    const ssize_t length = ::readlink(path.c_str(), target.data(), PATH_MAX);
+    if (length <= 0) return path;
+    const std::string next(target.data(), static_cast<std::size_t>(length));
+    path = next.front() == '/' ? next : folder_of(path) + "/" + next;
+  }
+  return "";
 }
 
 std::string folder_check(const std::string& path) {
@@ -83,6 +127,62 @@ std::filesystem::path normalised(const std::string& path) {
   return error ? absolute.lexically_normal() : canonical.lexically_normal();
 }
 
+// `content` replaces the file at `path` whole: a temporary beside it, written, fsync'ed and renamed
+// over it, so that a full disk or a crash leaves the old file or none, never half of one. A file
+// replaced keeps its mode and owner (a mode-600 file stays 600); a new one gets 0666 less the umask.
+Expected<void> replace_file(const std::string& path, const std::string& content) {
+  // mkstemp creates its name with O_CREAT | O_EXCL: never through a link, never an existing file.
+  std::string temporary = path + ".XXXXXX";
+  std::vector<char> name(temporary.begin(), temporary.end());
+  name.push_back('\0');
+  const int fd = ::mkstemp(name.data());
+  if (fd < 0) return bad_input(path + ": cannot write (" + std::strerror(errno) + ")");
+  temporary = name.data();
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  mode_t mode = 0666 & ~mask;
+  if (struct stat old {}; ::lstat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
+    mode = old.st_mode & 07777;
+    // Root replacing a user's file leaves it the user's; anyone else cannot give a file away, and
+    // the file is then theirs, as one they wrote anew would be.
+    if (old.st_uid != ::geteuid() || old.st_gid != ::getegid()) {
+      [[maybe_unused]] const int kept_owner = ::fchown(fd, old.st_uid, old.st_gid);
+    }
+  }
+  int error_number = ::fchmod(fd, mode) == 0 ? 0 : errno;
+  if (error_number == 0) error_number = write_all(fd, content);
+  if (error_number == 0 && ::fsync(fd) != 0) error_number = errno;
+  if (::close(fd) != 0 && error_number == 0) error_number = errno;
+  if (error_number == 0 && std::rename(temporary.c_str(), path.c_str()) != 0) error_number = errno;
+  if (error_number != 0) {
+    std::remove(temporary.c_str());
+    return failure(path + ": write failed (" + write_error_reason(error_number) + ")");
+  }
+  return {};
+}
+
+// A user's output goes where the shell's `>` would send it: a descriptor this process holds
+// (/dev/stdout, /dev/fd/N) is written to; a character device is written in place; a link is
+// followed and the file at its end replaced (the link stays a link); a regular file is replaced.
+Expected<void> write_user_output(const std::string& path, const std::string& content) {
+  struct stat link {}, target {};
+  const bool is_link = ::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode);
+  const bool exists = ::stat(path.c_str(), &target) == 0;
+  if (exists && (is_link || !S_ISREG(target.st_mode)))
+    if (const int fd = descriptor_open_for_writing(target); fd >= 0) return write_to_descriptor(fd, path, content);
+  if (exists && !S_ISREG(target.st_mode)) return write_in_place(path, content);
+  if (!is_link) return replace_file(path, content);
+  const std::string end = link_end(path);
+  if (end.empty()) return bad_input(path + ": cannot write (too many levels of symbolic links)");
+  struct stat at_end {};
+  const bool end_exists = ::stat(end.c_str(), &at_end) == 0;
+  // A link the kernel resolves otherwise than its text reads (/proc/PID/fd/N): written through.
+  if (exists && (!end_exists || at_end.st_dev != target.st_dev || at_end.st_ino != target.st_ino))
+    return write_in_place(path, content);
+  if (auto no_folder = folder_check(end); !no_folder.empty()) return bad_input(no_folder);
+  return replace_file(end, content);
+}
+
 }  // namespace
 
 std::string write_error_reason(int error_number) {
@@ -95,7 +195,7 @@ Expected<void> check_output_file(const std::string& path) {
   struct stat target {};
   if (::stat(path.c_str(), &target) == 0) {
     if (S_ISDIR(target.st_mode)) return bad_input(path + ": is a folder, expected a file name");
-    if ((S_ISFIFO(target.st_mode) || S_ISSOCK(target.st_mode)) && !is_standard_output(target))
+    if ((S_ISFIFO(target.st_mode) || S_ISSOCK(target.st_mode)) && descriptor_open_for_writing(target) < 0)
       return bad_input(path + ": is " + file_kind(target.st_mode) +
                        ", not a regular file (to pipe the output, leave -o out or give -o -)");
     if (S_ISBLK(target.st_mode)) return bad_input(path + ": is a block device, not a regular file");
@@ -107,39 +207,14 @@ Expected<void> check_output_file(const std::string& path) {
 Expected<void> write_file_atomically(const std::string& path, const std::string& content, WrittenFile kind) {
   if (kind == WrittenFile::user_output) {
     if (auto usable = check_output_file(path); !usable) return usable;
-    struct stat target {};
-    if (::stat(path.c_str(), &target) == 0 && !S_ISREG(target.st_mode)) {
-      if (!is_standard_output(target)) return write_in_place(path, content);
-      const int error_number = write_all(STDOUT_FILENO, content);
-      if (error_number != 0) return failure(path + ": write failed (" + write_error_reason(error_number) + ")");
-      return {};
-    }
-  } else {
-    // Whatever stands at the path (a link, a FIFO) is replaced by the rename; only a folder stops it.
-    struct stat target {};
-    if (::lstat(path.c_str(), &target) == 0 && S_ISDIR(target.st_mode))
-      return bad_input(path + ": is a folder, expected a file name");
-    if (auto no_folder = folder_check(path); !no_folder.empty()) return bad_input(no_folder);
+    return write_user_output(path, content);
   }
-  // mkstemp creates its name with O_CREAT | O_EXCL: never through a link, never an existing file.
-  std::string temporary = path + ".XXXXXX";
-  std::vector<char> name(temporary.begin(), temporary.end());
-  name.push_back('\0');
-  const int fd = ::mkstemp(name.data());
-  if (fd < 0) return bad_input(path + ": cannot write (" + std::strerror(errno) + ")");
-  temporary = name.data();
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  int error_number = ::fchmod(fd, 0666 & ~mask) == 0 ? 0 : errno;
-  if (error_number == 0) error_number = write_all(fd, content);
-  if (error_number == 0 && ::fsync(fd) != 0) error_number = errno;
-  if (::close(fd) != 0 && error_number == 0) error_number = errno;
-  if (error_number == 0 && std::rename(temporary.c_str(), path.c_str()) != 0) error_number = errno;
-  if (error_number != 0) {
-    std::remove(temporary.c_str());
-    return failure(path + ": write failed (" + write_error_reason(error_number) + ")");
-  }
-  return {};
+  // Whatever stands at the path (a link, a FIFO) is replaced by the rename; only a folder stops it.
+  struct stat target {};
+  if (::lstat(path.c_str(), &target) == 0 && S_ISDIR(target.st_mode))
+    return bad_input(path + ": is a folder, expected a file name");
+  if (auto no_folder = folder_check(path); !no_folder.empty()) return bad_input(no_folder);
+  return replace_file(path, content);
 }
 
 Expected<void> check_input_file(const std::string& path) {
@@ -184,6 +259,11 @@ Expected<std::string> read_input_file(const std::string& path) {
   }
   ::close(fd);
   return text;
+}
+
+std::string written_path(const std::string& path) {
+  const std::string end = link_end(path);
+  return end.empty() ? path : end;
 }
 
 bool same_file(const std::string& first, const std::string& second) {

@@ -25,6 +25,11 @@ struct Entry {
         calibration(path + "/calibration.json"), coverage(path + "/covered.json"), lock(path + ".lock") {}
 };
 
+// How covered.json names the network `model` (a --model argument, checked): a built-in network by
+// its name; a network file by what it holds, so that the same file named by another path
+// (./net.json, /abs/dir/net.json, a link) is the same network, and an edited one a new network.
+std::string covered_network_key(const std::string& model);
+
 // Writes covered.json: what marks the entry done.
 Expected<void> write_coverage(const std::string& path, const Coverage& coverage);
 

@@ -5,16 +5,19 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
+#include "common/digest.hpp"
 #include "pipeline/cache_entry.hpp"
 #include "pipeline/first_run.hpp"
 #include "pipeline/measurement_inputs.hpp"
 #include "pipeline/version.hpp"
 #include "common/file_lock.hpp"
+#include "common/files.hpp"
 #include "common/json_file.hpp"
 #include "common/self_executable.hpp"
 #include "model/calibration.hpp"
@@ -39,7 +42,8 @@ std::string file_safe(std::string text) {
 }
 
 // covered.json: "resnet152@32" for each (network, batch) the measurements were planned for; a
-// network file is named by its path (if its content changes, its new layers are measured). An
+// network file is named by its content (covered_network_key): by any path the same network, and
+// once edited a new one, whose new layers are measured. An
 // entry that does not parse is dropped (and so measured again), never fatal.
 Coverage read_coverage(const std::string& path) {
   Coverage coverage;
@@ -56,7 +60,7 @@ Coverage read_coverage(const std::string& path) {
 Coverage wanted_by(const DefaultCalibrationRequest& request) {
   Coverage wanted;
   for (const auto& model : request.models)
-    for (const std::int64_t batch : request.batches) wanted.push_back({model, batch});
+    for (const std::int64_t batch : request.batches) wanted.push_back({covered_network_key(model), batch});
   return wanted;
 }
 
@@ -104,6 +108,15 @@ Expected<std::string> entry_directory(const records::MachineProfile& machine, co
 }
 
 }  // namespace
+
+std::string covered_network_key(const std::string& model) {
+  const auto& built_in = workloads::known_network_names();
+  if (std::find(built_in.begin(), built_in.end(), model) != built_in.end()) return model;  // as load_network reads it
+  const auto content = read_input_file(model);
+  std::error_code error;
+  if (!content) return fs::weakly_canonical(fs::absolute(model, error), error).string();
+  return "file-" + digest_hex(*content);  // which file, as records::fingerprint names a machine
+}
 
 Expected<void> write_coverage(const std::string& path, const Coverage& coverage) {
   std::vector<std::string> items;

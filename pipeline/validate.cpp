@@ -9,6 +9,9 @@ namespace dnntune::pipeline {
 Expected<void> check_validation_request(const ValidationRequest& request) {
   if (request.resume && request.training.record_path.empty())
     return bad_input("--resume reads the runs back from the --record FILE an earlier validate wrote: give it");
+  // Read whole before any training, and before a resume cuts a record cut short from its end.
+  if (!request.training.record_path.empty())
+    if (auto usable = records::check_record_file(request.training.record_path); !usable) return usable;
   return {};
 }
 

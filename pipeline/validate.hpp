@@ -26,7 +26,8 @@ struct ValidationRequest {
   Progress progress = nullptr;      // may be empty
 };
 
-// What can be refused before any work: --resume without a record file to read back.
+// What can be refused before any work: --resume without a record file to read back, a record
+// file that is not one of measurement records (records::check_record_file).
 Expected<void> check_validation_request(const ValidationRequest& request);
 
 // Refuses a predictor that is not this machine's own calibration (the runs happen here).

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/digest.hpp"
 #include "common/json_file.hpp"
 #include "records/record_bounds.hpp"
 
@@ -253,14 +254,7 @@ std::string fingerprint(const MachineProfile& profile) {
                           {"cores", topology.cores}, {"pus", topology.pus},
                           {"core_list", topology.core_list}, {"caches", topology.caches}};
   if (profile.gpu) identity["gpu"] = {{"model", profile.gpu->model}, {"memory_bytes", profile.gpu->memory_bytes}};
-  std::uint64_t hash = 14695981039346656037ull;
-  for (unsigned char byte : identity.dump()) {
-    hash ^= byte;
-    hash *= 1099511628211ull;
-  }
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
-  return text;
+  return digest_hex(identity.dump());
 }
 
 // --- whole profile ---

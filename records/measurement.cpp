@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -284,7 +285,7 @@ Expected<void> append_measurement(const std::string& path, const Measurement& me
   // O_APPEND with one write() per record: records from co-running writers never interleave, and
   // fsync makes a record durable before the next measurement starts.
   // Never through a link, never blocking on a FIFO: records go only into a regular file.
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
   if (fd < 0 && errno == ELOOP) return bad_input(path + ": is a symbolic link; records are appended to a regular file only");
   if (fd < 0) return failure(path + ": cannot append (" + std::strerror(errno) + ")");
   if (struct stat status {}; ::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
@@ -292,18 +293,50 @@ Expected<void> append_measurement(const std::string& path, const Measurement& me
     return bad_input(path + ": not a regular file; records are appended to a regular file only");
   }
   const off_t size_before = ::lseek(fd, 0, SEEK_END);
+  // After a last line without its newline (a record cut short, a file edited by hand), the record
+  // starts a line of its own: glued to that line, it would be lost with it (hence O_RDWR).
+  char last = '\n';
+  if (size_before > 0 && ::pread(fd, &last, 1, size_before - 1) != 1) last = '\n';
+  const std::string text = last == '\n' ? line : "\n" + line;
   errno = 0;
-  const ssize_t written = ::write(fd, line.data(), line.size());
+  const ssize_t written = ::write(fd, text.data(), text.size());
   int saved_errno = errno;
-  if (written == static_cast<ssize_t>(line.size()) && ::fsync(fd) != 0) saved_errno = errno;
-  const bool complete = written == static_cast<ssize_t>(line.size()) && saved_errno == 0;
+  if (written == static_cast<ssize_t>(text.size()) && ::fsync(fd) != 0) saved_errno = errno;
+  const bool complete = written == static_cast<ssize_t>(text.size()) && saved_errno == 0;
   if (!complete && size_before >= 0) (void)::ftruncate(fd, size_before);  // no half record left behind
   ::close(fd);
   if (!complete) return failure(path + ": write failed (" + write_error_reason(saved_errno) + ")");
   return {};
 }
 
+namespace {
+
+// What a file records are to be appended to holds, read whole; nullopt when there is no file yet.
+Expected<std::optional<MeasurementFile>> appended_file(const std::string& path) {
+  struct stat status {};
+  if (::lstat(path.c_str(), &status) != 0) return std::optional<MeasurementFile>{};
+  if (S_ISLNK(status.st_mode))
+    return bad_input(path + ": is a symbolic link; records are appended to a regular file only");
+  if (!S_ISREG(status.st_mode))
+    return bad_input(path + ": not a regular file; records are appended to a regular file only");
+  auto file = read_measurements(path);
+  if (!file) return bad_input(file.error().message + " (records are appended only to a file of measurement records)");
+  return std::optional<MeasurementFile>(std::move(*file));
+}
+
+}  // namespace
+
+Expected<void> check_record_file(const std::string& path) {
+  if (auto file = appended_file(path); !file) return file.error();
+  return {};
+}
+
 Expected<void> drop_unterminated_last_line(const std::string& path) {
+  // The whole file is read first: a file that is not one of records (a user's notes named by
+  // mistake) is refused before a byte of it changes, and only a record cut short is cut.
+  auto file = appended_file(path);
+  if (!file) return file.error();
+  if (!*file || (*file)->truncated_lines == 0) return {};
   // As append_measurement: never through a link, never blocking on a FIFO.
   const int fd = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT) return {};
@@ -355,9 +388,9 @@ Expected<MeasurementFile> read_measurements(const std::string& path) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     auto record = measurement_from_json_line(line, path + ":" + std::to_string(line_number));
     if (!record) {
-      // Only an unterminated last line can be a write cut short by a kill; any other bad line is
-      // skipped and said, and the records around it are kept.
-      if (last_without_newline) {
+      // Only an unterminated last line that begins as a record does ("{") can be a write cut short
+      // by a kill; any other bad line is skipped and said, and the records around it are kept.
+      if (last_without_newline && line.find_first_not_of(" \t\r") == line.find('{')) {
         ++file.truncated_lines;
         break;
       }

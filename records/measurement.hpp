@@ -163,13 +163,15 @@ std::string measurement_key(const Measurement& measurement);
 std::string to_json_line(const Measurement& measurement);
 Expected<Measurement> measurement_from_json_line(const std::string& line, const std::string& origin);
 
-// Appends one record and flushes it to the file before returning.
+// Appends one record and flushes it to the file before returning (on a line of its own, also
+// after a last line without its newline).
 Expected<void> append_measurement(const std::string& path, const Measurement& measurement);
 
-// Reads every record of a JSON Lines file. A last line cut short (a run killed mid-write) is
-// dropped and counted in `truncated_lines`; any other bad line is skipped and listed in
-// `skipped_lines` as "FILE:LINE: why", for the caller to report: one bad line never costs the
-// records around it. A file with bad lines and not one good record is an error (the first line's).
+// Reads every record of a JSON Lines file. A last line cut short (a run killed mid-write: no
+// newline, and it begins as a record does, with "{") is dropped and counted in `truncated_lines`;
+// any other bad line is skipped and listed in `skipped_lines` as "FILE:LINE: why", for the caller
+// to report: one bad line never costs the records around it. A file with bad lines and not one
+// good record is an error (the first line's).
 struct MeasurementFile {
   std::vector<Measurement> records;
   int truncated_lines = 0;
@@ -177,8 +179,14 @@ struct MeasurementFile {
 };
 Expected<MeasurementFile> read_measurements(const std::string& path);
 
+// Whether records may be appended to `path`, checked before any work: absent (a new file), or a
+// regular file, not a link, whose whole content reads as measurement records (read_measurements).
+// A file of something else (notes, a calibration) is bad input, and nothing is written to it.
+Expected<void> check_record_file(const std::string& path);
+
 // Drops a last line cut short by a kill, so that records appended after it stay whole lines.
-// For the moment a resumed run starts, while nothing else appends (a missing file is fine).
+// For the moment a resumed run starts, while nothing else appends (a missing file is fine). The
+// file is checked whole first (check_record_file): refused, it is left byte for byte as it was.
 Expected<void> drop_unterminated_last_line(const std::string& path);
 
 // "2026-11-29T22:54:28Z"

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -29,11 +30,20 @@ std::string measurement_directory() {
 }
 
 // `dnntune ARGS` through the shell, with its standard output redirected as `redirect` says
-// (e.g. "> /dev/full"), under a 10 s timeout (exit 124 when it hangs).
+// (e.g. "> /dev/full"), under the hang guard (exit 124 when it hangs).
 CommandResult run_redirected(const std::string& args, const std::string& redirect) {
   return dnntune::test::run_program(
-      "/bin/sh", {"-c", "exec timeout 10 " + std::string(DNNTUNE_BINARY) + " " + args + " " + redirect});
+      "/bin/sh", {"-c", "exec timeout " + std::to_string(dnntune::test::hang_guard_seconds) + " " + std::string(DNNTUNE_BINARY) + " " + args + " " + redirect});
 }
+
+// A fresh folder under /tmp, removed with all it holds when the test ends, passed or failed.
+struct TemporaryDirectory {
+  std::string path = dnntune::test::make_temporary_directory();
+  ~TemporaryDirectory() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+};
 
 int error_lines(const std::string& err) {
   int count = 0;
@@ -140,4 +150,84 @@ TEST_CASE("a bad measurement line is skipped and said, and the records around it
   CHECK(fitted.exit_code == 0);
   CHECK(fitted.err.find("dnntune fit: skipped a bad measurement line: " + records + ":2: ") != std::string::npos);
   CHECK(read_whole_file(records) == content);  // nothing moved or rewritten
+}
+
+TEST_CASE("a file a command appends to passes the output check: never the cache's, never another kind of file") {
+  const TemporaryDirectory temporary;
+  const std::string cache = temporary.path + "/cache";
+  std::filesystem::create_directories(cache + "/entry");
+  const std::string calibration = cache + "/entry/calibration.json";
+  dnntune::test::write_file(calibration, "{\"schema\": \"dnntune.calibration\"}\n");
+  const std::string network = source_path("tests/fixtures/tiny_network.json");
+  const std::vector<std::string> train = {"train", "--model", network, "--batch", "1", "--iters", "1", "--warmup", "0",
+                                          "--threads", "1", "--device", "cpu"};
+  const auto with_record = [&](const std::string& path) {
+    auto args = train;
+    args.insert(args.end(), {"--record", path});
+    return args;
+  };
+  setenv("DNNTUNE_CACHE_DIR", cache.c_str(), 1);
+  const auto into_cache = run_dnntune(with_record(calibration));
+  const auto validate_into_cache = run_dnntune({"validate", "--model", "resnet18", "--record", calibration});
+  // What a first run's anchor does: append to the entry's anchor records (one record per pass).
+  const std::string anchors = cache + "/entry/measurements/network.jsonl";
+  std::filesystem::create_directories(cache + "/entry/measurements");
+  const auto anchor = run_dnntune(with_record(anchors));
+  unsetenv("DNNTUNE_CACHE_DIR");
+  CHECK(anchor.exit_code == 0);
+  const auto anchored = dnntune::records::read_measurements(anchors);
+  REQUIRE(anchored);
+  CHECK_FALSE(anchored->records.empty());
+  dnntune::test::check_bad_input(into_cache, "--record " + calibration + " is inside dnntune's cache");
+  dnntune::test::check_bad_input(validate_into_cache, "is inside dnntune's cache");
+  CHECK(read_whole_file(calibration) == "{\"schema\": \"dnntune.calibration\"}\n");
+
+  // Records go to a file of records: a user's notes are refused before training, left as they were.
+  const std::string notes = temporary.path + "/notes.txt";
+  dnntune::test::write_file(notes, "first line\nsecond line");
+  dnntune::test::check_bad_input(run_dnntune(with_record(notes)), notes + ":1: ");
+  CHECK(read_whole_file(notes) == "first line\nsecond line");
+  // As an input of the same command, too.
+  dnntune::test::check_bad_input(run_dnntune(with_record(network)), "would replace an input of this command");
+}
+
+TEST_CASE("validate --resume refuses a record file that is not one before it changes a byte") {
+  const TemporaryDirectory temporary;
+  const std::string notes = temporary.path + "/notes.txt";
+  dnntune::test::write_file(notes, "first line\nsecond line");
+  // An empty cache: refused before the first run it would need.
+  setenv("DNNTUNE_CACHE_DIR", (temporary.path + "/cache").c_str(), 1);
+  const auto resumed = run_dnntune({"validate", "--model", "resnet152", "--batch", "32", "--iters", "1", "--warmup",
+                                    "0", "--record", notes, "--resume"});
+  unsetenv("DNNTUNE_CACHE_DIR");
+  dnntune::test::check_bad_input(resumed, notes + ":1: ");
+  CHECK(read_whole_file(notes) == "first line\nsecond line");
+}
+
+TEST_CASE("an output goes where the shell's > would send it: a held descriptor, a link's target, its mode kept") {
+  const TemporaryDirectory temporary;
+  const std::string& directory = temporary.path;
+  // `-o /dev/stdout > res.txt`, through a private link to /proc/self/fd/1 (a failing test must
+  // never turn the system's /dev/stdout into a file).
+  const std::string standard_output = directory + "/stdout";
+  REQUIRE(symlink("/proc/self/fd/1", standard_output.c_str()) == 0);
+  const std::string result = directory + "/res.txt";
+  const auto redirected =
+      run_redirected("predict --model resnet18 --machine skylake-8180 -o " + standard_output, "> " + result);
+  CHECK(redirected.exit_code == 0);
+  CHECK(read_whole_file(result).find("images/s") != std::string::npos);
+  struct stat status {};
+  REQUIRE(lstat(standard_output.c_str(), &status) == 0);
+  CHECK(S_ISLNK(status.st_mode));
+  // Through a link: the file at its end is replaced, keeping its mode; the link stays a link.
+  const std::string answer = directory + "/answer.txt", latest = directory + "/latest.txt";
+  dnntune::test::write_file(answer, "old\n");
+  REQUIRE(chmod(answer.c_str(), 0600) == 0);
+  REQUIRE(symlink("answer.txt", latest.c_str()) == 0);
+  CHECK(run_dnntune({"predict", "--model", "resnet18", "--machine", "skylake-8180", "-o", latest}).exit_code == 0);
+  CHECK(read_whole_file(answer).find("images/s") != std::string::npos);
+  REQUIRE(lstat(latest.c_str(), &status) == 0);
+  CHECK(S_ISLNK(status.st_mode));
+  REQUIRE(stat(answer.c_str(), &status) == 0);
+  CHECK((status.st_mode & 07777) == 0600);
 }

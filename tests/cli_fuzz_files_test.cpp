@@ -76,14 +76,14 @@ std::vector<std::string> few_mutations(const std::string& original, unsigned see
   return result;
 }
 
-// Runs dnntune `args` under `timeout 10` and checks the three rules; `output` is the one file
+// Runs dnntune `args` under the hang guard (`timeout`) and checks the three rules; `output` is the one file
 // in `directory` the run may write ("" for none).
 void check_run(const std::vector<std::string>& args, const std::string& directory, const std::string& output,
                const std::string& what) {
   // How printf writes NaN and infinity, and rates that are negative or zero.
   const std::regex unusable("\\b(nan|inf)\\b|(^|[^0-9.])(-[0-9][0-9.]*|0+(\\.0+)?) *(images/s|GFLOP/s|GB/s)");
   auto before = fingerprint(directory);
-  std::vector<std::string> timed = {"10", DNNTUNE_BINARY};
+  std::vector<std::string> timed = {std::to_string(dnntune::test::hang_guard_seconds), DNNTUNE_BINARY};
   timed.insert(timed.end(), args.begin(), args.end());
   const CommandResult result = dnntune::test::run_program("/usr/bin/timeout", timed);
   auto after = fingerprint(directory);
@@ -226,7 +226,7 @@ TEST_CASE("fuzz files: values just outside each physical range are refused by na
     document[pointer] = mutation.outside;
     write_file(path, document.dump());
     const CommandResult outside = dnntune::test::run_program("/usr/bin/timeout", [&] {
-      std::vector<std::string> timed = {"10", DNNTUNE_BINARY};
+      std::vector<std::string> timed = {std::to_string(dnntune::test::hang_guard_seconds), DNNTUNE_BINARY};
       timed.insert(timed.end(), args.begin(), args.end());
       return timed;
     }());

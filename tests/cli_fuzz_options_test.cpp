@@ -2,17 +2,23 @@
 // real command, fed deterministic mutations of numbers and lists on predict, scale, recommend and
 // compare: hex, signs, spaces, exponents, empty items, ranges, huge and tiny values, bytes that are
 // no digits. Each run must end with exit 0 or 2 within 10 s of CPU, and an exit 0 must print no
-// nan, inf or negative figure.
+// nan, inf or negative figure. And every option that names a file a command writes or appends to,
+// as each command's --help lists them, pointed at an input of the same command (by several names)
+// and into the cache: refused with exit 2 before any work, every file left as it was.
 #include <catch2/catch.hpp>
 
 #include <sys/resource.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <map>
 #include <random>
 #include <regex>
+#include <sstream>
 
 #include "tests/cli_support.hpp"
+#include "tests/model_fixtures.hpp"
 
 using dnntune::test::CommandResult;
 using dnntune::test::run_dnntune;
@@ -132,4 +138,112 @@ TEST_CASE("fuzz: durations that overflow give a --time within the limit") {
     CHECK(seconds <= 86400);
   }
   unsetenv("DNNTUNE_CACHE_DIR");
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Every regular file under `root` with its content (links not followed).
+std::map<std::string, std::string> snapshot(const std::string& root) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(root))
+    if (entry.is_regular_file() && !entry.is_symlink())
+      files[entry.path().string()] = dnntune::test::read_whole_file(entry.path().string());
+  return files;
+}
+
+// The options of `command` that name a file it writes or appends to, from its --help.
+std::vector<std::string> output_options(const std::vector<std::string>& command) {
+  std::vector<std::string> help_args = {command.front()};
+  if (command.front() == "models" && command.size() > 1 && command[1] == "show") help_args.push_back("show");
+  help_args.push_back("--help");
+  const std::string help = run_dnntune(help_args).out;
+  const std::regex option("^ +(?:-o,)?(--output|--plot|--record)\\b");
+  std::vector<std::string> names;
+  std::istringstream lines(help);
+  for (std::string line; std::getline(lines, line);)
+    if (std::smatch match; std::regex_search(line, match, option)) names.push_back(match[1]);
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("fuzz: every output-naming option against an input of its command and the cache") {
+  const std::string work = dnntune::test::make_temporary_directory();
+  const std::string cache = work + "/cache", entry = cache + "/entry";
+  fs::create_directories(entry + "/measurements");
+  fs::create_directories(work + "/sub");
+  const std::string network = work + "/net.json", calibration = work + "/calibration.json";
+  const std::string machine = work + "/machine.json", measurements = work + "/measured";
+  fs::copy_file(source_path("tests/fixtures/tiny_network.json"), network);
+  fs::copy_file(source_path("data/reference_calibrations/torch.json"), calibration);
+  fs::copy_file(source_path("data/machines/skylake-8180.json"), machine);
+  fs::create_directories(measurements);
+  dnntune::test::write_measurement_directory(measurements);
+  fs::copy_file(calibration, entry + "/calibration.json");
+  fs::copy_file(measurements + "/layers.jsonl", entry + "/measurements/layers.jsonl");
+  fs::create_directory_symlink(work, work + "/linked");
+
+  struct Target {
+    std::vector<std::string> command;
+    std::vector<std::string> inputs;  // files it reads
+  };
+  const std::vector<Target> targets = {
+      {{"predict", "--model", network, "--calibration", calibration, "--ppn", "1", "--threads", "1"},
+       {network, calibration}},
+      {{"scale", "--model", network, "--calibration", calibration, "--ppn", "1", "--threads", "1", "--nodes", "1,2"},
+       {network, calibration}},
+      {{"recommend", "--model", network, "--calibration", calibration}, {network, calibration}},
+      {{"compare", "--model", network, "--machine", "skylake-8180", "--machine", "broadwell-e5-2680v4"}, {network}},
+      {{"fit", measurements, "--bootstrap", "0"}, {measurements + "/layers.jsonl", measurements + "/machine.json"}},
+      {{"models", "show", network}, {network}},
+      {{"probe", "--machine", machine}, {machine}},
+      {{"machines"}, {}},
+      {{"train", "--model", network, "--batch", "1", "--iters", "1", "--warmup", "0", "--threads", "1", "--device",
+        "cpu"},
+       {network}},
+      {{"validate", "--model", network, "--batch", "1", "--iters", "1", "--warmup", "0"}, {network}},
+      {{"calibrate", "--model", network, "--dry-run"}, {network}},
+  };
+  // Names of one input: itself, through "..", through a link to it, through a linked folder.
+  const auto names_of = [&](const std::string& input) {
+    const std::string name = fs::path(input).filename().string();
+    const std::string folder = fs::path(input).parent_path().string();
+    static int links = 0;
+    const std::string link = work + "/link-" + std::to_string(++links) + "-to-" + name;
+    fs::create_symlink(input, link);
+    return std::vector<std::string>{input, folder + "/../" + fs::path(folder).filename().string() + "/" + name, link,
+                                    work + "/linked" + input.substr(work.size())};
+  };
+  const std::vector<std::string> in_cache = {entry + "/calibration.json", entry + "/measurements/layers.jsonl",
+                                             entry + "/covered.json", entry + ".lock", entry + "/measurements"};
+  setenv("DNNTUNE_CACHE_DIR", cache.c_str(), 1);
+  const auto before = snapshot(work);
+  int runs = 0;
+  for (const Target& target : targets) {
+    const auto options = output_options(target.command);
+    CHECK_FALSE(options.empty());
+    for (const std::string& option : options) {
+      std::vector<std::string> paths = in_cache;
+      for (const std::string& input : target.inputs)
+        for (const std::string& name : names_of(input)) paths.push_back(name);
+      for (const std::string& path : paths) {
+        std::vector<std::string> args = target.command;
+        args.insert(args.end(), {option, path});
+        std::string line;
+        for (const auto& word : args) line += word + " ";
+        const CommandResult result = run_dnntune(args);
+        ++runs;
+        INFO(line << "\nexit " << result.exit_code << "\n" << result.err);
+        CHECK(result.exit_code == 2);
+        CHECK(result.err.find("dnntune: error: ") == 0);
+        CHECK(snapshot(work) == before);
+      }
+    }
+  }
+  unsetenv("DNNTUNE_CACHE_DIR");
+  CHECK(runs > 100);
+  std::error_code ignored;
+  fs::remove_all(work, ignored);
 }

@@ -7,6 +7,11 @@
 
 namespace dnntune::test {
 
+// How long a command under test may run before it counts as hung (`timeout`'s exit 124): long
+// enough for any answer on a busy 2-core machine, so that only a real hang fails the test, never
+// a slow run (a 10 s guard failed "a failed write to standard output" under load).
+inline constexpr int hang_guard_seconds = 120;
+
 struct CommandResult {
   int exit_code = -1;
   std::string out;

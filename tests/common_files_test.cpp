@@ -3,10 +3,12 @@
 #include <catch2/catch.hpp>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -19,6 +21,15 @@ using namespace dnntune;
 namespace {
 
 std::string make_directory() { return dnntune::test::temporary_directory("files-test"); }
+
+// A fresh folder under /tmp, removed with all it holds when the test ends, passed or failed.
+struct TemporaryDirectory {
+  std::string path = make_directory();
+  ~TemporaryDirectory() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+};
 
 std::vector<std::string> entries(const std::string& directory) {
   std::vector<std::string> names;
@@ -39,7 +50,8 @@ std::string read(const std::string& path) {
 }  // namespace
 
 TEST_CASE("an output file is replaced whole, and only its own file is left") {
-  const std::string directory = make_directory();
+  const TemporaryDirectory temporary;
+  const std::string& directory = temporary.path;
   const std::string path = directory + "/out.txt";
   REQUIRE(write_file_atomically(path, "first\n"));
   REQUIRE(write_file_atomically(path, "second\n"));
@@ -152,4 +164,65 @@ TEST_CASE("same_file compares by identity, and by canonical path when a file doe
   std::remove(link.c_str());
   std::remove(file.c_str());
   rmdir(directory.c_str());
+}
+
+TEST_CASE("a user's output through a link replaces the file at its end, and the link stays a link") {
+  const TemporaryDirectory temporary;
+  const std::string& directory = temporary.path;
+  const std::string target = directory + "/answer.txt";
+  std::ofstream(target) << "old\n";
+  REQUIRE(chmod(target.c_str(), 0600) == 0);
+  const std::string link = directory + "/latest.txt";
+  REQUIRE(symlink("answer.txt", link.c_str()) == 0);  // relative, as `ln -s` makes them
+  REQUIRE(write_file_atomically(link, "new\n"));
+  CHECK(read(target) == "new\n");
+  struct stat status {};
+  REQUIRE(lstat(link.c_str(), &status) == 0);
+  CHECK(S_ISLNK(status.st_mode));
+  REQUIRE(stat(target.c_str(), &status) == 0);
+  CHECK((status.st_mode & 07777) == 0600);  // a replaced file keeps its mode
+  // A link to a file not made yet: `>` makes it, and so does -o.
+  const std::string dangling = directory + "/next.txt";
+  REQUIRE(symlink((directory + "/made.txt").c_str(), dangling.c_str()) == 0);
+  REQUIRE(write_file_atomically(dangling, "made\n"));
+  CHECK(read(directory + "/made.txt") == "made\n");
+  REQUIRE(lstat(dangling.c_str(), &status) == 0);
+  CHECK(S_ISLNK(status.st_mode));
+  // A plain file replaced keeps its mode too, and no temporary is left beside it.
+  const std::string secret = directory + "/secret.txt";
+  std::ofstream(secret) << "old\n";
+  REQUIRE(chmod(secret.c_str(), 0600) == 0);
+  REQUIRE(write_file_atomically(secret, "new\n"));
+  REQUIRE(stat(secret.c_str(), &status) == 0);
+  CHECK((status.st_mode & 07777) == 0600);
+  CHECK(entries(directory).size() == 5);
+}
+
+TEST_CASE("a user's output that names a file this process holds open is written to it, as `>` would") {
+  const TemporaryDirectory temporary;
+  const std::string& directory = temporary.path;
+  // `-o /dev/stdout > res.txt`: a link to /proc/self/fd/N of a regular file (here a private link,
+  // never the system's /dev/stdout, which a failing test must not turn into a file).
+  const std::string result = directory + "/res.txt";
+  const int fd = open(result.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  REQUIRE(fd >= 0);
+  const std::string standard_output = directory + "/stdout";
+  REQUIRE(symlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), standard_output.c_str()) == 0);
+  REQUIRE(write_file_atomically(standard_output, "answer\n"));
+  close(fd);
+  CHECK(read(result) == "answer\n");
+  struct stat status {};
+  REQUIRE(lstat(standard_output.c_str(), &status) == 0);
+  CHECK(S_ISLNK(status.st_mode));
+  // A pipe this process holds (`-o /dev/stdout | cat`, `-o >(cat)`): written to, never refused.
+  int pipe_ends[2];
+  REQUIRE(pipe(pipe_ends) == 0);
+  const std::string pipe_path = "/proc/self/fd/" + std::to_string(pipe_ends[1]);
+  CHECK(check_output_file(pipe_path));
+  REQUIRE(write_file_atomically(pipe_path, "piped\n"));
+  close(pipe_ends[1]);
+  char buffer[16] = {};
+  CHECK(std::string(buffer, static_cast<std::size_t>(::read(pipe_ends[0], buffer, sizeof buffer))) == "piped\n");
+  close(pipe_ends[0]);
+  CHECK(entries(directory).size() == 2);
 }

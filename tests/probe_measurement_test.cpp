@@ -2,6 +2,7 @@
 // and reading files cut short by an interrupted run.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <tuple>
 
@@ -119,6 +120,43 @@ TEST_CASE("appended records survive an interrupted write") {
   CHECK(file->records.size() == 2);
   CHECK(file->truncated_lines == 1);
   CHECK(file->records[1].pass == "forward");
+}
+
+TEST_CASE("a resume reads the whole record file before it changes a byte, and cuts only a record cut short") {
+  const std::string directory = test::make_temporary_directory();
+  // Two lines of a user's notes without a final newline (validate --record notes.txt --resume):
+  // refused, and the file left byte for byte as it was.
+  const std::string notes = directory + "/notes.txt";
+  test::write_file(notes, "first line\nsecond line");
+  const auto refused = records::drop_unterminated_last_line(notes);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().kind == ErrorKind::bad_input);
+  CHECK(refused.error().message.find(notes + ":1: ") == 0);
+  CHECK(test::read_whole_file(notes) == "first line\nsecond line");
+  CHECK_FALSE(records::check_record_file(notes));
+  // One line of notes alone: not a record cut short either.
+  test::write_file(notes, "remember the batch");
+  CHECK_FALSE(records::drop_unterminated_last_line(notes));
+  CHECK(test::read_whole_file(notes) == "remember the batch");
+
+  // Records, then a last line without its newline that is no record: kept (said when read), and
+  // a record appended after it starts a line of its own.
+  const std::string records_path = directory + "/records.jsonl";
+  const std::string record = records::to_json_line(sample_layer_record());
+  test::write_file(records_path, record + "\nnote to self");
+  REQUIRE(records::drop_unterminated_last_line(records_path));
+  CHECK(test::read_whole_file(records_path) == record + "\nnote to self");
+  REQUIRE(records::append_measurement(records_path, sample_layer_record()));
+  auto read = records::read_measurements(records_path);
+  REQUIRE(read);
+  CHECK(read->records.size() == 2);
+  CHECK(read->skipped_lines.size() == 1);
+
+  // A record cut short by a kill is what is cut.
+  test::write_file(records_path, record + "\n" + record.substr(0, 40));
+  REQUIRE(records::drop_unterminated_last_line(records_path));
+  CHECK(test::read_whole_file(records_path) == record + "\n");
+  std::filesystem::remove_all(directory);
 }
 
 TEST_CASE("bad records are skipped and named by file and line; a file of only bad lines is an error") {

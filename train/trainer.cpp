@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/digest.hpp"
 #include "train/comm/mpi_session.hpp"
 #include "probe/topology.hpp"
 #include "train/gradient_allreduce.hpp"
@@ -93,18 +94,12 @@ RankSetting examine_this_rank(const TrainOptions& options, int rank, int ranks) 
 }
 
 std::string checksum_of(const std::vector<torch::Tensor>& parameters) {
-  std::uint64_t hash = 14695981039346656037ull;  // FNV-1a, 64 bits
+  Digest digest;
   for (const auto& parameter : parameters) {
     const torch::Tensor values = parameter.detach().to(torch::kCPU).contiguous();
-    const auto* bytes = static_cast<const unsigned char*>(values.data_ptr());
-    for (std::size_t i = 0; i < static_cast<std::size_t>(values.nbytes()); ++i) {
-      hash ^= bytes[i];
-      hash *= 1099511628211ull;
-    }
+    digest.add(static_cast<const unsigned char*>(values.data_ptr()), static_cast<std::size_t>(values.nbytes()));
   }
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
-  return text;
+  return digest.hex();
 }
 
 // All parameters as one flat float vector on the CPU, and back.

@@ -1,6 +1,7 @@
 // workloads/network_at_batch.hpp — a network at a batch per process, as a typed key: what a
 // cached calibration covers. Its text form "resnet152@32" is what covered.json holds (a network
-// file is named by its path, which may itself hold '@': the batch is after the last one).
+// file is named by a digest of its content, pipeline::covered_network_key; the batch is after the
+// last '@').
 #pragma once
 
 #include <cstdint>
@@ -14,7 +15,7 @@
 namespace dnntune::workloads {
 
 struct NetworkAtBatch {
-  std::string network;  // a zoo name or a network file's path
+  std::string network;  // a zoo name, or a network file's key (pipeline::covered_network_key)
   std::int64_t batch = 1;
 
   std::string to_text() const { return network + "@" + std::to_string(batch); }
