@@ -445,29 +445,54 @@ TEST_CASE("a close call under glibc's defaults is decided under the recommended 
   CHECK(apart.best.prediction.configuration.processes_per_node == 2);
 }
 
-TEST_CASE("the close call's setups timed by PyTorch decide it where they are apart by more than runs move") {
-  const auto network = workloads::load_network(DNNTUNE_SOURCE_DIR "/tests/fixtures/tiny_network.json");
-  REQUIRE(network);
+namespace {
+
+// An allocator variant's fit at `threads` per process (0: the pooled fit) from its share of
+// memory not reused, with a narrow band.
+AllocatorFit fitted_variant(const std::string& name, double non_reuse, int threads) {
+  AllocatorFit result{name, non_reuse, 0.95 * non_reuse, 1.05 * non_reuse, 1};
+  result.own_sd = 0.01 * non_reuse;
+  result.threads = threads;
+  return result;
+}
+
+// The close call the PyTorch-timed tests decide: the tiny network at 2x1 and 1x2, both measured,
+// 2x1 ahead within its runs; glibc's defaults fault more at one thread per process than at two,
+// and glibc-tuned saves all of it; glibc's defaults and glibc-tuned installed.
+struct TimedCloseCall {
+  tuner::Recommendation recommendation;
+  AllocationModel model;
+  std::vector<tuner::InstalledAllocator> installed;
+};
+
+TimedCloseCall timed_close_call(const workloads::Network& network) {
   const auto measured = [](int processes, int threads, double iteration_seconds) {
     return close_call_setting(processes, threads, 8.0 * processes / iteration_seconds, 0.9, 1.1, "measured", 0.05, 3);
   };
-  tuner::Recommendation recommendation;
-  recommendation.ranking = {{measured(2, 1, 1.95), 8.2}, {measured(1, 2, 1.0), 8.0}};
-  recommendation.best = recommendation.ranking.front();
+  TimedCloseCall call;
+  call.recommendation.ranking = {{measured(2, 1, 1.95), 8.2}, {measured(1, 2, 1.0), 8.0}};
+  call.recommendation.best = call.recommendation.ranking.front();
+  call.model = one_ns_per_byte();
+  const double fresh = fresh_bytes_per_step(network, 8);
+  const double unit_one = fresh * fault_seconds_per_byte(call.model, 1, 2);
+  const double unit_two = fresh * fault_seconds_per_byte(call.model, 2, 1);
+  call.model.variants = {fitted_variant("glibc-tuned", 0, 0), fitted_variant("default", 0.3 / unit_two, 0),
+                         fitted_variant("glibc-tuned", 0, 1), fitted_variant("default", 0.5 / unit_one, 1),
+                         fitted_variant("glibc-tuned", 0, 2), fitted_variant("default", 0.3 / unit_two, 2)};
+  call.installed = {{"default", {}}, {"glibc-tuned", {{"MALLOC_MMAP_THRESHOLD_", "1073741824"}}}};
+  return call;
+}
+
+}  // namespace
+
+TEST_CASE("the close call's setups timed by PyTorch decide it where they are apart by more than runs move") {
+  const auto network = workloads::load_network(DNNTUNE_SOURCE_DIR "/tests/fixtures/tiny_network.json");
+  REQUIRE(network);
   // glibc-tuned gains alike at both thread counts (the C++ trainer's view): the runs' pick, 2x1, stays.
-  AllocationModel model = one_ns_per_byte();
-  const double fresh = fresh_bytes_per_step(*network, 8);
-  const double unit_one = fresh * fault_seconds_per_byte(model, 1, 2), unit_two = fresh * fault_seconds_per_byte(model, 2, 1);
-  const auto fit = [](const std::string& name, double non_reuse, int threads) {
-    AllocatorFit result{name, non_reuse, 0.95 * non_reuse, 1.05 * non_reuse, 1};
-    result.own_sd = 0.01 * non_reuse;
-    result.threads = threads;
-    return result;
-  };
-  model.variants = {fit("glibc-tuned", 0, 0), fit("default", 0.3 / unit_two, 0), fit("glibc-tuned", 0, 1),
-                    fit("default", 0.5 / unit_one, 1), fit("glibc-tuned", 0, 2), fit("default", 0.3 / unit_two, 2)};
-  const std::vector<tuner::InstalledAllocator> installed = {
-      {"default", {}}, {"glibc-tuned", {{"MALLOC_MMAP_THRESHOLD_", "1073741824"}}}};
+  TimedCloseCall call = timed_close_call(*network);
+  tuner::Recommendation& recommendation = call.recommendation;
+  AllocationModel& model = call.model;
+  const std::vector<tuner::InstalledAllocator>& installed = call.installed;
   const auto answer = [&](const AllocationModel& with) {
     tuner::Recommendation decided = recommendation;
     tuner::recommend_allocator(decided, with, *network, installed, "");
@@ -531,7 +556,7 @@ TEST_CASE("the close call's setups timed by PyTorch decide it where they are apa
   // The same layout under glibc-tuned timed 1.6x faster than under glibc's defaults, which the
   // C++ trainer's pair did not show: the allocator is PyTorch's, the layout stays.
   AllocationModel no_gain = model;
-  no_gain.variants = {fit("glibc-tuned", 0, 0), fit("default", 0, 0)};
+  no_gain.variants = {fitted_variant("glibc-tuned", 0, 0), fitted_variant("default", 0, 0)};
   timed = no_gain;
   timed.pytorch_setups = {setup(2, 1, {1.2}), setup(2, 1, {1.95})};
   timed.pytorch_setups[1].allocator = "default";
@@ -545,25 +570,10 @@ TEST_CASE("the close call's setups timed by PyTorch decide it where they are apa
 TEST_CASE("a job of yours that ran the passed-over setup faster turns the pick, one that ran slower does not") {
   const auto network = workloads::load_network(DNNTUNE_SOURCE_DIR "/tests/fixtures/tiny_network.json");
   REQUIRE(network);
-  const auto measured = [](int processes, int threads, double iteration_seconds) {
-    return close_call_setting(processes, threads, 8.0 * processes / iteration_seconds, 0.9, 1.1, "measured", 0.05, 3);
-  };
-  tuner::Recommendation recommendation;
-  recommendation.ranking = {{measured(2, 1, 1.95), 8.2}, {measured(1, 2, 1.0), 8.0}};
-  recommendation.best = recommendation.ranking.front();
-  AllocationModel model = one_ns_per_byte();
-  const double fresh = fresh_bytes_per_step(*network, 8);
-  const double unit_one = fresh * fault_seconds_per_byte(model, 1, 2), unit_two = fresh * fault_seconds_per_byte(model, 2, 1);
-  const auto fit = [](const std::string& name, double non_reuse, int threads) {
-    AllocatorFit result{name, non_reuse, 0.95 * non_reuse, 1.05 * non_reuse, 1};
-    result.own_sd = 0.01 * non_reuse;
-    result.threads = threads;
-    return result;
-  };
-  model.variants = {fit("glibc-tuned", 0, 0), fit("default", 0.3 / unit_two, 0), fit("glibc-tuned", 0, 1),
-                    fit("default", 0.5 / unit_one, 1), fit("glibc-tuned", 0, 2), fit("default", 0.3 / unit_two, 2)};
-  const std::vector<tuner::InstalledAllocator> installed = {
-      {"default", {}}, {"glibc-tuned", {{"MALLOC_MMAP_THRESHOLD_", "1073741824"}}}};
+  TimedCloseCall call = timed_close_call(*network);
+  tuner::Recommendation& recommendation = call.recommendation;
+  AllocationModel& model = call.model;
+  const std::vector<tuner::InstalledAllocator>& installed = call.installed;
   // The first run timed the pick, 2x1 under glibc-tuned, by PyTorch; the close call's 1x2 only by the model.
   model.pytorch_setups = {MeasuredSetup{network->name, 8, 2, 1, false, "glibc-tuned", {1.8}, ""}};
   const records::MachineProfile machine = test::test_machine();

@@ -14,17 +14,12 @@ import tempfile
 dnntune_command, build = sys.argv[1], sys.argv[2]
 sys.path.insert(0, build + "/python")
 import dnntune  # noqa: E402
+import command_checks  # noqa: E402  (beside this script)
+from command_checks import check  # noqa: E402
 
 
 def command_json(*arguments):
-    return json.loads(subprocess.run([dnntune_command, *arguments, "--json"], capture_output=True, text=True,
-                                     check=True).stdout)
-
-
-def check(condition, what):
-    if not condition:
-        sys.exit("FAILED: " + what)
-    print("ok: " + what)
+    return command_checks.command_json(dnntune_command, *arguments)
 
 
 model = dnntune.Model(machine="skylake-8180")

@@ -15,19 +15,14 @@ dnntune_command, build, source = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path.insert(0, build + "/python")
 os.environ["DNNTUNE_CACHE_DIR"] = tempfile.mkdtemp(prefix="dnntune-parity-cache-")  # nothing is calibrated
 import dnntune  # noqa: E402
+import command_checks  # noqa: E402  (beside this script)
+from command_checks import check  # noqa: E402
 
 calibration = source + "/tests/fixtures/parity/calibration.json"
 
 
 def command_json(*arguments):
-    return json.loads(subprocess.run([dnntune_command, *arguments, "--json"], capture_output=True, text=True,
-                                     check=True).stdout)
-
-
-def check(condition, what):
-    if not condition:
-        sys.exit("FAILED: " + what)
-    print("ok: " + what)
+    return command_checks.command_json(dnntune_command, *arguments)
 
 
 def layout(configuration):
