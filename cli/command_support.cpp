@@ -70,7 +70,7 @@ int finish_standard_output(int exit_code) {
 namespace {
 
 struct PathArgument {
-  std::string option;  // as the user would write it: "--calibration", "-o", "measurements"
+  std::string option;  // as the user would write it: --calibration, -o, measurements
   std::string path;
 };
 
@@ -140,7 +140,7 @@ void refuse_outputs_over_inputs(const CLI::App& root) {
                        " name the same file: give each output its own"));
     // The cache's entries, locks and SLURM records are dnntune's; references/ is where users put
     // theirs. --record only appends (the first run's anchors append to the cache's records).
-    if (option != "--record" && is_inside(path, cache) && !is_inside(path, cache + "/references"))
+    if (option != long_name(option_rows::record) && is_inside(path, cache) && !is_inside(path, cache + "/references"))
       fail(bad_input(option + " " + path + " is inside dnntune's cache (" + cache + "), which dnntune manages: "
                      "write it elsewhere"));
   }

@@ -89,7 +89,9 @@ void launch_job(const TrainCommandOptions& options) {
 void run_train(const TrainCommandOptions& options) {
   if (!options.launch && (options.processes_per_node != 1 || options.nodes != 1 || !options.hostfile.empty() ||
                           options.dry_run))
-    fail(bad_input("--ppn, --nodes, --hostfile and --dry-run go with --launch"));
+    fail(bad_input(long_names({&option_rows::processes_per_node, &option_rows::nodes, &option_rows::hostfile,
+                               &option_rows::dry_run}) +
+                   " go with " + long_name(option_rows::launch)));
   if (options.launch) {
     launch_job(options);  // each rank loads the allocator itself
     return;
