@@ -11,7 +11,6 @@
 #include <limits>
 #include <optional>
 #include <set>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 

@@ -2,10 +2,8 @@
 // oneDNN and libtorch over threads, SMT and co-running processes, within a time budget
 // (calibrate/runner.hpp), and `--report DIR` to summarise them. The hidden `--worker` mode is
 // the worker process the calibration starts for each backend and setting (calibrate/worker.hpp).
-#include <algorithm>
 #include <filesystem>
 #include <iostream>
-#include <thread>
 
 #include "cli/comm_calibration.hpp"
 #include "cli/command_support.hpp"

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 
 #include "common/json_file.hpp"
 #include "common/logical_cpus.hpp"

@@ -1,11 +1,9 @@
 // frontend/request_defaults.cpp — see request_defaults.hpp.
 #include "frontend/request_defaults.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <thread>
 
 #include "frontend/option_rows.hpp"
 #include "tuner/recommendation.hpp"
