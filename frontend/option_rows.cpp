@@ -86,10 +86,10 @@ const OptionRow calibration_budget{
     "--calibration-budget",
     "Seconds of the whole first run when this machine's calibration must be made first (default: " +
         number_text(pipeline::default_first_run_seconds) +
-        "), the probe "
-        "included: it measures every distinct layer, trains the network at the base setting, under each allocator "
-    "variant and at the settings that separate the top candidates, then more layer passes with what is left, all "
-    "shares scaled from this budget; it says at the start what it will measure and about how long",
+        "), the probe included: it measures every distinct layer, trains the network at the base setting, under "
+        "each allocator variant and at the settings that separate the top candidates, then more layer passes with "
+        "what is left, all shares scaled from this budget; it says at the start what it will measure and about how "
+        "long",
     "SECONDS", &rules::first_run_budget};
 const OptionRow topology{"--topology",
                          "The node described by this hwloc XML (lstopo --of xml FILE.xml; synthetic: lstopo -i "
