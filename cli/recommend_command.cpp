@@ -20,10 +20,19 @@
 namespace dnntune::cli {
 namespace {
 
+// A default list of tuner's as the option's text ({1, 2} -> "1,2"): the search's defaults are
+// tuner::SearchSpaceOptions's, written once.
+template <class T>
+std::string list_text(const std::vector<T>& values) {
+  std::string text;
+  for (const T value : values) text += (text.empty() ? "" : ",") + number_text(static_cast<double>(value));
+  return text;
+}
+
 struct RecommendCommandOptions {
   std::string model;
-  std::string nodes = "1";
-  std::string batches = "32";
+  std::string nodes = list_text(tuner::SearchSpaceOptions{}.node_counts);
+  std::string batches = list_text(tuner::SearchSpaceOptions{}.batches_per_process);
   std::int64_t global_batch = 0;
   std::string format = "text";        // a name in output_formats()
   std::string objective = "throughput";  // a name in tuner::objectives_by_name()

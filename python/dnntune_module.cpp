@@ -185,7 +185,7 @@ class Model {
     request.network = required_name(network, "network");
     if (!batches.is_none())
       request.space.batches_per_process = numbers<std::int64_t>(batches, "batches", lists::batches);
-    request.space.node_counts = node_counts(nodes);
+    if (!nodes.is_none()) request.space.node_counts = node_counts(nodes);
     request.space.consider_smt = consider_smt.is_none() || flag(consider_smt, "consider_smt");
     request.space.fabric = fabric_of(fabric);
     request.allocator = allocator_of(allocator);
@@ -251,7 +251,7 @@ class GpuModel {
     if (!batches.is_none()) search.batches_per_gpu = numbers<std::int64_t>(batches, "batches", lists::batches);
     if (!fusion_megabytes.is_none())
       search.fusion_megabytes = numbers<double>(fusion_megabytes, "fusion_mb", lists::fusion_megabytes);
-    search.node_counts = node_counts(nodes);
+    if (!nodes.is_none()) search.node_counts = node_counts(nodes);
     search.fabric = fabric_of(fabric);
     request.precisions = names_of(precisions, "precision");
     request.memory_formats = names_of(memory_formats, "memory_format");

@@ -117,10 +117,10 @@ class Model:
                                                   threads_per_process=threads_per_process, batch=batch, nodes=nodes,
                                                   smt=smt, fabric=fabric, allocator=allocator))
 
-    def recommend(self, network, batches=None, nodes="1", consider_smt=None, fabric=_DEFAULT_FABRIC, gpus=None,
+    def recommend(self, network, batches=None, nodes=None, consider_smt=None, fabric=_DEFAULT_FABRIC, gpus=None,
                   fusion_mb=None, precision=None, memory_format=None, allocator=None, max_minutes=None):
         """The fastest configuration with baselines and ranking, as `dnntune recommend --json`: processes
-        per node, threads, SMT and batch on a CPU machine (batches default to 32), with its allocator
+        per node, threads, SMT and batch on a CPU machine (batches default to 32, nodes to one), with its allocator
         (allocator=NAME, default the one recommended); GPUs per node, batch per GPU and DDP bucket size
         on a GPU machine (defaults as `dnntune recommend`: 1, 2, 4 ... GPUs, batches 32, 64, 128), and
         precision and memory_format (lists; default every precision the GPU has, both formats). On a CPU
