@@ -26,7 +26,7 @@ struct FitCommandOptions {
   std::string calibration_path;
   std::string machine;
   std::string backend = "torch";
-  int bootstrap = 24;
+  int bootstrap = model::FitOptions{}.bootstrap_replicates;
   bool json = false;
 };
 
