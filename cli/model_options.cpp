@@ -127,7 +127,7 @@ Expected<std::string> fabric_from(const FabricOptions& options) {
   if (options.link_gbits.empty() || options.link_latency_us.empty())
     return bad_input(long_names({&option_rows::link_gbits, &option_rows::link_latency_us}) +
                      " go together (or name a " + long_name(option_rows::fabric) + ")");
-  // Checked by the grammar when parsed (option_table.cpp); read again here as numbers.
+  // Checked by the grammar when parsed (the option rows); read again here as numbers.
   auto gbits = parse_checked(options.link_gbits, rules::link_gbits);
   if (!gbits) return bad_input(long_name(option_rows::link_gbits) + ": " + gbits.error().message);
   auto latency = parse_checked(options.link_latency_us, rules::link_latency_us);
