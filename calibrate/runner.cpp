@@ -11,11 +11,11 @@
 #include <limits>
 #include <optional>
 #include <set>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "common/json_file.hpp"
+#include "common/logical_cpus.hpp"
 #include "train/precision.hpp"
 #include "common/shell_words.hpp"
 #include "calibrate/corunning.hpp"
@@ -81,7 +81,7 @@ Expected<records::MachineProfile> machine_for(const std::string& directory, bool
 // Other work on the node skews every figure, multi-threaded kernels most: their threads wait for
 // each other at barriers while one of them is descheduled.
 void warn_if_busy(const std::function<void(const std::string&)>& progress) {
-  const int pus = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int pus = logical_cpus();
   std::ifstream loadavg("/proc/loadavg");
   double load = 0;
   if (!(loadavg >> load) || !progress || load < 0.5 * pus) return;

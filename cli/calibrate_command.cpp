@@ -2,16 +2,16 @@
 // oneDNN and libtorch over threads, SMT and co-running processes, within a time budget
 // (calibrate/runner.hpp), and `--report DIR` to summarise them. The hidden `--worker` mode is
 // the worker process the calibration starts for each backend and setting (calibrate/worker.hpp).
-#include <algorithm>
 #include <filesystem>
 #include <iostream>
-#include <thread>
 
 #include "cli/comm_calibration.hpp"
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
 #include "cli/number_rules.hpp"
 #include "cli/option_table.hpp"
+#include "common/logical_cpus.hpp"
+#include "common/progress.hpp"
 #include "common/self_executable.hpp"
 #include "pipeline/installed_allocators.hpp"
 #include "calibrate/calibration_report.hpp"
@@ -46,8 +46,6 @@ struct CalibrateOptions {
   CLI::Option* budget = nullptr;
   CLI::Option* batch = nullptr;
 };
-
-void print_slurm_progress(const std::string& line) { std::cerr << "dnntune calibrate --slurm: " << line << std::endl; }
 
 // The jobs' dnntune lines, from the option table's names: the node's calibration
 // (run_slurm_node_job), the fabric sweep under mpirun and the refit with it (refit_with_fabric).
@@ -119,7 +117,7 @@ void run_slurm_modes(CalibrateOptions& options) {
   slurm.backend = one_backend ? request.backends.front() : "torch";
   if (options.budget->count() > 0) slurm.budget_seconds = request.budget_seconds;
   slurm.wait = !options.no_wait;
-  slurm.progress = print_slurm_progress;
+  slurm.progress = progress_printer("calibrate " + long_name(option_rows::slurm));
   if (const char* poll = std::getenv("DNNTUNE_SLURM_POLL_SECONDS"); poll && std::atof(poll) > 0)
     slurm.poll_seconds = std::atof(poll);
   if (options.slurm_node_job) {
@@ -173,7 +171,7 @@ void run_calibrate(CalibrateOptions& options) {
                      long_name(option_rows::report) + ", " + long_name(option_rows::slurm) + " or " +
                      long_name(option_rows::comm) + ")"));
     options.request.anchor_settings = value_or_fail(calibrate::parse_anchor_settings(options.anchor_settings));
-    const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int cpus = logical_cpus();
     for (const calibrate::Setting& setting : options.request.anchor_settings)
       if (setting.processes * setting.threads > cpus)
         fail(bad_input(long_name(option_rows::anchor_settings) + " " + std::to_string(setting.processes) + "x" +
@@ -182,7 +180,7 @@ void run_calibrate(CalibrateOptions& options) {
                        std::to_string(cpus) + " CPUs"));
     options.anchor = true;
   }
-  if (options.repeat_budget > 0 && !options.anchor) fail(bad_input("--repeat-budget goes with --anchor"));
+  if (options.repeat_budget > 0 && !options.anchor) fail(bad_input(long_name(option_rows::repeat_budget) + " goes with " + long_name(option_rows::anchor)));
   if (options.request.allocator != "default" && (options.anchor || !options.report_directory.empty() ||
                                                  options.slurm || options.slurm_node_job || options.comm))
     fail(bad_input(long_name(option_rows::allocator) + " goes with the micro-runs of this machine (not " +
@@ -211,7 +209,7 @@ void run_calibrate(CalibrateOptions& options) {
     request.precisions.push_back(value_or_fail(calibrate::parse_micro_precision(word)));
   request.dry_run = options.dry_run;
   request.executable = value_or_fail(self_executable_path());
-  const auto progress = [](const std::string& line) { std::cerr << "dnntune calibrate: " << line << std::endl; };
+  const auto progress = progress_printer("calibrate");
   const auto calibration = value_or_fail(calibrate::prepare_calibration(request, progress));
   std::cout << calibrate::describe_plan(calibration.plan, calibration.plan_request);
   if (calibration.already_recorded)

@@ -5,6 +5,7 @@
 
 #include "cli/number_rules.hpp"
 #include "cli/option_table.hpp"
+#include "common/progress.hpp"
 #include "common/shell_words.hpp"
 #include "train/comm/comm_sweep.hpp"
 #include "train/comm/mpi_session.hpp"
@@ -28,10 +29,11 @@ void run_comm_calibration(const CommCalibrationOptions& options) {
   sweep.max_message_bytes = static_cast<std::int64_t>(options.max_message_megabytes * 1024 * 1024);
   sweep.time_budget_seconds = options.time_budget_seconds;
   sweep.command = shell_command_line(
-      {"mpirun", "-np", std::to_string((*session)->size()), "dnntune", "calibrate", "--comm", "--comm-max-mb",
-       number_argument(options.max_message_megabytes), "--comm-budget",
+      {"mpirun", "-np", std::to_string((*session)->size()), "dnntune", "calibrate",
+       long_name(option_rows::comm), long_name(option_rows::comm_max_megabytes),
+       number_argument(options.max_message_megabytes), long_name(option_rows::comm_budget),
        number_argument(options.time_budget_seconds)});
-  sweep.progress = [](const std::string& step) { std::cerr << "dnntune calibrate: timing " << step << std::endl; };
+  sweep.progress = [print = progress_printer("calibrate")](const std::string& step) { print("timing " + step); };
   const auto calibration = train::comm::calibrate_communication(**session, sweep);
   if (!calibration) fail_in_job(calibration.error());
   if ((*session)->rank() != 0) return;

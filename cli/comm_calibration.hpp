@@ -12,12 +12,14 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/command_support.hpp"
+#include "train/comm/comm_sweep.hpp"
 
 namespace dnntune::cli {
 
 struct CommCalibrationOptions {
-  double max_message_megabytes = 256;  // MiB
-  double time_budget_seconds = 60;
+  // train::comm's defaults, written there once.
+  double max_message_megabytes = static_cast<double>(train::comm::CommSweepOptions{}.max_message_bytes) / (1 << 20);
+  double time_budget_seconds = train::comm::CommSweepOptions{}.time_budget_seconds;
   std::string record_path;  // append the records here ("" = none)
   OutputOptions output;     // the report: text, or --json; stdout or -o FILE
 };

@@ -72,7 +72,7 @@ int finish_standard_output(int exit_code) {
 namespace {
 
 struct PathArgument {
-  std::string option;  // as the user would write it: "--calibration", "-o", "measurements"
+  std::string option;  // as the user would write it: --calibration, -o, measurements
   std::string path;
 };
 
@@ -144,12 +144,13 @@ void refuse_outputs_over_inputs(const CLI::App& root) {
     // The cache's entries, locks and SLURM records are dnntune's; references/ is where users put
     // theirs. A first run's anchors append to an entry's anchor records (`train --record`), a
     // file of records like any other: the one file of the cache --record may name.
-    const bool anchor_records = option == "--record" && file_name_of(path) == train::anchor_records_file;
+    const bool anchor_records =
+        option == long_name(option_rows::record) && file_name_of(path) == train::anchor_records_file;
     if (!anchor_records && is_inside(path, cache) && !is_inside(path, cache + "/references"))
       fail(bad_input(option + " " + path + " is inside dnntune's cache (" + cache + "), which dnntune manages: "
                      "write it elsewhere"));
     // Records are appended: to a file of records (read whole now, before any work), never to another kind.
-    if (option == "--record") ok_or_fail(records::check_record_file(path));
+    if (option == long_name(option_rows::record)) ok_or_fail(records::check_record_file(path));
   }
 }
 

@@ -33,7 +33,7 @@ tuner::ComparedMachine best_on_gpu(const workloads::Network& network, const GpuS
                                    const std::vector<std::int64_t>& batches, int gpus, const CompareOptions& options) {
   const model::GpuNode& node = gpu.node;
   if (gpus > node.gpus_per_node)
-    fail(bad_input("--gpus " + std::to_string(gpus) + ": a " + node.name + " node holds " +
+    fail(bad_input(long_name(option_rows::gpus) + " " + std::to_string(gpus) + ": a " + node.name + " node holds " +
                    std::to_string(node.gpus_per_node)));
   tuner::GpuSearchOptions search;
   search.gpus_per_node = {gpus};

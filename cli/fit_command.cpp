@@ -6,6 +6,7 @@
 #include "cli/number_rules.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_table.hpp"
+#include "common/progress.hpp"
 #include "cli/gpu_commands.hpp"
 #include "pipeline/measurement_inputs.hpp"
 #include "common/json_file.hpp"
@@ -25,16 +26,15 @@ struct FitCommandOptions {
   std::string calibration_path;
   std::string machine;
   std::string backend = "torch";
-  int bootstrap = 24;
+  int bootstrap = model::FitOptions{}.bootstrap_replicates;
   bool json = false;
 };
 
 void run_fit(const FitCommandOptions& options) {
   const auto inputs = value_or_fail(pipeline::read_measurement_inputs(options.inputs));
-  for (const auto& file : inputs.truncated_files)
-    std::cerr << "dnntune fit: " << file << ": ignored a last line cut short (an interrupted run)\n";
-  for (const auto& line : pipeline::skipped_lines_report(inputs.skipped_lines))
-    std::cerr << "dnntune fit: " << line << "\n";
+  const auto progress = progress_printer("fit");
+  for (const auto& file : inputs.truncated_files) progress(file + ": ignored a last line cut short (an interrupted run)");
+  for (const auto& line : pipeline::skipped_lines_report(inputs.skipped_lines)) progress(line);
   if (inputs.records.empty()) fail(bad_input("no measurement records in " + inputs.files.front()));
   const std::vector<records::Measurement>& records = inputs.records;
   if (options.backend == "torch-cuda") return run_gpu_fit(records, options.machine, options.calibration_path, options.json);
@@ -44,7 +44,7 @@ void run_fit(const FitCommandOptions& options) {
   if (!machine_file.empty()) {
     machine = value_or_fail(data::load_machine(machine_file));
   } else {
-    std::cerr << "dnntune fit: no machine.json given: probing this machine for its peaks\n";
+    progress("no machine.json given: probing this machine for its peaks");
     machine = value_or_fail(probe::describe_this_machine());
     ok_or_fail(probe::measure_node_performance(machine, probe::PeakOptions{}));
   }

@@ -21,7 +21,8 @@ std::optional<GpuSource> gpu_machine(const ModelSourceOptions& source) {
 void run_gpu_fit(const std::vector<records::Measurement>& records, const std::string& machine,
                  const std::string& output_path, bool json) {
   if (machine.empty())
-    fail(bad_input("--backend torch-cuda fits the GPU model: name the GPU with --machine (" +
+    fail(bad_input(long_name(option_rows::backend) + " torch-cuda fits the GPU model: name the GPU with " +
+                   long_name(option_rows::machine) + " (" +
                    data::builtin_gpu_machine_names() + " or a profile)"));
   const auto profile = value_or_fail(data::load_machine(machine));
   const auto node = value_or_fail(model::gpu_node(profile));
@@ -34,10 +35,12 @@ void run_gpu_fit(const std::vector<records::Measurement>& records, const std::st
 model::GpuConfiguration gpu_configuration_from(const ConfigurationOptions& options) {
   const model::TrainingConfiguration& c = options.configuration;
   if (c.threads_per_process != 1 || c.smt || options.parameter_servers > 0 || c.asynchronous)
-    fail(bad_input("--threads, --smt, --ps and --async describe CPU nodes; on a GPU machine give --gpus, --batch, "
-                   "--nodes and --fusion-mb"));
+    fail(bad_input(long_names({&option_rows::threads, &option_rows::smt, &option_rows::parameter_servers,
+                               &option_rows::asynchronous}) +
+                   " describe CPU nodes; on a GPU machine give " + gpu_node_options()));
   if (c.processes_per_node != 1)
-    fail(bad_input("on a GPU machine one process drives one GPU: give --gpus N instead of --ppn"));
+    fail(bad_input("on a GPU machine one process drives one GPU: give " + long_name(option_rows::gpus) +
+                   " N instead of " + long_name(option_rows::processes_per_node)));
   model::GpuConfiguration configuration;
   configuration.gpus_per_node = options.gpus_per_node > 0 ? options.gpus_per_node : 1;
   configuration.batch_per_gpu = c.batch_per_process;
@@ -83,8 +86,9 @@ void run_gpu_scale(const std::string& network, const GpuSource& gpu, const Confi
 
 void run_gpu_recommend(const std::string& network, const GpuSource& gpu, const GpuRecommendRequest& request) {
   if (request.format == "mpirun")
-    fail(bad_input("--format mpirun writes CPU launch lines; for a GPU machine use --format slurm (srun, one task per "
-                   "GPU) or --format torchrun (one worker per GPU)"));
+    fail(bad_input(long_name(option_rows::format) + " mpirun writes CPU launch lines; for a GPU machine use " +
+                   long_name(option_rows::format) + " slurm (srun, one task per GPU) or " +
+                   long_name(option_rows::format) + " torchrun (one worker per GPU)"));
   ok_or_fail(check_launch_options(request.launch));
   frontend::GpuRecommendRequest asked;
   asked.network = network;

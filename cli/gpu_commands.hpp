@@ -64,8 +64,8 @@ struct GpuRecommendRequest {
   // The job script's and launch line's: --time (default: --epochs of --dataset-images at the
   // pick's images/s, as on CPU nodes), --partition, --account; the training command after `--`.
   LaunchOptions launch;
-  double epochs = tuner::RecommendOptions{}.epochs;
-  std::int64_t dataset_images = tuner::RecommendOptions{}.dataset_images;
+  double epochs = tuner::default_epochs;
+  std::int64_t dataset_images = tuner::default_dataset_images;
   std::vector<std::string> train_command;
 };
 void run_gpu_recommend(const std::string& network, const GpuSource& gpu, const GpuRecommendRequest& request);

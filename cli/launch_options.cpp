@@ -39,7 +39,7 @@ CLI::Option* add_allocator_option(CLI::App& command, std::string& allocator) {
 Expected<void> check_allocator(const LaunchOptions& options) {
   if (options.allocator.empty()) return {};
   if (auto allocator = probe::allocator_variant(options.allocator); !allocator)
-    return bad_input("--allocator: " + allocator.error().message);
+    return bad_input(long_name(option_rows::allocator) + ": " + allocator.error().message);
   return {};
 }
 
@@ -55,7 +55,7 @@ Expected<tuner::JobScriptOptions> job_script_options(const LaunchOptions& option
     facts.partition_limit_seconds = frontend::partition_time_limit_seconds(options.partition);
   facts.loaded_openmp = loaded_openmp_runtime();
   auto allocator = probe::allocator_variant(allocator_name);
-  if (!allocator) return bad_input("--allocator: " + allocator.error().message);
+  if (!allocator) return bad_input(long_name(option_rows::allocator) + ": " + allocator.error().message);
   facts.allocator_environment = allocator->environment;
   auto job = tuner::job_script_options(options, network_name, seconds_to_train, facts);
   if (job) job->allocator_name = allocator->name;

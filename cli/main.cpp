@@ -5,6 +5,7 @@
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
 #include "common/text_format.hpp"
+#include "frontend/option_rows.hpp"
 #include "pipeline/version.hpp"
 
 int main(int argc, char** argv) {
@@ -13,7 +14,8 @@ int main(int argc, char** argv) {
       "Finds the fastest processes-per-node, threads, hyper-threading and batch for a node,\n"
       "and predicts how training scales over many nodes.",
       "dnntune"};
-  app.set_version_flag("--version", std::string("dnntune ") + DNNTUNE_VERSION);
+  app.set_version_flag(dnntune::frontend::option_rows::version.names, std::string("dnntune ") + DNNTUNE_VERSION,
+                       dnntune::frontend::option_rows::version.help);
   app.require_subcommand(1);
   app.footer("Run `dnntune COMMAND --help` for the options of a command.");
 

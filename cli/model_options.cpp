@@ -1,6 +1,7 @@
 // cli/model_options.cpp — see model_options.hpp.
 #include "cli/model_options.hpp"
 
+#include "common/progress.hpp"
 #include "common/text_format.hpp"
 
 #include <algorithm>
@@ -22,7 +23,7 @@ void add_model_source_options(CLI::App& command, ModelSourceOptions& options) {
       // An empty name is a mistake (an unset variable), never "this machine": that is no --machine.
       ->check(CLI::Validator(
           [](const std::string& name) {
-            // CLI11 names the option itself: the reason alone, after frontend's "--machine \"\": ".
+            // CLI11 names the option itself: the reason alone, after frontend's option name and value.
             auto checked = frontend::check_machine_name(name);
             if (checked) return std::string();
             const std::string& message = checked.error().message;
@@ -35,9 +36,6 @@ void add_model_source_options(CLI::App& command, ModelSourceOptions& options) {
       ->capture_default_str();
   add_value(command, option_rows::calibration_budget, options.calibration_budget_seconds);
 }
-
-// Progress lines quote names read from files (profiles, nodes, paths): escaped as every message is.
-void print_progress(const std::string& line) { std::cerr << "dnntune: " << printable(line) << std::endl; }
 
 Expected<model::Predictor> load_predictor(const ModelSourceOptions& options,
                                           const pipeline::DefaultCalibrationRequest& when_uncalibrated) {
@@ -64,15 +62,26 @@ void add_configuration_options(CLI::App& command, ConfigurationOptions& options,
   add_value(command, option_rows::memory_format, options.memory_format);
 }
 
+std::string gpu_only_options_refused(bool gpus) {
+  const std::string options =
+      gpus ? long_name(option_rows::gpus) + " applies"
+           : long_names({&option_rows::precision, &option_rows::memory_format}) + " apply";
+  return options + " to a GPU " + long_name(option_rows::machine) + " (" + data::builtin_gpu_machine_names() + ")";
+}
+
+std::string gpu_node_options() {
+  return long_names({&option_rows::gpus, &option_rows::batch, &option_rows::nodes, &option_rows::fusion_megabytes});
+}
+
 Expected<model::TrainingConfiguration> configuration_from(const ConfigurationOptions& options) {
   if (options.gpus_per_node > 0)
-    return bad_input("--gpus applies to a GPU --machine (" + data::builtin_gpu_machine_names() + ")");
+    return bad_input(gpu_only_options_refused(true));
   if (!options.precision.empty() || !options.memory_format.empty())
-    return bad_input("--precision and --memory-format apply to a GPU --machine (" + data::builtin_gpu_machine_names() +
-                     ")");
+    return bad_input(gpu_only_options_refused(false));
   model::TrainingConfiguration configuration = options.configuration;
   if (configuration.asynchronous && options.parameter_servers == 0)
-    return bad_input("--async applies to a parameter server: add --ps SERVERS");
+    return bad_input(long_name(option_rows::asynchronous) + " applies to a parameter server: add " +
+                     long_name(option_rows::parameter_servers) + " SERVERS");
   if (options.parameter_servers > 0) {
     configuration.scheme = model::CommunicationScheme::parameter_server;
     configuration.parameter_servers = options.parameter_servers;
@@ -116,14 +125,17 @@ void add_fabric_options(CLI::App& command, FabricOptions& options) {
 Expected<std::string> fabric_from(const FabricOptions& options) {
   if (options.link_gbits.empty() && options.link_latency_us.empty()) return options.preset;
   if (options.link_gbits.empty() || options.link_latency_us.empty())
-    return bad_input("--link-gbps and --link-latency-us go together (or name a --network)");
-  // Checked by the grammar when parsed (option_table.cpp); read again here as numbers.
+    return bad_input(long_names({&option_rows::link_gbits, &option_rows::link_latency_us}) +
+                     " go together (or name a " + long_name(option_rows::fabric) + ")");
+  // Checked by the grammar when parsed (the option rows); read again here as numbers.
   auto gbits = parse_checked(options.link_gbits, rules::link_gbits);
-  if (!gbits) return bad_input("--link-gbps: " + gbits.error().message);
+  if (!gbits) return bad_input(long_name(option_rows::link_gbits) + ": " + gbits.error().message);
   auto latency = parse_checked(options.link_latency_us, rules::link_latency_us);
-  if (!latency) return bad_input("--link-latency-us: " + latency.error().message);
+  if (!latency) return bad_input(long_name(option_rows::link_latency_us) + ": " + latency.error().message);
   auto fabric = model::fabric_from_numbers(*gbits, *latency);
-  if (!fabric) return bad_input("--link-gbps/--link-latency-us: " + fabric.error().message);
+  if (!fabric)
+    return bad_input(long_name(option_rows::link_gbits) + "/" + long_name(option_rows::link_latency_us) + ": " +
+                     fabric.error().message);
   return fabric;
 }
 

@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/progress.hpp"
 #include "frontend/model_source.hpp"
 #include "frontend/request_defaults.hpp"
 #include "pipeline/default_calibration.hpp"
@@ -33,8 +34,7 @@ Expected<model::Predictor> load_predictor(const ModelSourceOptions& options,
                                           const pipeline::DefaultCalibrationRequest& when_uncalibrated);
 Expected<LoadedModel> load_model(const ModelSourceOptions& options, const pipeline::DefaultCalibrationRequest& when_uncalibrated);
 
-// Progress lines of the libraries on standard error, "dnntune: LINE".
-void print_progress(const std::string& line);
+// Progress lines of the libraries on standard error: common/progress.hpp's print_progress.
 
 // The inter-node fabric: --fabric NAME (a preset; --network is its older name), or --link-gbps X --link-latency-us Y (numbers,
 // e.g. those of an emulated cluster's shaped links; they replace a calibration's measured link).
@@ -59,6 +59,13 @@ struct ConfigurationOptions {
 void add_configuration_options(CLI::App& command, ConfigurationOptions& options, bool with_nodes);
 
 Expected<model::TrainingConfiguration> configuration_from(const ConfigurationOptions& options);
+
+// The refusal of a GPU machine's options for a CPU node: --gpus (`gpus`) or else --precision and
+// --memory-format, naming the GPU machines (predict, scale and recommend say it alike).
+std::string gpu_only_options_refused(bool gpus);
+
+// What a GPU machine's layout is given with: --gpus, --batch, --nodes and --fusion-mb.
+std::string gpu_node_options();
 
 // Which parts of the layout `command`'s user gave (--ppn, --threads, --smt); the rest is the
 // recommended setup's (predict, scale).

@@ -1,7 +1,7 @@
 // cli/number_rules.hpp — numbers typed on the command line, checked when the options are parsed
 // (a CLI11 check) by the one grammar and range table of common/number_grammar.hpp, before
 // anything else runs: nothing is read, calibrated or written for a value out of range.
-// A refusal is one line, "--batch: Value 70000 not in range 1 to 65536", exit 2.
+// A refusal is one line (--batch: Value 70000 not in range 1 to 65536), exit 2.
 #pragma once
 
 #include <CLI/CLI.hpp>

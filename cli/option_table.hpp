@@ -1,19 +1,15 @@
-// cli/option_table.hpp — every option of every command, defined once: its names, help, value
-// text and check (common/number_grammar.hpp's grammar and ranges). A command adds an option from
-// here, never with CLI11's add_option or add_flag and a literal "--name" (the ctest test
-// tests/cli/option_definitions_test.py holds that; --counts prints the definitions per name):
+// cli/option_table.hpp — the CLI11 glue over the option rows (frontend/option_rows.hpp: every
+// option of every command, defined once). A command adds an option from its row, never with
+// CLI11's add_option or add_flag and a literal name (the ctest test
+// tests/cli/option_definitions_test.py holds that):
 //
 //   add_value(*command, option_rows::batch, options.batch);        // one value: --batch 32
 //   add_list(*command, option_rows::batch, options.batches);       // a list: --batch 8,16 or 8..64
 //   ... list_values(option_rows::batch, options.batches)             // the list, checked, when run
 //   add_flag(*command, option_rows::json, options.json);
 //
-// A row with a list rule takes the one list syntax in every command that takes a list (comma
-// lists and ranges, at most `list->max_items` values), and one value where the command takes
-// one. A new option is a new row (option_table.cpp, in its command's section), not a new
-// add_option in a command. A command may narrow a row (->check(IsMember(...)), ->needs(...),
-// ->required()), never rename or re-describe it. Two rows with one name are two meanings, said in
-// a comment above the second ("another meaning: ...").
+// A command may narrow a row (->check(IsMember(...)), ->needs(...), ->required()), never rename
+// or re-describe it.
 #pragma once
 
 #include <cstdint>
@@ -24,40 +20,17 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/number_rules.hpp"
+#include "frontend/option_rows.hpp"
 
 namespace dnntune::cli {
 
-struct OptionRow {
-  const char* names;             // CLI11's: "--fabric,--network", "-o,--output"
-  const char* help;              // for one value
-  const char* value_text = "";   // "N", "FILE", "NAME" ("" : CLI11's default)
-  const NumberRule* number = nullptr;  // a number: its grammar and range
-  const ListRule* list = nullptr;      // may be a list: its limit (and number rule)
-  const char* list_help = "";          // appended to `help` where the command takes a list
-};
-
-namespace option_rows {
-extern const OptionRow model;
-extern const OptionRow batch, nodes, processes_per_node, threads, smt, no_smt, parameter_servers, asynchronous;
-extern const OptionRow fusion_megabytes, gpus, precision, memory_format, global_batch, epochs, dataset_images, verify;
-extern const OptionRow fabric, link_gbits, link_latency_us;
-extern const OptionRow calibration, machine, backend, calibration_budget, topology;
-extern const OptionRow json, output;
-extern const OptionRow time_limit, partition, account;
-extern const OptionRow allocator, openmp;
-extern const OptionRow iterations, warmup, record, resume, quick, dry_run;
-// train
-extern const OptionRow trainer_batch, time_limit_seconds, learning_rate, momentum, bucket_megabytes, ps_servers;
-extern const OptionRow device, seed, module_times, runner, launch, hostfile;
-// calibrate
-extern const OptionRow layer, pass, processes, budget, comm, comm_max_megabytes, comm_budget;
-extern const OptionRow anchor, anchor_settings, allocator_budget, repeat_budget, report, modules, slurm, no_wait;
-extern const OptionRow slurm_node_job, slurm_refit_fabric, worker, keep_loading;
-// fit, models show, recommend, scale
-extern const OptionRow bootstrap, layers, objective, consider_parameter_server, format, explain, max_minutes, plot;
-// jobs
-extern const OptionRow jobs_file;
-}  // namespace option_rows
+// The rows are frontend's (frontend/option_rows.hpp: plain data, so that frontend/ and python/
+// name options from them too); here, the CLI11 glue over them.
+using frontend::long_name;
+using frontend::long_names;
+using frontend::number_text;
+using frontend::OptionRow;
+namespace option_rows = frontend::option_rows;
 
 // One value of `row` into `target` (a number row is checked, and canonical before CLI11 reads it).
 CLI::Option* add_value(CLI::App& command, const OptionRow& row, int& target);
@@ -87,11 +60,6 @@ Expected<std::vector<double>> list_values(const OptionRow& row, const std::strin
 // (split_list_items), no empty item, no name twice, at most the row's list limit when it has one.
 Expected<std::vector<std::string>> list_names(const OptionRow& row, const std::string& text);
 
-// A default number as a list option's text: "25", "0.5".
-std::string number_text(double value);
-
-// "--batch" of "--batch" or of "-o,--output" ("--output").
-std::string long_name(const OptionRow& row);
 
 // Refuses an empty text value (a value given is never "not given": --partition "" is a mistake)
 // and, as printable_text, one holding a control character.

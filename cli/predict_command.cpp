@@ -23,7 +23,7 @@ struct PredictOptions {
 
 void run_predict(const PredictOptions& options) {
   if (const auto gpu = gpu_machine(options.source)) {
-    if (!options.allocator.empty()) fail(bad_input(frontend::gpu_allocator_refusal));
+    if (!options.allocator.empty()) fail(bad_input(frontend::gpu_allocator_refusal()));
     return run_gpu_predict(options.model, *gpu, options.configuration, options.output);
   }
   const frontend::PredictRequest request{options.model, value_or_fail(configuration_from(options.configuration)),

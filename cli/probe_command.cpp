@@ -6,6 +6,7 @@
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_table.hpp"
+#include "common/progress.hpp"
 #include "probe/allocators.hpp"
 #include "data/builtin_machines.hpp"
 #include "records/machine_report.hpp"
@@ -34,7 +35,7 @@ void run_probe(const ProbeOptions& options) {
     profile = value_or_fail(probe::describe_this_machine());
     if (!options.quick) {
       probe::PeakOptions peak_options;
-      peak_options.progress = [](const std::string& step) { std::cerr << "dnntune probe: measuring " << step << "\n"; };
+      peak_options.progress = [print = progress_printer("probe")](const std::string& step) { print("measuring " + step); };
       ok_or_fail(probe::measure_node_performance(profile, peak_options));
     }
   }

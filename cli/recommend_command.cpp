@@ -20,15 +20,24 @@
 namespace dnntune::cli {
 namespace {
 
+// A default list of tuner's as the option's text ({1, 2} -> "1,2"): the search's defaults are
+// tuner::SearchSpaceOptions's, written once.
+template <class T>
+std::string list_text(const std::vector<T>& values) {
+  std::string text;
+  for (const T value : values) text += (text.empty() ? "" : ",") + number_text(static_cast<double>(value));
+  return text;
+}
+
 struct RecommendCommandOptions {
   std::string model;
-  std::string nodes = "1";
-  std::string batches = "32";
+  std::string nodes = list_text(tuner::SearchSpaceOptions{}.node_counts);
+  std::string batches = list_text(tuner::SearchSpaceOptions{}.batches_per_process);
   std::int64_t global_batch = 0;
   std::string format = "text";        // a name in output_formats()
   std::string objective = "throughput";  // a name in tuner::objectives_by_name()
-  double epochs = tuner::RecommendOptions{}.epochs;
-  std::int64_t dataset_images = tuner::RecommendOptions{}.dataset_images;
+  double epochs = tuner::default_epochs;
+  std::int64_t dataset_images = tuner::default_dataset_images;
   bool explain = false;
   double max_minutes = frontend::default_max_search_minutes;
   bool no_smt = false;
@@ -51,8 +60,9 @@ struct RecommendCommandOptions {
 void recommend_for_gpu(const GpuSource& gpu, const RecommendCommandOptions& options) {
   if (options.verify > 0 || options.global_batch > 0 || options.no_smt || options.consider_parameter_server ||
       !options.processes_per_node.empty())
-    fail(bad_input("--verify, --global-batch, --no-smt, --consider-ps and --ppn describe CPU nodes; on a GPU machine "
-                   "give --gpus, --batch, --nodes and --fusion-mb"));
+    fail(bad_input(long_names({&option_rows::verify, &option_rows::global_batch, &option_rows::no_smt,
+                               &option_rows::consider_parameter_server, &option_rows::processes_per_node}) +
+                   " describe CPU nodes; on a GPU machine give " + gpu_node_options()));
   GpuRecommendRequest request;
   request.gpus = options.gpus;
   request.precisions = options.precisions;
@@ -120,10 +130,8 @@ std::vector<std::string> names_of(const Table& table, Name name) {
 
 void run_recommend(const RecommendCommandOptions& options) {
   if (const auto gpu = gpu_machine(options.source)) return recommend_for_gpu(*gpu, options);
-  if (!options.gpus.empty())
-    fail(bad_input("--gpus applies to a GPU --machine (" + data::builtin_gpu_machine_names() + ")"));
-  if (!options.precisions.empty() || !options.memory_formats.empty())
-    fail(bad_input("--precision and --memory-format apply to a GPU --machine (" + data::builtin_gpu_machine_names() + ")"));
+  if (!options.gpus.empty()) fail(bad_input(gpu_only_options_refused(true)));
+  if (!options.precisions.empty() || !options.memory_formats.empty()) fail(bad_input(gpu_only_options_refused(false)));
   frontend::RecommendRequest request;
   request.network = options.model;
   tuner::SearchSpaceOptions& space = request.space;

@@ -25,8 +25,8 @@ struct ScaleOptions {
 
 void run_scale(const ScaleOptions& options) {
   if (const auto gpu = gpu_machine(options.source)) {
-    if (!options.plot_path.empty()) fail(bad_input("--plot draws CPU scaling curves; leave it out for a GPU machine"));
-    if (!options.allocator.empty()) fail(bad_input(frontend::gpu_allocator_refusal));
+    if (!options.plot_path.empty()) fail(bad_input(long_name(option_rows::plot) + " draws CPU scaling curves; leave it out for a GPU machine"));
+    if (!options.allocator.empty()) fail(bad_input(frontend::gpu_allocator_refusal()));
     return run_gpu_scale(options.model, *gpu, options.configuration, options.nodes, options.output);
   }
   frontend::ScaleRequest request{{options.model, value_or_fail(configuration_from(options.configuration)),

@@ -6,6 +6,7 @@
 
 #include <iostream>
 
+#include "common/progress.hpp"
 #include "common/shell_words.hpp"
 #include "cli/command_support.hpp"
 #include "cli/commands.hpp"
@@ -75,13 +76,13 @@ void launch_job(const TrainCommandOptions& options) {
   worker.executable = this_executable();
   request.program = train::train_worker_argv(worker);
   const auto plan = value_or_fail(train::plan_mpirun_launch(request, machine.topology, geteuid() == 0));
-  for (const std::string& note : plan.notes) std::cerr << "dnntune: note: " << note << '\n';
+  for (const std::string& note : plan.notes) print_progress("note: " + note);
   const std::string line = shell_command_line(plan.argv);
   if (options.dry_run) {
     std::cout << line << '\n';
     return;
   }
-  std::cerr << "dnntune: launching: " << line << std::endl;
+  print_progress("launching: " + line);
   const int exit_code = value_or_fail(train::run_and_wait(plan.argv));
   if (exit_code != 0) throw CLI::RuntimeError(exit_code);
 }
@@ -89,7 +90,9 @@ void launch_job(const TrainCommandOptions& options) {
 void run_train(const TrainCommandOptions& options) {
   if (!options.launch && (options.processes_per_node != 1 || options.nodes != 1 || !options.hostfile.empty() ||
                           options.dry_run))
-    fail(bad_input("--ppn, --nodes, --hostfile and --dry-run go with --launch"));
+    fail(bad_input(long_names({&option_rows::processes_per_node, &option_rows::nodes, &option_rows::hostfile,
+                               &option_rows::dry_run}) +
+                   " go with " + long_name(option_rows::launch)));
   if (options.launch) {
     launch_job(options);  // each rank loads the allocator itself
     return;
@@ -100,7 +103,7 @@ void run_train(const TrainCommandOptions& options) {
   if (!outcome->is_rank0) return;
   const train::TrainingReport& report = outcome->report;
   for (const std::string& warning : train::training_warnings(report))
-    std::cerr << "dnntune: warning: " << warning << '\n';
+    print_progress("warning: " + warning);
   if (!options.record_path.empty()) {
     train::TrainWorkerRequest reproduce = worker_request(options, report.threads);
     reproduce.record_path.clear();

@@ -44,7 +44,7 @@ void run_validate(ValidateOptions options) {
   space_options.batches_per_process = options.batches;
   space_options.fusion_megabytes = {model::default_fusion_megabytes};  // the trainer's bucket size
   request.configurations = tuner::enumerate_search_space(predictor.rates(), space_options).valid;
-  request.progress = [](const std::string& line) { std::cerr << "dnntune validate: " << line << std::endl; };
+  request.progress = progress_printer("validate");
   const auto rows = value_or_fail(pipeline::validate_here(predictor, request));
   const auto summary = model::summarise_validation(rows);
   write_output(options.output.json ? model::validation_json(rows, summary).dump(2) + "\n"

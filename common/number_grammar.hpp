@@ -35,7 +35,7 @@ struct NumberRule {
 
 namespace rules {
 // Batch per process (or per GPU): the workload graph's bound (workloads::max_batch, checked
-// equal where both are seen: cli/option_table.cpp).
+// equal where both are seen: frontend/option_rows.cpp).
 inline constexpr NumberRule batch_per_process{1, 65536};
 inline constexpr NumberRule global_batch{1, 2147483647.0};  // each process's share must be a valid batch
 inline constexpr NumberRule nodes{1, 1048576};

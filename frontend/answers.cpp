@@ -5,12 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 
 #include "common/json_file.hpp"
+#include "common/logical_cpus.hpp"
 #include "common/shell_words.hpp"
 #include "common/text_format.hpp"
 #include "frontend/job_list.hpp"
+#include "frontend/option_rows.hpp"
 #include "model/report.hpp"
 #include "pipeline/installed_allocators.hpp"
 #include "pipeline/real_training.hpp"
@@ -107,7 +108,8 @@ Expected<void> verify_for_real(tuner::Recommendation& recommendation, const Reco
 // Everything in `request` that needs no model, checked before a first run starts.
 Expected<void> check_recommend_request(const AnswerSource& source, const RecommendRequest& request) {
   if (request.verify > 0 && (!source.source().machine.empty() || !source.source().topology_path.empty()))
-    return bad_input("--verify trains on this machine: it cannot verify a recommendation for --machine or --topology");
+    return bad_input(long_name(option_rows::verify) + " trains on this machine: it cannot verify a recommendation for " +
+                     long_name(option_rows::machine) + " or " + long_name(option_rows::topology));
   return check_allocator_name(request.allocator);
 }
 
@@ -165,7 +167,7 @@ Expected<LoadedModel> AnswerSource::model_for(const std::string& network,
 Expected<void> check_allocator_name(const std::string& allocator) {
   if (allocator.empty()) return {};
   if (auto variant = probe::allocator_variant(allocator); !variant)
-    return bad_input("--allocator: " + variant.error().message);
+    return bad_input(long_name(option_rows::allocator) + ": " + variant.error().message);
   return {};
 }
 
@@ -179,10 +181,10 @@ Expected<RecommendAnswer> answer_recommend(const AnswerSource& source, const Rec
   auto network = workloads::load_network(request.network);
   if (!network) return network.error();
   // This machine's calibration measures the batches its ranks would run with.
-  const int this_machines_cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int this_machines_cpus = logical_cpus();
   const auto batches = tuner::batches_to_score(request.space, this_machines_cpus);
   if (batches.empty())
-    return bad_input("--global-batch " + std::to_string(request.space.global_batch) +
+    return bad_input(long_name(option_rows::global_batch) + " " + std::to_string(request.space.global_batch) +
                      " does not split evenly over any number of processes of the node counts into batches of at most " +
                      std::to_string(workloads::max_batch) + " per process");
   ModelSource where = source.source();
@@ -191,8 +193,9 @@ Expected<RecommendAnswer> answer_recommend(const AnswerSource& source, const Rec
   auto loaded = (request.partition.empty() ? source : partition_source).model_for(request.network, batches);
   if (!loaded) return loaded.error();
   if (request.verify > 0 && loaded->from_partition)
-    return bad_input("--verify trains on this machine, but the answer is for partition " + request.partition +
-                     "'s nodes: run recommend --verify in a job on one of them");
+    return bad_input(long_name(option_rows::verify) + " trains on this machine, but the answer is for partition " +
+                     request.partition + "'s nodes: run recommend " + long_name(option_rows::verify) +
+                     " in a job on one of them");
   const model::Predictor& predictor = loaded->predictor;
   // Long lists: refused past the request's minutes, else said first.
   if (auto bounded = announce_search(predictor, *network, request.space, source.progress(), request.max_minutes,

@@ -5,6 +5,7 @@
 
 #include "common/json_file.hpp"
 #include "data/builtin_machines.hpp"
+#include "frontend/option_rows.hpp"
 #include "workloads/zoo.hpp"
 
 namespace dnntune::frontend {
@@ -41,24 +42,30 @@ Expected<std::vector<Value>> parsed_names(const std::vector<std::string>& names,
 
 Expected<tuner::GpuSearchOptions> search_of(const GpuSource& gpu, const GpuRecommendRequest& request) {
   if (request.objective == tuner::Objective::time_to_train)
-    return bad_input("--objective time-to-train is not modelled for GPU machines: use throughput or images-per-node");
-  if (!request.allocator.empty()) return bad_input(gpu_allocator_refusal);
+    return bad_input(long_name(option_rows::objective) +
+                     " time-to-train is not modelled for GPU machines: use throughput or images-per-node");
+  if (!request.allocator.empty()) return bad_input(gpu_allocator_refusal());
   tuner::GpuSearchOptions search = request.search;
   search.objective = request.objective == tuner::Objective::images_per_node ? tuner::GpuObjective::images_per_node
                                                                             : tuner::GpuObjective::throughput;
-  auto precisions = parsed_names<model::GpuPrecision>(request.precisions, "--precision", model::parse_gpu_precision);
+  auto precisions = parsed_names<model::GpuPrecision>(request.precisions, long_name(option_rows::precision), model::parse_gpu_precision);
   if (!precisions) return precisions.error();
   for (const model::GpuPrecision precision : *precisions)
     if (auto has = model::check_gpu_precision(gpu.node, precision); !has) return has.error();
   search.precisions = *precisions;
-  auto formats =
-      parsed_names<model::GpuMemoryFormat>(request.memory_formats, "--memory-format", model::parse_gpu_memory_format);
+  auto formats = parsed_names<model::GpuMemoryFormat>(request.memory_formats, long_name(option_rows::memory_format),
+                                                      model::parse_gpu_memory_format);
   if (!formats) return formats.error();
   search.memory_formats = *formats;
   return search;
 }
 
 }  // namespace
+
+std::string gpu_allocator_refusal() {
+  return long_name(option_rows::allocator) +
+         " is chosen for CPU nodes; a GPU machine's answers and job scripts leave the allocator as it is";
+}
 
 Expected<model::GpuEfficiencies> builtin_gpu_efficiencies() {
   return model::reference_gpu_efficiencies(data::builtin_reference_calibration("torch-cuda"));
@@ -70,7 +77,7 @@ Expected<std::optional<GpuSource>> gpu_source(const ModelSource& source) {
   const auto machine = data::load_machine(source.machine);
   if (!machine || machine->kind != records::MachineKind::gpu) return std::optional<GpuSource>();
   if (!source.topology_path.empty())
-    return bad_input("--topology describes a CPU node; " + machine->name + " is a GPU");
+    return bad_input(long_name(option_rows::topology) + " describes a CPU node; " + machine->name + " is a GPU");
   auto node = model::gpu_node(*machine);
   if (!node) return node.error();
   auto efficiencies = builtin_gpu_efficiencies();

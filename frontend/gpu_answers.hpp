@@ -23,8 +23,7 @@
 namespace dnntune::frontend {
 
 // Why --allocator (allocator=) is refused on a GPU machine.
-constexpr const char* gpu_allocator_refusal =
-    "--allocator is chosen for CPU nodes; a GPU machine's answers and job scripts leave the allocator as it is";
+std::string gpu_allocator_refusal();
 
 struct GpuSource {
   model::GpuNode node;

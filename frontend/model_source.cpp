@@ -36,17 +36,20 @@ Expected<LoadedModel> measured(Expected<model::Predictor> predictor, std::vector
 
 // The checks of the source's own words, before anything is read or calibrated.
 Expected<void> check_source(const ModelSource& source) {
+  const std::string topology = long_name(option_rows::topology), machine = long_name(option_rows::machine);
+  const std::string calibration = long_name(option_rows::calibration);
   if (!source.topology_path.empty()) {
     // A spec machine already is a node's layout: two layouts for one answer would leave one of
     // them silently unused.
     if (!source.machine.empty())
-      return bad_input("--topology and --machine both describe the node: give --machine NAME for a spec machine, or "
-                       "--topology FILE.xml with --calibration FILE for another node of a calibrated CPU");
+      return bad_input(topology + " and " + machine + " both describe the node: give " + machine +
+                       " NAME for a spec machine, or " + topology + " FILE.xml with " + calibration +
+                       " FILE for another node of a calibrated CPU");
     if (source.calibration_path.empty())
-      return bad_input("--topology needs --calibration FILE: the calibration of a machine of that node's CPU");
+      return bad_input(topology + " needs " + calibration + " FILE: the calibration of a machine of that node's CPU");
     std::error_code error;
     if (!fs::is_regular_file(source.topology_path, error))
-      return bad_input("--topology " + source.topology_path + ": no such file");
+      return bad_input(topology + " " + source.topology_path + ": no such file");
   }
   return {};
 }

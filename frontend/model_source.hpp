@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/expected.hpp"
+#include "frontend/option_rows.hpp"
 #include "model/predictor.hpp"
 #include "model/reference_choice.hpp"
 #include "pipeline/default_calibration.hpp"
@@ -30,7 +31,8 @@ struct ModelSource {
 
 // A machine given by name must name one: an empty name is refused (exit 2 in the command,
 // ValueError in Python), never read as "this machine". `option` names the flag in the message.
-Expected<void> check_machine_name(const std::string& machine, const std::string& option = "--machine");
+Expected<void> check_machine_name(const std::string& machine,
+                                  const std::string& option = long_name(option_rows::machine));
 
 // The model and what it rests on, for the answers that say so (recommend). A spec machine's
 // model carries a reference calibration's efficiencies with spec priors for what that reference

@@ -1,12 +1,11 @@
 // frontend/request_defaults.cpp — see request_defaults.hpp.
 #include "frontend/request_defaults.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <thread>
 
+#include "frontend/option_rows.hpp"
 #include "tuner/recommendation.hpp"
 
 namespace dnntune::frontend {
@@ -46,11 +45,12 @@ Expected<DefaultedConfiguration> with_default_layout(const model::Predictor& pre
     chosen = &recommendation->best.prediction.configuration;
   for (const auto& point : recommendation->ranking)
     if (!chosen && matches(point.prediction.configuration, asked, given)) chosen = &point.prediction.configuration;
+  const std::string ppn = long_name(option_rows::processes_per_node), threads = long_name(option_rows::threads);
   if (!chosen)
     return bad_input("no layout of " + predictor.machine().name + " runs " + network.name + " with " +
-                     (given.processes_per_node ? "--ppn " + std::to_string(asked.processes_per_node)
-                                               : "--threads " + std::to_string(asked.threads_per_process)) +
-                     ": give both --ppn and --threads");
+                     (given.processes_per_node ? ppn + " " + std::to_string(asked.processes_per_node)
+                                               : threads + " " + std::to_string(asked.threads_per_process)) +
+                     ": give both " + ppn + " and " + threads);
   DefaultedConfiguration result{asked, "", std::nullopt};
   if (chosen == &recommendation->best.prediction.configuration) result.allocator = recommendation->allocator;
   result.configuration.processes_per_node = chosen->processes_per_node;
@@ -76,7 +76,7 @@ SearchEstimate estimate_search(const model::Predictor& predictor, const workload
   const auto started = std::chrono::steady_clock::now();
   (void)predictor.predict(network, *size.first);
   const double each = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const double workers = std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
+  const double workers = tuner::scoring_workers();
   estimate.seconds = each * static_cast<double>(size.valid) / workers;
   return estimate;
 }

@@ -15,10 +15,12 @@
 #include <vector>
 
 #include "common/number_grammar.hpp"
+#include "common/progress.hpp"
 #include "data/builtin_machines.hpp"
 #include "frontend/answers.hpp"
 #include "frontend/gpu_answers.hpp"
 #include "frontend/model_source.hpp"
+#include "frontend/option_rows.hpp"
 #include "model/machine_rates.hpp"
 #include "pipeline/default_calibration.hpp"
 #include "probe/topology.hpp"
@@ -125,11 +127,6 @@ std::string allocator_of(py::handle value) {
   return name.value_or("");
 }
 
-// Progress of a first run's calibration on standard error, as the command shows it.
-void print_progress(const std::string& line) {
-  std::cerr << "dnntune: " << line << std::endl;
-}
-
 // The CPU request's configuration: a layout value left out (None) is the recommended setup's
 // (frontend::answer_predict); one given is checked like the command's option, so 0 is refused.
 frontend::PredictRequest setup_request(py::handle network, py::handle processes_per_node,
@@ -183,15 +180,17 @@ class Model {
   }
 
   std::string recommend(py::handle network, py::handle batches, py::handle nodes, py::handle consider_smt,
-                        py::handle fabric, py::handle allocator) const {
+                        py::handle fabric, py::handle allocator, py::handle max_minutes) const {
     frontend::RecommendRequest request;
     request.network = required_name(network, "network");
     if (!batches.is_none())
       request.space.batches_per_process = numbers<std::int64_t>(batches, "batches", lists::batches);
-    request.space.node_counts = node_counts(nodes);
+    if (!nodes.is_none()) request.space.node_counts = node_counts(nodes);
     request.space.consider_smt = consider_smt.is_none() || flag(consider_smt, "consider_smt");
     request.space.fabric = fabric_of(fabric);
     request.allocator = allocator_of(allocator);
+    if (!max_minutes.is_none()) request.max_minutes = number(max_minutes, "max_minutes", rules::search_minutes);
+    request.max_minutes_option = "max_minutes";  // the keyword that raises the limit
     return frontend::recommendation_document(value_or_raise(frontend::answer_recommend(source_, request)), false)
         .dump();
   }
@@ -252,7 +251,7 @@ class GpuModel {
     if (!batches.is_none()) search.batches_per_gpu = numbers<std::int64_t>(batches, "batches", lists::batches);
     if (!fusion_megabytes.is_none())
       search.fusion_megabytes = numbers<double>(fusion_megabytes, "fusion_mb", lists::fusion_megabytes);
-    search.node_counts = node_counts(nodes);
+    if (!nodes.is_none()) search.node_counts = node_counts(nodes);
     search.fabric = fabric_of(fabric);
     request.precisions = names_of(precisions, "precision");
     request.memory_formats = names_of(memory_formats, "memory_format");
@@ -320,7 +319,8 @@ PYBIND11_MODULE(_dnntune, module) {
            py::arg("threads_per_process") = none, py::arg("batch") = none, py::arg("nodes") = none,
            py::arg("smt") = none, py::arg("fabric") = none, py::arg("allocator") = none)
       .def("recommend_json", &Model::recommend, py::arg("network"), py::arg("batches") = none, py::arg("nodes") = none,
-           py::arg("consider_smt") = none, py::arg("fabric") = none, py::arg("allocator") = none)
+           py::arg("consider_smt") = none, py::arg("fabric") = none, py::arg("allocator") = none,
+           py::arg("max_minutes") = none)
       .def_property_readonly("cores", &Model::cores)
       .def_property_readonly("machine", &Model::machine);
   py::class_<GpuModel>(module, "GpuModel")
@@ -348,4 +348,9 @@ PYBIND11_MODULE(_dnntune, module) {
   module.attr("default_fusion_mb") = model::default_fusion_megabytes;
   module.attr("default_batch") = model::TrainingConfiguration{}.batch_per_process;
   module.attr("default_scale_nodes") = frontend::default_scale_nodes;
+  module.attr("default_max_minutes") = frontend::default_max_search_minutes;
+  // The command's arguments that print this machine's fingerprint (dnntune.observe runs them),
+  // with the option names from their rows.
+  module.attr("fingerprint_arguments") = std::vector<std::string>{
+      "probe", frontend::long_name(frontend::option_rows::quick), frontend::long_name(frontend::option_rows::json)};
 }

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <utility>
 
+#include "common/logical_cpus.hpp"
 #include "common/statistics.hpp"
 #include "common/text_format.hpp"
 
@@ -425,6 +426,8 @@ std::string objective_name(Objective objective) {
   return "?";
 }
 
+unsigned scoring_workers() { return static_cast<unsigned>(std::min(logical_cpus(), 16)); }
+
 Expected<Recommendation> recommend(const model::Predictor& predictor, const workloads::Network& network,
                                    const SearchSpaceOptions& space_options, const RecommendOptions& options) {
   const SearchSpace space = enumerate_search_space(predictor.rates(), space_options);
@@ -467,7 +470,7 @@ Expected<Recommendation> recommend(const model::Predictor& predictor, const work
         banded[index] =
             predictor.predict(network, result.ranking[index].prediction.configuration, true, &replicates[index]);
   };
-  const unsigned workers = std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
+  const unsigned workers = scoring_workers();
   std::vector<std::thread> threads;
   for (unsigned worker = 1; worker < workers; ++worker) threads.emplace_back(band_some);
   band_some();

@@ -22,10 +22,15 @@ namespace dnntune::tuner {
 
 enum class Objective { throughput, time_to_train, images_per_node };
 
+// time-to-train's defaults (recommend's --epochs and --dataset-images): ImageNet-1k's usual
+// 90 epochs of its training set.
+inline constexpr double default_epochs = 90;
+inline constexpr std::int64_t default_dataset_images = 1281167;
+
 struct RecommendOptions {
   Objective objective = Objective::throughput;
-  double epochs = 90;                        // time_to_train
-  std::int64_t dataset_images = 1281167;     // time_to_train: ImageNet-1k's training set
+  double epochs = default_epochs;                          // time_to_train
+  std::int64_t dataset_images = default_dataset_images;    // time_to_train
   int runners_up = 4;
 };
 
@@ -131,6 +136,10 @@ void choose_by_measurement(Recommendation& recommendation, std::vector<VerifiedP
 // Each objective with its name ("throughput", "time-to-train", "images-per-node"), as
 // --objective takes them and reports print them: the one table of the names.
 const std::vector<std::pair<std::string, Objective>>& objectives_by_name();
+
+// The threads recommend() scores the candidates' bands on: this machine's logical CPUs, at most
+// 16 (the estimate of a long search divides by the same).
+unsigned scoring_workers();
 std::string objective_name(Objective objective);
 
 }  // namespace dnntune::tuner

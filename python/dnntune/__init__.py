@@ -31,13 +31,14 @@ from ._dnntune import GpuModel as _NativeGpuModel
 from ._dnntune import Model as _NativeModel
 from ._dnntune import default_batch as _DEFAULT_BATCH
 from ._dnntune import default_fabric as _DEFAULT_FABRIC
+from ._dnntune import default_max_minutes  # noqa: F401  (recommend's max_minutes= when not given)
 from ._dnntune import default_scale_nodes as _DEFAULT_SCALE_NODES
 from ._dnntune import machine_kind as _machine_kind
 
-__all__ = ["Model", "observe"]
+__all__ = ["Model", "observe", "default_max_minutes"]
 
 _GPU_ONLY = ("gpus", "fusion_mb", "precision", "memory_format")
-_CPU_ONLY = ("processes_per_node", "threads_per_process", "smt", "consider_smt", "allocator")
+_CPU_ONLY = ("processes_per_node", "threads_per_process", "smt", "consider_smt", "allocator", "max_minutes")
 
 
 def _refuse(given, names, why):
@@ -116,20 +117,23 @@ class Model:
                                                   threads_per_process=threads_per_process, batch=batch, nodes=nodes,
                                                   smt=smt, fabric=fabric, allocator=allocator))
 
-    def recommend(self, network, batches=None, nodes="1", consider_smt=None, fabric=_DEFAULT_FABRIC, gpus=None,
-                  fusion_mb=None, precision=None, memory_format=None, allocator=None):
+    def recommend(self, network, batches=None, nodes=None, consider_smt=None, fabric=_DEFAULT_FABRIC, gpus=None,
+                  fusion_mb=None, precision=None, memory_format=None, allocator=None, max_minutes=None):
         """The fastest configuration with baselines and ranking, as `dnntune recommend --json`: processes
-        per node, threads, SMT and batch on a CPU machine (batches default to 32), with its allocator
+        per node, threads, SMT and batch on a CPU machine (batches default to 32, nodes to one), with its allocator
         (allocator=NAME, default the one recommended); GPUs per node, batch per GPU and DDP bucket size
         on a GPU machine (defaults as `dnntune recommend`: 1, 2, 4 ... GPUs, batches 32, 64, 128), and
-        precision and memory_format (lists; default every precision the GPU has, both formats)."""
+        precision and memory_format (lists; default every precision the GPU has, both formats). On a CPU
+        machine a search estimated past max_minutes (default: dnntune.default_max_minutes, as
+        `dnntune recommend --max-minutes`) is refused before it starts."""
         self._check(locals())
         if self.kind == "gpu":
             return json.loads(self._native.recommend_json(network, gpus=gpus, batches=batches,
                                                           fusion_megabytes=fusion_mb, nodes=nodes, fabric=fabric,
                                                           precisions=precision, memory_formats=memory_format))
         return json.loads(self._native.recommend_json(network, batches=batches, nodes=nodes,
-                                                      consider_smt=consider_smt, fabric=fabric, allocator=allocator))
+                                                      consider_smt=consider_smt, fabric=fabric, allocator=allocator,
+                                                      max_minutes=max_minutes))
 
 
 from .observe import observe  # noqa: E402  (the training-job hook: pure Python, python/dnntune/observe.py)

@@ -148,7 +148,8 @@ def _machine_fingerprint():
     if not executable:
         raise RuntimeError("no dnntune command to tell this machine's fingerprint (set DNNTUNE_EXECUTABLE "
                            "or put dnntune on the PATH)")
-    done = subprocess.run([executable, "probe", "--quick", "--json"], stdout=subprocess.PIPE,
+    from ._dnntune import fingerprint_arguments  # the option names are the command's (its option rows)
+    done = subprocess.run([executable] + list(fingerprint_arguments), stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
     if done.returncode != 0:
         raise RuntimeError("`dnntune probe --quick` failed: " + done.stderr.strip())

@@ -97,7 +97,19 @@ for call, text, what in [
         (lambda: cpu.predict("resnet50", allocator=""), "allocator: an allocator name", "allocator=''"),
         (lambda: cpu.predict("resnet50", allocator="no-such"), "--allocator: unknown allocator", "allocator='no-such'"),
         (lambda: gpu_model.predict("resnet50", allocator="default"), "allocator: these describe CPU nodes",
-         "allocator= on a GPU machine")]:
+         "allocator= on a GPU machine"),
+        # max_minutes= as recommend's --max-minutes: its number rule, and the limit it sets.
+        (lambda: cpu.recommend("resnet50", max_minutes=0), "max_minutes: Value 0 not in range 0 (excluded)",
+         "max_minutes=0"),
+        (lambda: cpu.recommend("resnet50", max_minutes=True), "max_minutes: Value True is not a number",
+         "max_minutes=True"),
+        (lambda: cpu.recommend("resnet50", max_minutes="5"), "max_minutes: Value '5' is not a number",
+         "max_minutes='5'"),
+        (lambda: cpu.recommend("resnet152", nodes="1..1048576", batches="1..32768", max_minutes=1e-9),
+         "past the limit of 1e-09 minutes: shorten the lists (node counts, batches, fusion sizes) or raise max_minutes",
+         "a search past max_minutes"),
+        (lambda: gpu_model.recommend("resnet50", max_minutes=5), "max_minutes: these describe CPU nodes",
+         "max_minutes= on a GPU machine")]:
     try:
         result = call()
     except ValueError as error:
