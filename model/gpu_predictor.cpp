@@ -84,6 +84,31 @@ void set_confidence(GpuPrediction& prediction, const GpuEfficiencies& efficienci
   log_sd = std::hypot(log_sd, carried_over_log_sd);
 }
 
+// The priors' ranges the answer rests on, each read as a 90% interval, widen its band (`log_sd`)
+// and are said among its assumptions: the convolution algorithm's speed-up over `algorithm_seconds`
+// of the step, and cuDNN's share of peak on the GPU's generation.
+void widen_for_priors(GpuPrediction& prediction, const GpuNode& node, double algorithm_seconds,
+                      double algorithm_log_range_seconds, double& log_sd) {
+  if (algorithm_seconds > 0) {
+    log_sd = std::hypot(log_sd, algorithm_log_range_seconds / prediction.iteration_seconds / (2 * z_90_percent));
+    prediction.assumptions.push_back(
+        "fp32 convolutions as cuDNN runs them: Winograd (3x3) or FFT (5x5 and up) for " +
+        std::to_string(static_cast<int>(std::lround(100 * algorithm_seconds / prediction.iteration_seconds))) +
+        "% of the step, at the geometric middle of no gain and their arithmetic saving "
+        "(model/convolution_algorithm.hpp)");
+  }
+  if (const GenerationEfficiency generation = cudnn_generation_efficiency(node.architecture);
+      generation.high > generation.low) {
+    log_sd = std::hypot(log_sd, std::log(generation.high / generation.low) / (2 * z_90_percent));
+    prediction.assumptions.push_back("cuDNN on " + node.architecture + " reaches " +
+                                     std::to_string(static_cast<int>(std::lround(100 * generation.value))) +
+                                     "% of the priors' share of peak (range " +
+                                     std::to_string(static_cast<int>(std::lround(100 * generation.low))) + "-" +
+                                     std::to_string(static_cast<int>(std::lround(100 * generation.high))) +
+                                     "%): " + generation.source);
+  }
+}
+
 }  // namespace
 
 Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const GpuNode& node,
@@ -177,25 +202,7 @@ Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const Gpu
   prediction.measured_fraction = layer_seconds > 0 ? measured_seconds / layer_seconds : 0;
   double log_sd = efficiencies.log_sd;
   set_confidence(prediction, efficiencies, node, numerics.precision, log_sd);
-  // The priors' ranges the answer rests on, each read as a 90% interval, widen its band.
-  if (algorithm_seconds > 0) {
-    log_sd = std::hypot(log_sd, algorithm_log_range_seconds / prediction.iteration_seconds / (2 * z_90_percent));
-    prediction.assumptions.push_back(
-        "fp32 convolutions as cuDNN runs them: Winograd (3x3) or FFT (5x5 and up) for " +
-        std::to_string(static_cast<int>(std::lround(100 * algorithm_seconds / prediction.iteration_seconds))) +
-        "% of the step, at the geometric middle of no gain and their arithmetic saving "
-        "(model/convolution_algorithm.hpp)");
-  }
-  if (const GenerationEfficiency generation = cudnn_generation_efficiency(node.architecture);
-      generation.high > generation.low) {
-    log_sd = std::hypot(log_sd, std::log(generation.high / generation.low) / (2 * z_90_percent));
-    prediction.assumptions.push_back("cuDNN on " + node.architecture + " reaches " +
-                                     std::to_string(static_cast<int>(std::lround(100 * generation.value))) +
-                                     "% of the priors' share of peak (range " +
-                                     std::to_string(static_cast<int>(std::lround(100 * generation.low))) + "-" +
-                                     std::to_string(static_cast<int>(std::lround(100 * generation.high))) +
-                                     "%): " + generation.source);
-  }
+  widen_for_priors(prediction, node, algorithm_seconds, algorithm_log_range_seconds, log_sd);
   const double half_width = z_90_percent * log_sd;
   // The gate (model/plausibility.hpp): no faster than every GPU at its highest peak allows.
   const double flops = least_step_flops(network, batch);

@@ -495,6 +495,26 @@ double anchor_log_variance(Prediction& prediction, const IterationTerms& terms, 
   return log_variance + 2 * per_run * per_run;
 }
 
+// A prior's spread is as uncertain as its range: the straggler term moves with it (its range
+// read as a 90% interval). 0 where the spread has no range or nothing waits for stragglers.
+double straggler_log_variance(const StepSpread& spread, double straggler_seconds, double iteration_seconds) {
+  if (!(straggler_seconds > 0) || !(spread.coefficient_of_variation_high > spread.coefficient_of_variation_low))
+    return 0;
+  const double relative_range =
+      (spread.coefficient_of_variation_high - spread.coefficient_of_variation_low) / spread.coefficient_of_variation;
+  const double straggler_log_sd = straggler_seconds / iteration_seconds * relative_range / (2 * z_90_percent);
+  return straggler_log_sd * straggler_log_sd;
+}
+
+// How the answer was obtained: a spec machine's; "measured" where a real step of this very
+// setting checked it; "partly measured" where micro-runs timed its layers (all of them exactly,
+// or half its layer time); else "modelled".
+const char* confidence_of(bool spec_only, bool checked, double exact_fraction, double measured_fraction) {
+  if (spec_only) return "spec";
+  if (checked) return "measured";
+  return exact_fraction >= 0.99 || measured_fraction >= 0.5 ? "partly measured" : "modelled";
+}
+
 }  // namespace
 
 Expected<std::vector<double>> Predictor::replicate_images_per_second(const workloads::Network& network,
@@ -544,10 +564,7 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
   // Measured means checked against a real step: layer micro-runs alone have missed training by
   // 2.4x (page faults a training loop does not take); measured layers are "partly measured".
   const bool checked = prediction.anchor.exact && configuration.nodes == 1;
-  prediction.confidence = spec_only_                                        ? "spec"
-                          : checked                                         ? "measured"
-                          : exact_fraction >= 0.99 || prediction.measured_fraction >= 0.5 ? "partly measured"
-                                                                            : "modelled";
+  prediction.confidence = confidence_of(spec_only_, checked, exact_fraction, prediction.measured_fraction);
 
   // The one-node comparison doubles the work, so a ranking pass (no band) leaves it out.
   if (with_band && configuration.nodes > 1 && configuration.scheme == CommunicationScheme::parameter_server) {
@@ -624,15 +641,7 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
   const double modelled_share = checked ? 0 : (totals.layer_seconds - totals.exactly_measured_seconds) / iteration;
   log_variance += std::pow(calibration_.summary.held_out_log_sd * modelled_share, 2);
   if (spec_only_) log_variance += spec_transfer_log_sd * spec_transfer_log_sd;
-  // A prior's spread is as uncertain as its range: the straggler term moves with it (its range
-  // read as a 90% interval).
-  if (const StepSpread spread = node_step_spread(network.name);
-      totals.terms.stragglers > 0 && spread.coefficient_of_variation_high > spread.coefficient_of_variation_low) {
-    const double relative_range =
-        (spread.coefficient_of_variation_high - spread.coefficient_of_variation_low) / spread.coefficient_of_variation;
-    const double straggler_log_sd = totals.terms.stragglers / iteration * relative_range / (2 * z_90_percent);
-    log_variance += straggler_log_sd * straggler_log_sd;
-  }
+  log_variance += straggler_log_variance(node_step_spread(network.name), totals.terms.stragglers, iteration);
   if (prediction.anchor.used)
     log_variance += anchor_log_variance(prediction, totals.terms, checked, totals.context_corrected_seconds > 0,
                                         calibration_.anchors,
