@@ -62,10 +62,10 @@ Expected<void> train_anchor(const PreparedCalibration& calibration, std::size_t 
   request.threads = setting.threads;
   request.processes = setting.processes;
   request.directory = calibration.request.directory;
-  request.warmup = allocator == "default" ? calibration.request.anchor_warmup
-                                           : calibration.request.allocator_anchor_warmup;
-  request.iterations = allocator == "default" ? calibration.request.anchor_iterations
-                                               : calibration.request.allocator_anchor_iterations;
+  request.warmup =
+      allocator == "default" ? calibration.request.anchor_warmup : calibration.request.allocator_anchor_warmup;
+  request.iterations =
+      allocator == "default" ? calibration.request.anchor_iterations : calibration.request.allocator_anchor_iterations;
   request.allocator = allocator;
   request.time_limit_seconds = time_limit_seconds;
   request.runner = runner;
@@ -97,9 +97,9 @@ bool is_anchor_run(const records::Measurement& record, const std::string& finger
 }  // namespace
 
 std::vector<const records::Measurement*> recorded_anchor_runs(const std::vector<records::Measurement>& records,
-                                                              const std::string& fingerprint, const std::string& network,
-                                                              std::int64_t batch, const Setting& setting,
-                                                              const std::string& allocator) {
+                                                              const std::string& fingerprint,
+                                                              const std::string& network, std::int64_t batch,
+                                                              const Setting& setting, const std::string& allocator) {
   std::vector<const records::Measurement*> runs;
   for (const records::Measurement& record : records)
     if (is_anchor_run(record, fingerprint, network, batch, setting, allocator)) runs.push_back(&record);
@@ -133,19 +133,21 @@ Expected<std::vector<Setting>> parse_anchor_settings(const std::string& text) {
   return settings;
 }
 
-Expected<int> run_anchors(const PreparedCalibration& calibration, const std::function<void(const std::string&)>& progress,
-                          AnchorKinds kinds) {
+Expected<int> run_anchors(const PreparedCalibration& calibration,
+                          const std::function<void(const std::string&)>& progress, AnchorKinds kinds) {
   const bool default_allocator = kinds != AnchorKinds::other_allocators;
   const bool other_allocators = kinds != AnchorKinds::default_allocator;
   auto read = train::read_anchor_records(calibration.request.directory);
   if (!read) return read.error();
   std::vector<records::Measurement> recorded = std::move(*read);
-  const Setting base = calibration.plan_request.settings.empty() ? Setting{} : calibration.plan_request.settings.front();
+  const Setting base =
+      calibration.plan_request.settings.empty() ? Setting{} : calibration.plan_request.settings.front();
   const std::vector<std::string> allocators = allocators_to_anchor(calibration.request);
   const bool planned_variants = !calibration.request.allocator_variants.empty();
   if (progress && other_allocators && !planned_variants && allocators.size() == 2)
-    progress("allocator anchors: neither jemalloc nor tcmalloc is installed here (Debian: libjemalloc2, "
-             "libtcmalloc-minimal4), so only glibc's defaults and glibc keeping its memory are compared");
+    progress(
+        "allocator anchors: neither jemalloc nor tcmalloc is installed here (Debian: libjemalloc2, "
+        "libtcmalloc-minimal4), so only glibc's defaults and glibc keeping its memory are compared");
   const double allocator_budget = calibration.request.allocator_anchor_budget_seconds;
   double allocator_seconds_spent = 0, last_run_seconds = 0;
   int trained = 0;
@@ -178,7 +180,8 @@ Expected<int> run_anchors(const PreparedCalibration& calibration, const std::fun
         if (done) {
           // A run recorded earlier tells how long a variant's takes: its steps and a start.
           if (last_run_seconds == 0)
-            last_run_seconds = done->median_seconds * variant_steps(calibration) + variant_start_seconds * base.processes;
+            last_run_seconds =
+                done->median_seconds * variant_steps(calibration) + variant_start_seconds * base.processes;
           continue;
         }
         if ((allocator == "default" && !default_allocator) || (allocator != "default" && !other_allocators)) continue;
@@ -206,11 +209,13 @@ Expected<int> run_anchors(const PreparedCalibration& calibration, const std::fun
                  " s (calibrate --allocator-budget); their gain is then the prior's, never recommended");
       // The settings asked for besides the base (a benchmark anchoring every setting it compares).
       for (const Setting& setting : calibration.request.anchor_settings) {
-        if (!default_allocator || setting == base || recorded_anchor(recorded, calibration.fingerprint, network.name, batch, setting, "default"))
+        if (!default_allocator || setting == base ||
+            recorded_anchor(recorded, calibration.fingerprint, network.name, batch, setting, "default"))
           continue;
         if (const auto spare = probe::spare_memory_bytes();
             spare && cost && cost->training_memory_bytes() * setting.processes > 0.8 * static_cast<double>(*spare)) {
-          if (progress) progress("anchor of " + label + " at " + to_string(setting) + " skipped: it does not fit in memory");
+          if (progress)
+            progress("anchor of " + label + " at " + to_string(setting) + " skipped: it does not fit in memory");
           continue;
         }
         if (progress) progress("anchor: training " + label + " for real (" + to_string(setting) + ")");
@@ -222,12 +227,13 @@ Expected<int> run_anchors(const PreparedCalibration& calibration, const std::fun
 }
 
 Expected<int> run_repeated_base_anchors(const PreparedCalibration& calibration,
-                                       const std::function<void(const std::string&)>& progress,
-                                       double budget_seconds) {
+                                        const std::function<void(const std::string&)>& progress,
+                                        double budget_seconds) {
   auto read = train::read_anchor_records(calibration.request.directory);
   if (!read) return read.error();
   const std::vector<records::Measurement> recorded = std::move(*read);
-  const Setting base = calibration.plan_request.settings.empty() ? Setting{} : calibration.plan_request.settings.front();
+  const Setting base =
+      calibration.plan_request.settings.empty() ? Setting{} : calibration.plan_request.settings.front();
   const auto say = [&](const std::string& line) {
     if (progress) progress(line);
   };
@@ -272,15 +278,15 @@ Expected<int> run_repeated_base_anchors(const PreparedCalibration& calibration,
         if (runner == records::kPythonTrainer) {
           if (!python_runs) {
             python_runs = train::check_python_runner(network.name);
-            if (!*python_runs) say("anchor of " + network.name + " by PyTorch from Python skipped: " +
-                                   python_runs->error().message);
+            if (!*python_runs)
+              say("anchor of " + network.name + " by PyTorch from Python skipped: " + python_runs->error().message);
           }
           if (!*python_runs) continue;
         }
         say("anchor: training " + label + " for real (" + to_string(base) + ")" + by);
         const auto started = std::chrono::steady_clock::now();
-        if (auto run = train_anchor(calibration, index, batch, base, "default", std::max(1.0, budget_seconds - spent),
-                                    runner);
+        if (auto run =
+                train_anchor(calibration, index, batch, base, "default", std::max(1.0, budget_seconds - spent), runner);
             !run)
           return run.error();
         spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -65,7 +65,8 @@ Index index_records(std::vector<records::Measurement> all) {
   for (const records::Measurement& record : index.records) {
     if (record.kind == records::MeasurementKind::network && record.status == records::MeasurementStatus::ok)
       index.networks.push_back(&record);
-    if (record.kind == records::MeasurementKind::layer) index.layers[group_of(record)][{record.descriptor, record.pass}] = &record;
+    if (record.kind == records::MeasurementKind::layer)
+      index.layers[group_of(record)][{record.descriptor, record.pass}] = &record;
   }
   return index;
 }
@@ -88,7 +89,7 @@ std::string class_of(const std::string& descriptor) {
 
 // Per class: summed seconds of the (descriptor, pass) entries both groups measured ok.
 std::map<std::string, std::tuple<double, double, int>> compare_by_class(const LayerTimes& layers, const Group& base,
-                                                                       const Group& other) {
+                                                                        const Group& other) {
   std::map<std::string, std::tuple<double, double, int>> sums;
   const auto base_found = layers.find(base), other_found = layers.find(other);
   if (base_found == layers.end() || other_found == layers.end()) return sums;
@@ -192,11 +193,12 @@ void add_additivity(const Index& index, CalibrationReport& report) {
 
 // Each anchor's forward and backward (the newest run of each network, batch and setting)
 // against the layers' sums in the same setting.
-void add_anchor_additivity(const Index& index, const std::vector<records::Measurement>& anchors, CalibrationReport& report) {
+void add_anchor_additivity(const Index& index, const std::vector<records::Measurement>& anchors,
+                           CalibrationReport& report) {
   std::map<std::tuple<std::string, Group>, std::map<std::string, const records::Measurement*>> newest;
   for (const records::Measurement& record : anchors)
-    if (record.kind == records::MeasurementKind::network && record.status == records::MeasurementStatus::ok && record.nodes == 1 &&
-        record.allocator == "default" && (record.pass == "forward" || record.pass == "backward"))
+    if (record.kind == records::MeasurementKind::network && record.status == records::MeasurementStatus::ok &&
+        record.nodes == 1 && record.allocator == "default" && (record.pass == "forward" || record.pass == "backward"))
       newest[{record.network, group_of(record)}][record.pass] = &record;
   std::map<std::string, workloads::Network> networks;
   for (const auto& [key, passes] : newest) {
@@ -205,10 +207,9 @@ void add_anchor_additivity(const Index& index, const std::vector<records::Measur
     if (!network || passes.size() != 2) continue;
     const LayerSums sums = layer_sums(index, *network, group);
     const double forward = passes.at("forward")->median_seconds, backward = passes.at("backward")->median_seconds;
-    for (const auto& [pass, layers, anchor] : {std::tuple{"forward", sums.forward, forward},
-                                               std::tuple{"backward", sums.backward, backward},
-                                               std::tuple{"forward+backward", sums.forward + sums.backward,
-                                                          forward + backward}})
+    for (const auto& [pass, layers, anchor] :
+         {std::tuple{"forward", sums.forward, forward}, std::tuple{"backward", sums.backward, backward},
+          std::tuple{"forward+backward", sums.forward + sums.backward, forward + backward}})
       report.anchor_additivity.push_back({name, group.backend, group.batch, group.threads, group.processes, pass,
                                           layers, anchor, sums.missing_passes});
   }
@@ -230,14 +231,21 @@ Expected<CalibrationReport> make_calibration_report(const std::string& directory
   const Index index = index_records(std::move(records->records));
   for (const records::Measurement& record : index.records) {
     switch (record.status) {
-      case records::MeasurementStatus::ok: ++report.ok; break;
-      case records::MeasurementStatus::unimplemented: ++report.unimplemented; break;
-      case records::MeasurementStatus::skipped: ++report.skipped; break;
+      case records::MeasurementStatus::ok:
+        ++report.ok;
+        break;
+      case records::MeasurementStatus::unimplemented:
+        ++report.unimplemented;
+        break;
+      case records::MeasurementStatus::skipped:
+        ++report.skipped;
+        break;
       case records::MeasurementStatus::failed:
         ++report.failed;
         if (report.failures.size() < 10)
-          report.failures.push_back(record.backend + " " + (record.descriptor.empty() ? record.network : record.descriptor) +
-                                    " " + record.pass + ": " + record.reason);
+          report.failures.push_back(record.backend + " " +
+                                    (record.descriptor.empty() ? record.network : record.descriptor) + " " +
+                                    record.pass + ": " + record.reason);
         break;
     }
   }
@@ -278,10 +286,11 @@ Expected<CalibrationReport> make_calibration_report(const std::string& directory
 std::string report_text(const CalibrationReport& report) {
   std::ostringstream out;
   char line[400];
-  out << "Calibration " << report.directory << " — machine " << report.machine << " (fingerprint "
-      << report.fingerprint << ")\n";
-  std::snprintf(line, sizeof line, "Records: %d ok, %d unimplemented, %d failed, %d skipped; FMA peak %.1f GFLOP/s per core\n",
-                report.ok, report.unimplemented, report.failed, report.skipped, report.peak_gflops_per_core);
+  out << "Calibration " << report.directory << " — machine " << report.machine << " (fingerprint " << report.fingerprint
+      << ")\n";
+  std::snprintf(line, sizeof line,
+                "Records: %d ok, %d unimplemented, %d failed, %d skipped; FMA peak %.1f GFLOP/s per core\n", report.ok,
+                report.unimplemented, report.failed, report.skipped, report.peak_gflops_per_core);
   out << line;
   for (const auto& failure : report.failures) out << "  failed: " << failure << "\n";
 
@@ -306,8 +315,8 @@ std::string report_text(const CalibrationReport& report) {
   const auto print_by_class = [&](const auto& rows, const auto& setting_text, const auto& figure_text) {
     std::map<std::tuple<std::string, std::int64_t, std::string>, std::string> lines;
     for (const auto& row : rows)
-      lines[{row.backend, row.batch, row.layer_class}] += "  " + setting_text(row) + " " + figure_text(row) + " (" +
-                                                          std::to_string(row.layers) + ")";
+      lines[{row.backend, row.batch, row.layer_class}] +=
+          "  " + setting_text(row) + " " + figure_text(row) + " (" + std::to_string(row.layers) + ")";
     for (const auto& [key, text] : lines) {
       std::snprintf(line, sizeof line, "  %-8s mb%-4lld %-18s", std::get<0>(key).c_str(),
                     static_cast<long long>(std::get<1>(key)), std::get<2>(key).c_str());
@@ -321,7 +330,8 @@ std::string report_text(const CalibrationReport& report) {
   };
   out << "\nThread scaling (speed-up over 1 thread, one process; in brackets: layers measured at both)\n";
   print_by_class(
-      report.scaling, [](const ThreadScaling& row) { return std::to_string(row.threads) + (row.smt ? "t smt:" : "t:"); },
+      report.scaling,
+      [](const ThreadScaling& row) { return std::to_string(row.threads) + (row.smt ? "t smt:" : "t:"); },
       [&](const ThreadScaling& row) { return times(row.speedup); });
   out << "\nContention (slow-down of co-running processes against one process alone at the same threads)\n";
   print_by_class(
@@ -330,21 +340,21 @@ std::string report_text(const CalibrationReport& report) {
       [&](const Contention& row) { return times(row.slowdown); });
   out << "\nAdditivity (sum of layer passes against a whole-network training step)\n";
   for (const auto& row : report.additivity) {
-    std::snprintf(line, sizeof line, "  %-14s %-8s mb%-4lld %2d threads  layers %8.1f ms  network %8.1f ms  ratio %.2f%s\n",
-                  row.network.c_str(), row.backend.c_str(), static_cast<long long>(row.batch), row.threads,
-                  row.layers_seconds * 1e3, row.network_seconds * 1e3, row.ratio(),
-                  row.missing_passes ? (" (" + std::to_string(row.missing_passes) + " layer passes not measured)").c_str()
-                                     : "");
+    std::snprintf(
+        line, sizeof line, "  %-14s %-8s mb%-4lld %2d threads  layers %8.1f ms  network %8.1f ms  ratio %.2f%s\n",
+        row.network.c_str(), row.backend.c_str(), static_cast<long long>(row.batch), row.threads,
+        row.layers_seconds * 1e3, row.network_seconds * 1e3, row.ratio(),
+        row.missing_passes ? (" (" + std::to_string(row.missing_passes) + " layer passes not measured)").c_str() : "");
     out << line;
   }
   if (!report.anchor_additivity.empty())
     out << "\nAgainst real training (sum of layer passes / the trained step's pass, from network.jsonl)\n";
   for (const auto& row : report.anchor_additivity) {
-    std::snprintf(line, sizeof line, "  %-14s %-8s mb%-4lld %dx%d  %-16s layers %8.1f ms  trained %8.1f ms  ratio %.2f%s\n",
-                  row.network.c_str(), row.backend.c_str(), static_cast<long long>(row.batch), row.processes,
-                  row.threads, row.pass.c_str(), row.layers_seconds * 1e3, row.anchor_seconds * 1e3, row.ratio(),
-                  row.missing_passes ? (" (" + std::to_string(row.missing_passes) + " layer passes not measured)").c_str()
-                                     : "");
+    std::snprintf(
+        line, sizeof line, "  %-14s %-8s mb%-4lld %dx%d  %-16s layers %8.1f ms  trained %8.1f ms  ratio %.2f%s\n",
+        row.network.c_str(), row.backend.c_str(), static_cast<long long>(row.batch), row.processes, row.threads,
+        row.pass.c_str(), row.layers_seconds * 1e3, row.anchor_seconds * 1e3, row.ratio(),
+        row.missing_passes ? (" (" + std::to_string(row.missing_passes) + " layer passes not measured)").c_str() : "");
     out << line;
   }
   return out.str();
@@ -358,35 +368,64 @@ std::string report_json_text(const CalibrationReport& report) {
            {"machine", report.machine},
            {"fingerprint", report.fingerprint},
            {"peak_gflops_per_core", report.peak_gflops_per_core},
-           {"records", {{"ok", report.ok}, {"unimplemented", report.unimplemented}, {"failed", report.failed},
-                        {"skipped", report.skipped}}},
+           {"records",
+            {{"ok", report.ok},
+             {"unimplemented", report.unimplemented},
+             {"failed", report.failed},
+             {"skipped", report.skipped}}},
            {"failures", report.failures}};
   for (const auto& row : report.throughput)
-    out["throughput"].push_back({{"backend", row.backend}, {"class", row.layer_class}, {"batch", row.batch},
-                                 {"threads", row.threads}, {"gflops", row.gflops},
-                                 {"fraction_of_peak", row.fraction_of_peak}, {"layers", row.layers}});
+    out["throughput"].push_back({{"backend", row.backend},
+                                 {"class", row.layer_class},
+                                 {"batch", row.batch},
+                                 {"threads", row.threads},
+                                 {"gflops", row.gflops},
+                                 {"fraction_of_peak", row.fraction_of_peak},
+                                 {"layers", row.layers}});
   for (const auto& row : report.largest_convolutions)
-    out["largest_convolutions"].push_back({{"backend", row.backend}, {"descriptor", row.descriptor},
-                                           {"pass", row.pass}, {"batch", row.batch}, {"threads", row.threads},
-                                           {"gflops", row.gflops}, {"fraction_of_peak", row.fraction_of_peak}});
+    out["largest_convolutions"].push_back({{"backend", row.backend},
+                                           {"descriptor", row.descriptor},
+                                           {"pass", row.pass},
+                                           {"batch", row.batch},
+                                           {"threads", row.threads},
+                                           {"gflops", row.gflops},
+                                           {"fraction_of_peak", row.fraction_of_peak}});
   for (const auto& row : report.scaling)
-    out["thread_scaling"].push_back({{"backend", row.backend}, {"class", row.layer_class}, {"batch", row.batch},
-                                     {"threads", row.threads}, {"smt", row.smt}, {"speedup", row.speedup},
+    out["thread_scaling"].push_back({{"backend", row.backend},
+                                     {"class", row.layer_class},
+                                     {"batch", row.batch},
+                                     {"threads", row.threads},
+                                     {"smt", row.smt},
+                                     {"speedup", row.speedup},
                                      {"layers", row.layers}});
   for (const auto& row : report.contention)
-    out["contention"].push_back({{"backend", row.backend}, {"class", row.layer_class}, {"batch", row.batch},
-                                 {"threads", row.threads}, {"processes", row.processes},
-                                 {"slowdown", row.slowdown}, {"layers", row.layers}});
+    out["contention"].push_back({{"backend", row.backend},
+                                 {"class", row.layer_class},
+                                 {"batch", row.batch},
+                                 {"threads", row.threads},
+                                 {"processes", row.processes},
+                                 {"slowdown", row.slowdown},
+                                 {"layers", row.layers}});
   for (const auto& row : report.additivity)
-    out["additivity"].push_back({{"network", row.network}, {"backend", row.backend}, {"batch", row.batch},
-                                 {"threads", row.threads}, {"layers_seconds", row.layers_seconds},
-                                 {"network_seconds", row.network_seconds}, {"ratio", row.ratio()},
+    out["additivity"].push_back({{"network", row.network},
+                                 {"backend", row.backend},
+                                 {"batch", row.batch},
+                                 {"threads", row.threads},
+                                 {"layers_seconds", row.layers_seconds},
+                                 {"network_seconds", row.network_seconds},
+                                 {"ratio", row.ratio()},
                                  {"missing_passes", row.missing_passes}});
   for (const auto& row : report.anchor_additivity)
-    out["anchor_additivity"].push_back({{"network", row.network}, {"backend", row.backend}, {"batch", row.batch},
-                                        {"threads", row.threads}, {"processes", row.processes}, {"pass", row.pass},
-                                        {"layers_seconds", row.layers_seconds}, {"anchor_seconds", row.anchor_seconds},
-                                        {"ratio", row.ratio()}, {"missing_passes", row.missing_passes}});
+    out["anchor_additivity"].push_back({{"network", row.network},
+                                        {"backend", row.backend},
+                                        {"batch", row.batch},
+                                        {"threads", row.threads},
+                                        {"processes", row.processes},
+                                        {"pass", row.pass},
+                                        {"layers_seconds", row.layers_seconds},
+                                        {"anchor_seconds", row.anchor_seconds},
+                                        {"ratio", row.ratio()},
+                                        {"missing_passes", row.missing_passes}});
   for (const char* section :
        {"throughput", "largest_convolutions", "thread_scaling", "contention", "additivity", "anchor_additivity"})
     if (!out.contains(section)) out[section] = json::array();

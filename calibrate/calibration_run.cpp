@@ -73,7 +73,9 @@ bool same_group(const PlannedMeasurement& left, const PlannedMeasurement& right)
 class CalibrationRun {
  public:
   CalibrationRun(const PreparedCalibration& calibration, const RunHooks& hooks)
-      : calibration_(calibration), hooks_(hooks), pending_(calibration.plan.measurements),
+      : calibration_(calibration),
+        hooks_(hooks),
+        pending_(calibration.plan.measurements),
         deadline_(calibration.started_at + calibration.request.budget_seconds) {
     summary_.records_path = calibration.request.directory + "/layers.jsonl";
     summary_.already_recorded = calibration.already_recorded;
@@ -96,8 +98,7 @@ class CalibrationRun {
     summary_.seconds = probe::now_seconds() - calibration_.started_at;
     for (const auto& [group, count] : skipped_by_group_)
       summary_.skipped_lines.push_back(group + ": " + std::to_string(count) + " measurement(s) skipped (over the " +
-                                       std::to_string(std::lround(calibration_.request.budget_seconds)) +
-                                       " s budget)");
+                                       std::to_string(std::lround(calibration_.request.budget_seconds)) + " s budget)");
     return summary_;
   }
 
@@ -117,8 +118,8 @@ class CalibrationRun {
     }
     const double start_costs = static_cast<double>(groups) * worker_start_seconds_;
     if (total + start_costs <= left()) return {};
-    std::vector<PlannedMeasurement> kept =
-        select_within_budget(rest, left() - start_costs, [&](const auto& measurement) { return corrected(measurement); });
+    std::vector<PlannedMeasurement> kept = select_within_budget(
+        rest, left() - start_costs, [&](const auto& measurement) { return corrected(measurement); });
     order_for_running(kept, calibration_.plan_request.settings);
     std::set<std::string> kept_keys;
     for (const auto& measurement : kept) kept_keys.insert(key(measurement));
@@ -147,7 +148,8 @@ class CalibrationRun {
       return;
     }
     planned_cpu_sets_ = *cpu_sets;
-    auto group = WorkerGroup::start({calibration_.request.executable, measurement.backend, measurement.setting, *cpu_sets});
+    auto group =
+        WorkerGroup::start({calibration_.request.executable, measurement.backend, measurement.setting, *cpu_sets});
     if (!group) {
       group_error_ = group.error().message;
       return;
@@ -183,27 +185,35 @@ class CalibrationRun {
       }
     }
     char line[256];
-    std::snprintf(line, sizeof line, "%s: %d of %d layer passes match the naive reference (largest relative error %.1e)",
-                  backend.c_str(), passed, static_cast<int>(results.size()) - unimplemented, largest_error);
-    summary_.check_lines.push_back(line + (unimplemented ? ", " + std::to_string(unimplemented) + " unimplemented" : "") +
-                                   failures);
+    std::snprintf(line, sizeof line,
+                  "%s: %d of %d layer passes match the naive reference (largest relative error %.1e)", backend.c_str(),
+                  passed, static_cast<int>(results.size()) - unimplemented, largest_error);
+    summary_.check_lines.push_back(
+        line + (unimplemented ? ", " + std::to_string(unimplemented) + " unimplemented" : "") + failures);
     if (hooks_.progress) hooks_.progress("numerical check " + summary_.check_lines.back());
   }
 
   Expected<void> append(records::Measurement record) {
     record.timestamp = records::utc_timestamp_now();
     switch (record.status) {
-      case records::MeasurementStatus::ok: ++summary_.ok; break;
-      case records::MeasurementStatus::unimplemented: ++summary_.unimplemented; break;
-      case records::MeasurementStatus::failed: ++summary_.failed; break;
-      case records::MeasurementStatus::skipped: ++summary_.skipped; break;
+      case records::MeasurementStatus::ok:
+        ++summary_.ok;
+        break;
+      case records::MeasurementStatus::unimplemented:
+        ++summary_.unimplemented;
+        break;
+      case records::MeasurementStatus::failed:
+        ++summary_.failed;
+        break;
+      case records::MeasurementStatus::skipped:
+        ++summary_.skipped;
+        break;
     }
     return records::append_measurement(summary_.records_path, record);
   }
 
   Expected<void> record_skipped(const PlannedMeasurement& measurement) {
-    records::Measurement record =
-        planned_record(measurement, calibration_.fingerprint, calibration_.request.allocator);
+    records::Measurement record = planned_record(measurement, calibration_.fingerprint, calibration_.request.allocator);
     record.status = records::MeasurementStatus::skipped;
     record.reason = "over the " + std::to_string(std::lround(calibration_.request.budget_seconds)) + " s budget";
     ++skipped_by_group_[measurement.backend + ", " + to_string(measurement.setting)];
@@ -214,8 +224,7 @@ class CalibrationRun {
   Expected<void> measure(std::size_t index) {
     const PlannedMeasurement measurement = pending_[index];
     if (corrected(measurement) > left()) return record_skipped(measurement);
-    records::Measurement record =
-        planned_record(measurement, calibration_.fingerprint, calibration_.request.allocator);
+    records::Measurement record = planned_record(measurement, calibration_.fingerprint, calibration_.request.allocator);
     record.cpu_sets = planned_cpu_sets_;
     const auto check_failure = check_failures_.find({measurement.backend, measurement.spec.kind, measurement.pass});
     if (!group_) {
@@ -243,8 +252,9 @@ class CalibrationRun {
     item.precision = measurement.precision.precision;
     item.memory_format = measurement.precision.memory_format;
     if (!measurement.whole_network)
-      item.operand_sets = operand_sets_for_cold_cache(pass_operands(measurement.spec, measurement.batch, measurement.pass),
-                                                      measurement.pass, calibration_.speed.last_level_cache_bytes);
+      item.operand_sets =
+          operand_sets_for_cold_cache(pass_operands(measurement.spec, measurement.batch, measurement.pass),
+                                      measurement.pass, calibration_.speed.last_level_cache_bytes);
     const double started = probe::now_seconds();
     // Whatever would run past the end of the budget is stopped there.
     const GroupOutcome outcome = group_->measure(item, std::max(0.0, left()));
@@ -253,8 +263,8 @@ class CalibrationRun {
     record.reason = outcome.reason;
     if (outcome.timed_out) {  // stopped by the budget, not broken: --resume measures it
       record.status = records::MeasurementStatus::skipped;
-      record.reason = "stopped at the end of the " + std::to_string(std::lround(calibration_.request.budget_seconds)) +
-                      " s budget";
+      record.reason =
+          "stopped at the end of the " + std::to_string(std::lround(calibration_.request.budget_seconds)) + " s budget";
       ++skipped_by_group_[measurement.backend + ", " + to_string(measurement.setting)];
     }
     if (outcome.status == records::MeasurementStatus::ok) {

@@ -74,7 +74,8 @@ records::MeasurementStatus status_from_word(const std::string& word) {
 
 }  // namespace
 
-Expected<std::vector<std::vector<int>>> cpu_sets_for(const Setting& setting, const std::vector<std::vector<int>>& cores) {
+Expected<std::vector<std::vector<int>>> cpu_sets_for(const Setting& setting,
+                                                     const std::vector<std::vector<int>>& cores) {
   int smt_ways = 1;
   for (const auto& pus : cores) smt_ways = std::max(smt_ways, static_cast<int>(pus.size()));
   const int per_process = setting.cores_per_process(smt_ways);
@@ -117,8 +118,9 @@ Expected<std::unique_ptr<WorkerGroup>> WorkerGroup::start(const Options& options
     const auto line = group->workers_[rank].channel.read_line(start_timeout_seconds);
     const json hello = line ? json::parse(*line, nullptr, false) : json();
     if (!line || hello.is_discarded() || hello.value("event", "") != "hello") {
-      const std::string why = hello.is_object() && hello.contains("reason") ? hello["reason"].get<std::string>()
-                                                                           : group->describe_loss(static_cast<int>(rank));
+      const std::string why = hello.is_object() && hello.contains("reason")
+                                  ? hello["reason"].get<std::string>()
+                                  : group->describe_loss(static_cast<int>(rank));
       return failure("worker " + std::to_string(rank) + " for " + options.backend + " did not start: " + why);
     }
     group->backend_version_ = hello.value("backend_version", "");
@@ -156,8 +158,8 @@ std::string WorkerGroup::describe_loss(int rank) {
     }
     worker.reaped = true;
     if (WIFSIGNALED(status))
-      worker.exit_description = "killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
-                                strsignal(WTERMSIG(status)) + ")";
+      worker.exit_description =
+          "killed by signal " + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
     else
       worker.exit_description = "exited with status " + std::to_string(WEXITSTATUS(status));
   }
@@ -232,7 +234,8 @@ GroupOutcome WorkerGroup::measure(const WorkItem& item, double timeout_seconds) 
   if (item.precision != "fp32" || item.memory_format != "contiguous")
     prepare.update({{"precision", item.precision}, {"memory_format", item.memory_format}});
   if (item.network.empty())
-    prepare.update({{"descriptor", item.descriptor}, {"pass", workloads::pass_name(item.pass)},
+    prepare.update({{"descriptor", item.descriptor},
+                    {"pass", workloads::pass_name(item.pass)},
                     {"operand_sets", item.operand_sets}});
   else
     prepare["network"] = item.network;

@@ -28,23 +28,24 @@ namespace dnntune::calibrate {
 // The CPU sets of a setting's processes, given the usable cores (each core's OS CPUs, in
 // topology order): process i gets cores [i*c, (i+1)*c) for c cores per process, one CPU of each
 // core, or all of its SMT siblings. Fails when the node has too few cores or SMT siblings.
-Expected<std::vector<std::vector<int>>> cpu_sets_for(const Setting& setting, const std::vector<std::vector<int>>& cores);
+Expected<std::vector<std::vector<int>>> cpu_sets_for(const Setting& setting,
+                                                     const std::vector<std::vector<int>>& cores);
 
 // One measurement for the workers: a layer pass, or a whole network's training step.
 struct WorkItem {
   std::string descriptor;  // layer
   workloads::Pass pass = workloads::Pass::forward;
-  std::string network;     // whole network (a name or a file, as --model takes)
+  std::string network;  // whole network (a name or a file, as --model takes)
   std::int64_t batch = 1;
   int operand_sets = 1;
-  std::string precision = "fp32";            // what a GPU backend runs it in (plan.hpp's MicroPrecision)
+  std::string precision = "fp32";  // what a GPU backend runs it in (plan.hpp's MicroPrecision)
   std::string memory_format = "contiguous";
 };
 
 struct ProcessOutcome {
-  std::vector<int> cpus;         // as the worker reported them
-  std::vector<double> samples;   // seconds per timed repetition
-  double start = 0, end = 0;     // CLOCK_MONOTONIC seconds bounding the timed repetitions
+  std::vector<int> cpus;        // as the worker reported them
+  std::vector<double> samples;  // seconds per timed repetition
+  double start = 0, end = 0;    // CLOCK_MONOTONIC seconds bounding the timed repetitions
 };
 
 struct GroupOutcome {

@@ -52,8 +52,10 @@ Expected<std::unique_ptr<LayerBackend>> make_backend(const std::string& name) {
   const auto* backend = runnable_backend(name);
   if (!backend) return unavailable(name);
   switch (backend->library) {
-    case workloads::KernelLibrary::onednn: return make_onednn_backend();
-    case workloads::KernelLibrary::libtorch: return make_torch_backend(backend->device == workloads::Device::cuda);
+    case workloads::KernelLibrary::onednn:
+      return make_onednn_backend();
+    case workloads::KernelLibrary::libtorch:
+      return make_torch_backend(backend->device == workloads::Device::cuda);
   }
   return unavailable(name);
 }
@@ -62,8 +64,10 @@ Expected<std::string> backend_version(const std::string& name) {
   const auto* backend = runnable_backend(name);
   if (!backend) return unavailable(name);
   switch (backend->library) {
-    case workloads::KernelLibrary::onednn: return onednn_backend_version();
-    case workloads::KernelLibrary::libtorch: return libtorch_version();
+    case workloads::KernelLibrary::onednn:
+      return onednn_backend_version();
+    case workloads::KernelLibrary::libtorch:
+      return libtorch_version();
   }
   return unavailable(name);
 }

@@ -34,7 +34,8 @@ RecordSetting setting_of(const records::Measurement& record) {
 // The newest record of each measurement (a later line replaces an earlier one).
 std::vector<records::Measurement> newest_of_each(std::vector<records::Measurement> all) {
   std::map<std::string, std::size_t> latest;
-  for (std::size_t position = 0; position < all.size(); ++position) latest[records::measurement_key(all[position])] = position;
+  for (std::size_t position = 0; position < all.size(); ++position)
+    latest[records::measurement_key(all[position])] = position;
   std::vector<records::Measurement> kept;
   for (const auto& [key, position] : latest) kept.push_back(std::move(all[position]));
   return kept;
@@ -70,7 +71,8 @@ Expected<ModuleReport> make_module_report(const std::string& directory, int wors
   if (!std::filesystem::exists(anchors_path))
     return bad_input(directory + " has no " + train::anchor_records_file +
                      ": no network was trained for real there (calibrate with --anchor, or `dnntune train "
-                     "--module-times --record " + anchors_path + "`)");
+                     "--module-times --record " +
+                     anchors_path + "`)");
   auto anchors = records::read_measurements(anchors_path);
   if (!anchors) return anchors.error();
   std::vector<records::Measurement> layer_records;
@@ -83,7 +85,8 @@ Expected<ModuleReport> make_module_report(const std::string& directory, int wors
 
   std::map<RecordSetting, std::map<std::pair<std::string, std::string>, const records::Measurement*>> micro;
   for (const records::Measurement& record : layer_records)
-    if (record.kind == records::MeasurementKind::layer) micro[setting_of(record)][{record.descriptor, record.pass}] = &record;
+    if (record.kind == records::MeasurementKind::layer)
+      micro[setting_of(record)][{record.descriptor, record.pass}] = &record;
   using Run = std::tuple<std::string, RecordSetting>;  // network, setting
   std::map<Run, std::map<std::pair<std::string, std::string>, const records::Measurement*>> modules;
   std::map<Run, std::map<std::string, const records::Measurement*>> steps;
@@ -95,7 +98,8 @@ Expected<ModuleReport> make_module_report(const std::string& directory, int wors
       steps[{record.network, setting_of(record)}][record.pass] = &record;
   }
   if (modules.empty())
-    return bad_input(anchors_path + " holds no module times: its runs did not time their layers "
+    return bad_input(anchors_path +
+                     " holds no module times: its runs did not time their layers "
                      "(`dnntune train --module-times`; anchors of this dnntune do)");
 
   ModuleReport report;
@@ -169,13 +173,13 @@ std::string module_report_text(const ModuleReport& report) {
                 "net/st", "iso/net", "micro-runs");
   out << line;
   for (const ModulePassSums& row : report.passes) {
-    const std::string setting = std::to_string(row.processes) + "x" + std::to_string(row.threads) + (row.smt ? "s" : "");
+    const std::string setting =
+        std::to_string(row.processes) + "x" + std::to_string(row.threads) + (row.smt ? "s" : "");
     std::snprintf(line, sizeof line,
                   "  %-14s %-6s %-11s %5lld %-7s %-8s %11.2f %11.2f %11.2f %7s %7s %7s  %d measured, %d missing\n",
                   row.network.c_str(), row.backend.c_str(), row.allocator.c_str(), static_cast<long long>(row.batch),
                   setting.c_str(), row.pass.c_str(), row.isolated_seconds * 1e3, row.in_network_seconds * 1e3,
-                  row.step_seconds * 1e3,
-                  ratio_text(row.isolated_seconds, row.step_seconds).c_str(),
+                  row.step_seconds * 1e3, ratio_text(row.isolated_seconds, row.step_seconds).c_str(),
                   ratio_text(row.in_network_seconds, row.step_seconds).c_str(),
                   ratio_text(row.isolated_seconds, row.in_network_seconds).c_str(), row.measured_passes,
                   row.missing_passes);
@@ -188,8 +192,8 @@ std::string module_report_text(const ModuleReport& report) {
                   "  %-14s b%-4lld %dx%d %-11s %-22s %-8s isolated %9.2f ms  in-network %9.2f ms  ratio %s  %s\n",
                   row.network.c_str(), static_cast<long long>(row.batch), row.processes, row.threads,
                   row.allocator.c_str(), row.module.c_str(), row.pass.c_str(), row.isolated_seconds * 1e3,
-                  row.in_network_seconds * 1e3,
-                  ratio_text(row.isolated_seconds, row.in_network_seconds).c_str(), row.descriptor.c_str());
+                  row.in_network_seconds * 1e3, ratio_text(row.isolated_seconds, row.in_network_seconds).c_str(),
+                  row.descriptor.c_str());
     out << line;
   }
   return out.str();
@@ -199,23 +203,40 @@ std::string module_report_json_text(const ModuleReport& report) {
   using nlohmann::json;
   json passes = json::array();
   for (const ModulePassSums& row : report.passes)
-    passes.push_back({{"network", row.network}, {"backend", row.backend}, {"allocator", row.allocator},
-                      {"batch", row.batch}, {"threads", row.threads}, {"smt", row.smt}, {"processes", row.processes},
+    passes.push_back({{"network", row.network},
+                      {"backend", row.backend},
+                      {"allocator", row.allocator},
+                      {"batch", row.batch},
+                      {"threads", row.threads},
+                      {"smt", row.smt},
+                      {"processes", row.processes},
                       {"pass", row.pass},
-                      {"isolated_seconds", row.isolated_seconds}, {"measured_passes", row.measured_passes},
-                      {"missing_passes", row.missing_passes}, {"in_network_seconds", row.in_network_seconds},
-                      {"modules", row.modules}, {"step_seconds", row.step_seconds},
+                      {"isolated_seconds", row.isolated_seconds},
+                      {"measured_passes", row.measured_passes},
+                      {"missing_passes", row.missing_passes},
+                      {"in_network_seconds", row.in_network_seconds},
+                      {"modules", row.modules},
+                      {"step_seconds", row.step_seconds},
                       {"isolated_over_step", ratio_or_null(row.isolated_seconds, row.step_seconds)},
                       {"in_network_over_step", ratio_or_null(row.in_network_seconds, row.step_seconds)},
                       {"isolated_over_in_network", ratio_or_null(row.isolated_seconds, row.in_network_seconds)}});
   json worst = json::array();
   for (const ModuleDisagreement& row : report.worst)
-    worst.push_back({{"network", row.network}, {"module", row.module}, {"descriptor", row.descriptor},
-                     {"pass", row.pass}, {"allocator", row.allocator}, {"batch", row.batch}, {"threads", row.threads},
+    worst.push_back({{"network", row.network},
+                     {"module", row.module},
+                     {"descriptor", row.descriptor},
+                     {"pass", row.pass},
+                     {"allocator", row.allocator},
+                     {"batch", row.batch},
+                     {"threads", row.threads},
                      {"processes", row.processes},
-                     {"isolated_seconds", row.isolated_seconds}, {"in_network_seconds", row.in_network_seconds}});
-  const json out{{"schema", "dnntune.module-report"}, {"schema_version", 1}, {"directory", report.directory},
-                 {"passes", passes}, {"worst_modules", worst}};
+                     {"isolated_seconds", row.isolated_seconds},
+                     {"in_network_seconds", row.in_network_seconds}});
+  const json out{{"schema", "dnntune.module-report"},
+                 {"schema_version", 1},
+                 {"directory", report.directory},
+                 {"passes", passes},
+                 {"worst_modules", worst}};
   return out.dump(2) + "\n";
 }
 

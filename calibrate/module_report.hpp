@@ -23,17 +23,17 @@ namespace dnntune::calibrate {
 
 struct ModulePassSums {
   std::string network, backend;
-  std::string allocator;           // what both the micro-runs and the step ran under
+  std::string allocator;  // what both the micro-runs and the step ran under
   std::int64_t batch = 0;
   int threads = 1, processes = 1;
   bool smt = false;
-  std::string pass;                // "forward" or "backward"
-  double isolated_seconds = 0;     // the sum of the measured micro-runs
-  int measured_passes = 0;         // layer passes behind it
-  int missing_passes = 0;          // layer passes the network runs that no micro-run measured
-  double in_network_seconds = 0;   // the sum of the modules' medians inside the step
+  std::string pass;               // "forward" or "backward"
+  double isolated_seconds = 0;    // the sum of the measured micro-runs
+  int measured_passes = 0;        // layer passes behind it
+  int missing_passes = 0;         // layer passes the network runs that no micro-run measured
+  double in_network_seconds = 0;  // the sum of the modules' medians inside the step
   int modules = 0;
-  double step_seconds = 0;         // the trained step's pass (0 when not recorded)
+  double step_seconds = 0;  // the trained step's pass (0 when not recorded)
 };
 
 struct ModuleDisagreement {

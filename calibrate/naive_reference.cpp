@@ -128,8 +128,8 @@ std::vector<Values> batch_norm(const LayerSpec& spec, std::int64_t batch, Pass p
       for (std::int64_t n = 0; n < batch; ++n)
         for (std::int64_t i = 0; i < plane; ++i) {
           const double xhat = (src[index(n, c, i)] - mean[c]) * inverse_std[c];
-          diff_src[index(n, c, i)] = static_cast<float>(in[2][c] * inverse_std[c] / count *
-                                                        (count * diff_dst[index(n, c, i)] - sum_dy - xhat * sum_dy_xhat));
+          diff_src[index(n, c, i)] = static_cast<float>(
+              in[2][c] * inverse_std[c] / count * (count * diff_dst[index(n, c, i)] - sum_dy - xhat * sum_dy_xhat));
         }
   }
   if (pass == Pass::backward_data) return {diff_src};
@@ -209,12 +209,16 @@ std::vector<Values> reference_outputs(const LayerSpec& spec, std::int64_t batch,
           std::size_t best = window.front();
           for (const std::size_t s : window)
             if (in[0][s] > in[0][best]) best = s;
-          if (pass == Pass::forward) out[0][d] = in[0][best];
-          else out[0][best] += in[1][d];
+          if (pass == Pass::forward)
+            out[0][d] = in[0][best];
+          else
+            out[0][best] += in[1][d];
         } else {
           for (const std::size_t s : window) {
-            if (pass == Pass::forward) out[0][d] += in[0][s] / divisor;
-            else out[0][s] += in[1][d] / divisor;
+            if (pass == Pass::forward)
+              out[0][d] += in[0][s] / divisor;
+            else
+              out[0][s] += in[1][d] / divisor;
           }
         }
       });

@@ -17,17 +17,16 @@ namespace dnntune::calibrate {
 // The outputs of `pass` for `inputs` (both in layer_operands.hpp order and plain layout).
 // Dropout has no single right answer (its mask is random): its reference is empty.
 std::vector<std::vector<float>> reference_outputs(const workloads::LayerSpec& spec, std::int64_t batch,
-                                                  workloads::Pass pass,
-                                                  const std::vector<std::vector<float>>& inputs);
+                                                  workloads::Pass pass, const std::vector<std::vector<float>>& inputs);
 
 struct CheckResult {
   std::string descriptor;
   workloads::Pass pass = workloads::Pass::forward;
   workloads::LayerKind kind = workloads::LayerKind::input;
-  bool implemented = true;     // false: the backend has no kernel for it (not a failure)
+  bool implemented = true;  // false: the backend has no kernel for it (not a failure)
   bool passed = false;
-  double relative_error = 0;   // the largest |backend - reference| / max |reference|, over outputs
-  std::string reason;          // why it failed or is unimplemented
+  double relative_error = 0;  // the largest |backend - reference| / max |reference|, over outputs
+  std::string reason;         // why it failed or is unimplemented
 };
 
 // The largest relative error a pass may show (fp32 sums in another order).

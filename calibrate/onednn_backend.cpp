@@ -106,15 +106,16 @@ class OnednnBackend final : public LayerBackend {
     std::vector<dnnl::memory::desc> inputs;
     const bool vector_input = spec.kind == LayerKind::inner_product || spec.kind == LayerKind::softmax_cross_entropy;
     for (const auto& shape : workloads::expected_input_shapes(spec))
-      inputs.push_back(onednn::activation_desc(vector_input ? std::vector<std::int64_t>{batch, shape.channels}
-                                                            : std::vector<std::int64_t>{batch, shape.channels,
-                                                                                        shape.height, shape.width}));
+      inputs.push_back(onednn::activation_desc(
+          vector_input ? std::vector<std::int64_t>{batch, shape.channels}
+                       : std::vector<std::int64_t>{batch, shape.channels, shape.height, shape.width}));
     try {
       auto layer = onednn::Layer::create(spec, batch, inputs, pass != Pass::forward, engine_);
       if (!layer) return layer.error();
       if (!(*layer)->primitive(pass))
-        return bad_input("oneDNN computes the scale and shift gradients of batch normalization in the same "
-                         "primitive as its data gradient (timed as backward_data)");
+        return bad_input(
+            "oneDNN computes the scale and shift gradients of batch normalization in the same "
+            "primitive as its data gradient (timed as backward_data)");
       return std::unique_ptr<PreparedLayer>(
           new OnednnPreparedLayer(std::move(*layer), std::move(operands), pass, operand_sets, engine_));
     } catch (const std::exception& error) {  // dnnl::error or std::bad_alloc while allocating

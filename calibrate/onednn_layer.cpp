@@ -28,25 +28,30 @@ memory::dims activation_dims(std::int64_t batch, const workloads::Shape& shape) 
 
 Tag plain_tag(int dimensions) {
   switch (dimensions) {
-    case 1: return Tag::a;
-    case 2: return Tag::ab;
-    case 3: return Tag::abc;
-    case 4: return Tag::abcd;
-    default: return Tag::abcde;
+    case 1:
+      return Tag::a;
+    case 2:
+      return Tag::ab;
+    case 3:
+      return Tag::abc;
+    case 4:
+      return Tag::abcd;
+    default:
+      return Tag::abcde;
   }
 }
 
-memory::desc any_desc(const memory::dims& dims) {
-  return memory::desc(dims, memory::data_type::f32, Tag::any);
-}
+memory::desc any_desc(const memory::dims& dims) { return memory::desc(dims, memory::data_type::f32, Tag::any); }
 
 // Right padding that makes oneDNN's output size equal PyTorch's: the left padding for floor
 // rounding, more for ceil_mode's extra window.
 memory::dims right_padding(const LayerSpec& spec, const workloads::Shape& output) {
   memory::dims padding{spec.pad_h, spec.pad_w};
   if (spec.kind == LayerKind::pooling && spec.ceil_mode) {
-    padding[0] = std::max(spec.pad_h, (output.height - 1) * spec.stride_h + spec.kernel_h - spec.input.height - spec.pad_h);
-    padding[1] = std::max(spec.pad_w, (output.width - 1) * spec.stride_w + spec.kernel_w - spec.input.width - spec.pad_w);
+    padding[0] =
+        std::max(spec.pad_h, (output.height - 1) * spec.stride_h + spec.kernel_h - spec.input.height - spec.pad_h);
+    padding[1] =
+        std::max(spec.pad_w, (output.width - 1) * spec.stride_w + spec.kernel_w - spec.input.width - spec.pad_w);
   }
   return padding;
 }
@@ -111,21 +116,22 @@ struct PrimitiveBuilder {
   const LayerSpec& spec;
   std::int64_t batch;
   const std::vector<memory::desc>& inputs;
-  memory::desc src;          // the first input
-  workloads::Shape output;   // per image
+  memory::desc src;         // the first input
+  workloads::Shape output;  // per image
   memory::dims strides, kernel, padding;
   bool wants_backward_data, wants_backward_weights;
   const dnnl::engine& engine;
 
-  Expected<void> build_convolution();  // convolution: forward, backward-data and backward-weights primitives (bias optional).
+  Expected<void>
+  build_convolution();  // convolution: forward, backward-data and backward-weights primitives (bias optional).
   Expected<void> build_inner_product();  // inner product: the same three passes on a flattened input.
-  Expected<void> build_batch_norm();  // batch norm in training mode: batch statistics, scale and shift.
-  Expected<void> build_eltwise();  // ReLU, or clip to [0, 6] for ReLU6.
+  Expected<void> build_batch_norm();     // batch norm in training mode: batch statistics, scale and shift.
+  Expected<void> build_eltwise();        // ReLU, or clip to [0, 6] for ReLU6.
   Expected<void> build_pooling();  // max and average pooling, and adaptive average pooling when its bins are even.
-  Expected<void> build_add();  // the element-wise sum of the inputs.
-  Expected<void> build_concat();  // concatenation along channels.
+  Expected<void> build_add();      // the element-wise sum of the inputs.
+  Expected<void> build_concat();   // concatenation along channels.
   Expected<void> build_dropout();  // dropout: a binary multiply by the mask.
-  Expected<void> build_loss();  // the loss: log-softmax (the negative log-likelihood is summed in C++).
+  Expected<void> build_loss();     // the loss: log-softmax (the negative log-likelihood is summed in C++).
 };
 
 Expected<void> PrimitiveBuilder::build_convolution() {
@@ -139,12 +145,11 @@ Expected<void> PrimitiveBuilder::build_convolution() {
   const auto dst = any_desc(activation_dims(batch, output));
   const auto pad_right = right_padding(spec, output);
   const auto forward_desc =
-      spec.bias ? convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct,
-                                            any_desc(src.dims()), any_desc(weights_dims), bias, dst, strides,
-                                            dilation, padding, pad_right)
-                : convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct,
-                                            any_desc(src.dims()), any_desc(weights_dims), dst, strides,
-                                            dilation, padding, pad_right);
+      spec.bias
+          ? convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct, any_desc(src.dims()),
+                                      any_desc(weights_dims), bias, dst, strides, dilation, padding, pad_right)
+          : convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct, any_desc(src.dims()),
+                                      any_desc(weights_dims), dst, strides, dilation, padding, pad_right);
   const convolution_forward::primitive_desc forward_pd(forward_desc, engine);
   layer.src_descs_ = {forward_pd.src_desc()};
   layer.dst_desc_ = forward_pd.dst_desc();
@@ -155,21 +160,20 @@ Expected<void> PrimitiveBuilder::build_convolution() {
   // (given the forward's layout, oneDNN falls back to a slow reference kernel).
   if (wants_backward_data) {
     const convolution_backward_data::primitive_desc pd(
-        convolution_backward_data::desc(algorithm::convolution_direct, forward_pd.src_desc(),
-                                        any_desc(weights_dims), forward_pd.dst_desc(), strides, dilation,
-                                        padding, pad_right),
+        convolution_backward_data::desc(algorithm::convolution_direct, forward_pd.src_desc(), any_desc(weights_dims),
+                                        forward_pd.dst_desc(), strides, dilation, padding, pad_right),
         engine, forward_pd);
     layer.weights_backward_desc_ = pd.weights_desc();
     layer.backward_data_ = convolution_backward_data(pd);
   }
   if (wants_backward_weights) {
-    const auto weights_desc = spec.bias
-        ? convolution_backward_weights::desc(algorithm::convolution_direct, forward_pd.src_desc(),
-                                             any_desc(weights_dims), bias, forward_pd.dst_desc(), strides,
-                                             dilation, padding, pad_right)
-        : convolution_backward_weights::desc(algorithm::convolution_direct, forward_pd.src_desc(),
-                                             any_desc(weights_dims), forward_pd.dst_desc(), strides, dilation,
-                                             padding, pad_right);
+    const auto weights_desc =
+        spec.bias ? convolution_backward_weights::desc(algorithm::convolution_direct, forward_pd.src_desc(),
+                                                       any_desc(weights_dims), bias, forward_pd.dst_desc(), strides,
+                                                       dilation, padding, pad_right)
+                  : convolution_backward_weights::desc(algorithm::convolution_direct, forward_pd.src_desc(),
+                                                       any_desc(weights_dims), forward_pd.dst_desc(), strides, dilation,
+                                                       padding, pad_right);
     const convolution_backward_weights::primitive_desc pd(weights_desc, engine, forward_pd);
     layer.diff_weights_desc_ = pd.diff_weights_desc();
     layer.diff_bias_desc_ = pd.diff_bias_desc();
@@ -241,8 +245,8 @@ Expected<void> PrimitiveBuilder::build_eltwise() {
   layer.dst_desc_ = forward_pd.dst_desc();
   layer.forward_ = eltwise_forward(forward_pd);
   if (wants_backward_data)
-    layer.backward_data_ = eltwise_backward(eltwise_backward::primitive_desc(
-        eltwise_backward::desc(kind, src, src, alpha, beta), engine, forward_pd));
+    layer.backward_data_ = eltwise_backward(
+        eltwise_backward::primitive_desc(eltwise_backward::desc(kind, src, src, alpha, beta), engine, forward_pd));
   return {};
 }
 
@@ -253,16 +257,15 @@ Expected<void> PrimitiveBuilder::build_pooling() {
   if (spec.kind == LayerKind::adaptive_avg_pool) {
     // Even bins are an ordinary average pooling; uneven ones have no oneDNN primitive.
     if (spec.input.height % spec.output_h != 0 || spec.input.width % spec.output_w != 0)
-      return bad_input("oneDNN has no adaptive pooling with uneven bins (" + workloads::to_string(spec.input) +
-                       " to " + std::to_string(spec.output_h) + "x" + std::to_string(spec.output_w) + ")");
+      return bad_input("oneDNN has no adaptive pooling with uneven bins (" + workloads::to_string(spec.input) + " to " +
+                       std::to_string(spec.output_h) + "x" + std::to_string(spec.output_w) + ")");
     window = step = {spec.input.height / spec.output_h, spec.input.width / spec.output_w};
     left = right = {0, 0};
     kind = algorithm::pooling_avg_exclude_padding;
   } else {
     right = right_padding(spec, output);
     if (spec.pool == PoolAlgorithm::avg)
-      kind = spec.count_include_pad ? algorithm::pooling_avg_include_padding
-                                    : algorithm::pooling_avg_exclude_padding;
+      kind = spec.count_include_pad ? algorithm::pooling_avg_include_padding : algorithm::pooling_avg_exclude_padding;
   }
   const auto dst = any_desc(activation_dims(batch, output));
   const pooling_forward::primitive_desc forward_pd(
@@ -303,8 +306,8 @@ Expected<void> PrimitiveBuilder::build_dropout() {
 
 Expected<void> PrimitiveBuilder::build_loss() {
   using namespace dnnl;
-  const logsoftmax_forward::primitive_desc forward_pd(
-      logsoftmax_forward::desc(prop_kind::forward_training, src, 1), engine);
+  const logsoftmax_forward::primitive_desc forward_pd(logsoftmax_forward::desc(prop_kind::forward_training, src, 1),
+                                                      engine);
   layer.dst_desc_ = forward_pd.dst_desc();
   layer.forward_ = logsoftmax_forward(forward_pd);
   if (wants_backward_data)
@@ -320,18 +323,29 @@ using BuildKind = Expected<void> (PrimitiveBuilder::*)();
 // The builder of each kind; none for the kinds that compute nothing.
 BuildKind builder_of(LayerKind kind) {
   switch (kind) {
-    case LayerKind::convolution: return &PrimitiveBuilder::build_convolution;
-    case LayerKind::inner_product: return &PrimitiveBuilder::build_inner_product;
-    case LayerKind::batch_norm: return &PrimitiveBuilder::build_batch_norm;
-    case LayerKind::eltwise: return &PrimitiveBuilder::build_eltwise;
-    case LayerKind::pooling: return &PrimitiveBuilder::build_pooling;
-    case LayerKind::adaptive_avg_pool: return &PrimitiveBuilder::build_pooling;
-    case LayerKind::add: return &PrimitiveBuilder::build_add;
-    case LayerKind::concat: return &PrimitiveBuilder::build_concat;
-    case LayerKind::dropout: return &PrimitiveBuilder::build_dropout;
-    case LayerKind::softmax_cross_entropy: return &PrimitiveBuilder::build_loss;
+    case LayerKind::convolution:
+      return &PrimitiveBuilder::build_convolution;
+    case LayerKind::inner_product:
+      return &PrimitiveBuilder::build_inner_product;
+    case LayerKind::batch_norm:
+      return &PrimitiveBuilder::build_batch_norm;
+    case LayerKind::eltwise:
+      return &PrimitiveBuilder::build_eltwise;
+    case LayerKind::pooling:
+      return &PrimitiveBuilder::build_pooling;
+    case LayerKind::adaptive_avg_pool:
+      return &PrimitiveBuilder::build_pooling;
+    case LayerKind::add:
+      return &PrimitiveBuilder::build_add;
+    case LayerKind::concat:
+      return &PrimitiveBuilder::build_concat;
+    case LayerKind::dropout:
+      return &PrimitiveBuilder::build_dropout;
+    case LayerKind::softmax_cross_entropy:
+      return &PrimitiveBuilder::build_loss;
     case LayerKind::input:
-    case LayerKind::flatten: return nullptr;
+    case LayerKind::flatten:
+      return nullptr;
   }
   return nullptr;
 }
@@ -498,9 +512,12 @@ std::unordered_map<int, memory> Layer::arguments(Pass pass, const LayerMemories&
 
 const dnnl::primitive* Layer::primitive(Pass pass) const {
   switch (pass) {
-    case Pass::forward: return &forward_;
-    case Pass::backward_data: return has_backward_data_ ? &backward_data_ : nullptr;
-    case Pass::backward_weights: return has_backward_weights_ ? &backward_weights_ : nullptr;
+    case Pass::forward:
+      return &forward_;
+    case Pass::backward_data:
+      return has_backward_data_ ? &backward_data_ : nullptr;
+    case Pass::backward_weights:
+      return has_backward_weights_ ? &backward_weights_ : nullptr;
   }
   return nullptr;
 }

@@ -27,13 +27,13 @@ namespace dnntune::calibrate::onednn {
 
 // The memories of one execution of a layer's passes (names as in layer_operands.hpp).
 struct LayerMemories {
-  std::vector<dnnl::memory> src;         // one per input
-  dnnl::memory weights, bias;            // batch norm: scale, shift
-  dnnl::memory weights_for_backward;     // the weights in the layout backward_data wants (may be `weights`)
-  dnnl::memory dst;                      // softmax loss: the log-probabilities
+  std::vector<dnnl::memory> src;                 // one per input
+  dnnl::memory weights, bias;                    // batch norm: scale, shift
+  dnnl::memory weights_for_backward;             // the weights in the layout backward_data wants (may be `weights`)
+  dnnl::memory dst;                              // softmax loss: the log-probabilities
   dnnl::memory mean, variance, workspace, mask;  // what the forward keeps for backward
   dnnl::memory diff_dst, diff_src, diff_weights, diff_bias;
-  float loss = 0;                        // softmax loss: the batch's mean cross-entropy
+  float loss = 0;  // softmax loss: the batch's mean cross-entropy
 };
 
 // The activation layout of a 4-D tensor in micro-runs on this CPU (other ranks: plain).
@@ -47,8 +47,8 @@ class Layer {
   // the spec has). `inputs` are the layouts of the layer's inputs (plain N x C for linear
   // layers and the loss). Errors: bad_input when oneDNN has no implementation.
   static Expected<std::shared_ptr<Layer>> create(const workloads::LayerSpec& spec, std::int64_t batch,
-                                                  const std::vector<dnnl::memory::desc>& inputs, bool backward,
-                                                  const dnnl::engine& engine);
+                                                 const std::vector<dnnl::memory::desc>& inputs, bool backward,
+                                                 const dnnl::engine& engine);
 
   // Allocates every memory the created passes touch, with random inputs and parameters.
   LayerMemories allocate(std::uint32_t seed) const;
@@ -74,7 +74,8 @@ class Layer {
   std::int64_t batch_ = 0;
   dnnl::engine engine_;
   std::vector<dnnl::memory::desc> src_descs_;
-  dnnl::memory::desc dst_desc_, weights_desc_, weights_backward_desc_, bias_desc_, mean_desc_, variance_desc_, workspace_desc_;
+  dnnl::memory::desc dst_desc_, weights_desc_, weights_backward_desc_, bias_desc_, mean_desc_, variance_desc_,
+      workspace_desc_;
   dnnl::memory::desc diff_weights_desc_, diff_bias_desc_;
   dnnl::primitive forward_, backward_data_, backward_weights_;
   bool has_backward_data_ = false, has_backward_weights_ = false;

@@ -102,9 +102,8 @@ class NetworkRun final : public PreparedRun {
     const LayerKind kind = layer.spec.kind;
     if (!layer.runs_backward || kind == LayerKind::input) return;
     if (kind != LayerKind::softmax_cross_entropy && node.gradients.empty()) return;  // leads to no loss
-    const memory gradient = kind == LayerKind::softmax_cross_entropy
-                                ? node.memories.diff_dst
-                                : combined(node.gradients, node.output.get_desc());
+    const memory gradient = kind == LayerKind::softmax_cross_entropy ? node.memories.diff_dst
+                                                                     : combined(node.gradients, node.output.get_desc());
     switch (kind) {
       case LayerKind::flatten: {
         const int producer = layer.inputs.front();

@@ -54,9 +54,9 @@ std::vector<std::size_t> spread_order(std::size_t count) {
 struct DistinctLayer {
   std::string descriptor;
   LayerSpec spec;
-  int spread_rank = 0;              // position in its class's spread order
-  bool backward_data_used = true;   // some network computes its data gradient
-  bool backward_used = true;        // some network runs its backward at all
+  int spread_rank = 0;             // position in its class's spread order
+  bool backward_data_used = true;  // some network computes its data gradient
+  bool backward_used = true;       // some network runs its backward at all
 };
 
 std::vector<DistinctLayer> distinct_layers_of(const std::vector<workloads::Network>& networks,
@@ -88,7 +88,8 @@ std::vector<DistinctLayer> distinct_layers_of(const std::vector<workloads::Netwo
       return std::pair(a.flops, a.bytes) < std::pair(b.flops, b.bytes);
     });
     const auto order = spread_order(members.size());
-    for (std::size_t rank = 0; rank < order.size(); ++rank) layers[members[order[rank]]].spread_rank = static_cast<int>(rank);
+    for (std::size_t rank = 0; rank < order.size(); ++rank)
+      layers[members[order[rank]]].spread_rank = static_cast<int>(rank);
   }
   return layers;
 }
@@ -147,7 +148,9 @@ std::vector<Setting> grid_settings(int cores, int smt_ways) {
   return settings;
 }
 
-std::string layer_class(const LayerSpec& spec) { return std::string(workloads::shape_name(workloads::kernel_shape(spec))); }
+std::string layer_class(const LayerSpec& spec) {
+  return std::string(workloads::shape_name(workloads::kernel_shape(spec)));
+}
 
 probe::TimingOptions layer_timing(int operand_sets) {
   probe::TimingOptions options;
@@ -223,7 +226,8 @@ MeasurementCost measurement_cost(const PlannedMeasurement& measurement, const Sp
     result.setup += filled / page_bytes * per_page;
   }
   const double cores = std::max(1, setting.cores_per_process(speed.smt_ways));
-  const double compute = static_cast<double>(cost.flops) / (speed.peak_gflops_per_core * 1e9 * speed.efficiency * cores);
+  const double compute =
+      static_cast<double>(cost.flops) / (speed.peak_gflops_per_core * 1e9 * speed.efficiency * cores);
   const double memory = static_cast<double>(cost.bytes) * setting.processes / (speed.bandwidth_gbs * 1e9);
   result.run = std::max(compute, memory) + speed.run_overhead_seconds;
   result.run_faults = faulted_per_run / page_bytes * per_page;
@@ -252,12 +256,11 @@ double estimate_first_step_fault_seconds(const workloads::Network& network, std:
 double estimate_seconds(const PlannedMeasurement& measurement, const SpeedModel& speed,
                         const std::vector<workloads::Network>& networks) {
   const MeasurementCost cost = measurement_cost(measurement, speed, networks);
-  const probe::TimingOptions timing =
-      measurement.whole_network ? network_timing() : layer_timing(cost.operand_sets);
+  const probe::TimingOptions timing = measurement.whole_network ? network_timing() : layer_timing(cost.operand_sets);
   const double run = cost.run + cost.run_faults;
-  const double repetitions = std::clamp(std::ceil(timing.min_total_seconds / run),
-                                        static_cast<double>(timing.min_repetitions),
-                                        static_cast<double>(timing.max_repetitions));
+  const double repetitions =
+      std::clamp(std::ceil(timing.min_total_seconds / run), static_cast<double>(timing.min_repetitions),
+                 static_cast<double>(timing.max_repetitions));
   return cost.setup + (timing.warmup_runs + repetitions) * run;
 }
 
@@ -297,8 +300,8 @@ Expected<MicroPrecision> parse_micro_precision(const std::string& word) {
   parsed.precision = word.substr(0, colon);
   const bool mixed = parsed.precision == "bf16" || parsed.precision == "fp16";
   if (!records::is_precision_name(parsed.precision))
-    return bad_input("--precision takes " + records::names_text(records::precision_names()) + " (optionally :" +
-                     records::names_text(records::memory_format_names()) + "), not '" + word + "'");
+    return bad_input("--precision takes " + records::names_text(records::precision_names()) +
+                     " (optionally :" + records::names_text(records::memory_format_names()) + "), not '" + word + "'");
   parsed.memory_format = colon == std::string::npos ? (mixed ? "channels_last" : "contiguous") : word.substr(colon + 1);
   if (!records::is_memory_format_name(parsed.memory_format))
     return bad_input("--precision " + word + ": the memory format after ':' is " +
@@ -326,42 +329,42 @@ Plan make_plan(const PlanRequest& request, const SpeedModel& speed) {
   std::vector<PlannedMeasurement> grid;
   for (const auto& backend : request.backends)
     for (const MicroPrecision& precision : precisions_of(backend, request))
-    for (const std::int64_t batch : request.batches) {
-      for (std::size_t setting = 0; setting < request.settings.size(); ++setting)
-        for (const auto& layer : layers)
-          for (const Pass pass : request.passes) {
-            if (!has_pass(layer.spec, pass) || (pass != Pass::forward && !layer.backward_used) ||
-                (pass == Pass::backward_data && !layer.backward_data_used))
-              continue;
-            PlannedMeasurement measurement;
-            measurement.backend = backend;
-            measurement.descriptor = layer.descriptor;
-            measurement.spec = layer.spec;
-            measurement.pass = pass;
-            measurement.batch = batch;
-            measurement.setting = request.settings[setting];
-            measurement.precision = precision;
-            const int rank = layer.spread_rank;
-            measurement.other_kernel =
-                rank < 2 && changes_kernel(layer.spec, backend, batch, request.settings, setting);
-            measurement.priority = setting == 0 || measurement.other_kernel
-                                       ? rank
-                                       : other_settings_priority + (rank < 2 ? rank : rank + 1);
-            grid.push_back(std::move(measurement));
-          }
-      if (!request.whole_network_runs || request.settings.empty()) continue;
-      for (const auto& network : request.networks) {
-        PlannedMeasurement measurement;
-        measurement.backend = backend;
-        measurement.whole_network = true;
-        measurement.network = network.name;
-        measurement.batch = batch;
-        measurement.setting = request.settings.front();
-        measurement.precision = precision;
-        measurement.priority = whole_network_priority;
-        grid.push_back(std::move(measurement));
+      for (const std::int64_t batch : request.batches) {
+        for (std::size_t setting = 0; setting < request.settings.size(); ++setting)
+          for (const auto& layer : layers)
+            for (const Pass pass : request.passes) {
+              if (!has_pass(layer.spec, pass) || (pass != Pass::forward && !layer.backward_used) ||
+                  (pass == Pass::backward_data && !layer.backward_data_used))
+                continue;
+              PlannedMeasurement measurement;
+              measurement.backend = backend;
+              measurement.descriptor = layer.descriptor;
+              measurement.spec = layer.spec;
+              measurement.pass = pass;
+              measurement.batch = batch;
+              measurement.setting = request.settings[setting];
+              measurement.precision = precision;
+              const int rank = layer.spread_rank;
+              measurement.other_kernel =
+                  rank < 2 && changes_kernel(layer.spec, backend, batch, request.settings, setting);
+              measurement.priority = setting == 0 || measurement.other_kernel
+                                         ? rank
+                                         : other_settings_priority + (rank < 2 ? rank : rank + 1);
+              grid.push_back(std::move(measurement));
+            }
+        if (!request.whole_network_runs || request.settings.empty()) continue;
+        for (const auto& network : request.networks) {
+          PlannedMeasurement measurement;
+          measurement.backend = backend;
+          measurement.whole_network = true;
+          measurement.network = network.name;
+          measurement.batch = batch;
+          measurement.setting = request.settings.front();
+          measurement.precision = precision;
+          measurement.priority = whole_network_priority;
+          grid.push_back(std::move(measurement));
+        }
       }
-    }
   Plan plan;
   plan.distinct_layers = static_cast<int>(layers.size());
   plan.grid_size = grid.size();
@@ -370,8 +373,9 @@ Plan make_plan(const PlanRequest& request, const SpeedModel& speed) {
     measurement.estimated_run_seconds = estimate_run_seconds(measurement, speed, request.networks);
     plan.grid_estimated_seconds += measurement.estimated_seconds;
   }
-  plan.measurements = select_within_budget(std::move(grid), request.budget_seconds,
-                                           [](const PlannedMeasurement& measurement) { return measurement.estimated_seconds; });
+  plan.measurements =
+      select_within_budget(std::move(grid), request.budget_seconds,
+                           [](const PlannedMeasurement& measurement) { return measurement.estimated_seconds; });
   plan.sampled = plan.measurements.size() < plan.grid_size;
   order_for_running(plan.measurements, request.settings);
   for (const auto& measurement : plan.measurements) plan.estimated_seconds += measurement.estimated_seconds;
@@ -394,9 +398,10 @@ std::string describe_plan(const Plan& plan, const PlanRequest& request) {
       return network.name + " (" + std::to_string(timed) + " distinct layers)";
     }) << "\n";
   if (!request.extra_layers.empty())
-    out << "  layers given: " << join(request.extra_layers, [](const auto& spec) { return workloads::to_descriptor(spec); })
-        << "\n";
-  out << "  distinct layers over all networks: " << plan.distinct_layers << " (a layer shared by networks is measured once)\n";
+    out << "  layers given: "
+        << join(request.extra_layers, [](const auto& spec) { return workloads::to_descriptor(spec); }) << "\n";
+  out << "  distinct layers over all networks: " << plan.distinct_layers
+      << " (a layer shared by networks is measured once)\n";
   std::map<std::string, std::set<std::string>> classes;
   for (const auto& measurement : plan.measurements)
     if (!measurement.whole_network) classes[layer_class(measurement.spec)].insert(measurement.descriptor);
@@ -425,8 +430,8 @@ std::string describe_plan(const Plan& plan, const PlanRequest& request) {
         classes.insert(layer_class(measurement.spec));
         descriptors.insert(measurement.descriptor);
       }
-    std::snprintf(line, sizeof line, "    %-28s %5zu layer passes of %4zu layers, %2zu classes\n", to_string(setting).c_str(),
-                  passes, descriptors.size(), classes.size());
+    std::snprintf(line, sizeof line, "    %-28s %5zu layer passes of %4zu layers, %2zu classes\n",
+                  to_string(setting).c_str(), passes, descriptors.size(), classes.size());
     out << line;
   }
   const auto networks = std::count_if(plan.measurements.begin(), plan.measurements.end(),

@@ -84,14 +84,14 @@ std::string layer_class(const workloads::LayerSpec& spec);
 struct PlannedMeasurement {
   std::string backend;
   bool whole_network = false;
-  std::string network;               // whole-network runs only (layers are shared by networks)
-  std::string descriptor;            // layer runs
-  workloads::LayerSpec spec;         // layer runs
+  std::string network;        // whole-network runs only (layers are shared by networks)
+  std::string descriptor;     // layer runs
+  workloads::LayerSpec spec;  // layer runs
   workloads::Pass pass = workloads::Pass::forward;
   std::int64_t batch = 1;
   Setting setting;
-  MicroPrecision precision;          // always fp32 contiguous on a CPU backend
-  int priority = 0;                  // lower is kept first (see the top of this file)
+  MicroPrecision precision;  // always fp32 contiguous on a CPU backend
+  int priority = 0;          // lower is kept first (see the top of this file)
   // The framework runs this layer on another kernel here than at the base setting (a dispatch
   // cliff): run first, and kept out of the runner's estimate corrections of the other measurements.
   bool other_kernel = false;
@@ -101,9 +101,9 @@ struct PlannedMeasurement {
 
 // What measurements cost on this machine (the runner corrects it with what it measures).
 struct SpeedModel {
-  double peak_gflops_per_core = 50;     // the probe's FMA peak
-  double bandwidth_gbs = 20;            // the node's memory bandwidth, shared by co-running processes
-  double efficiency = 0.4;              // share of the peak layer kernels reach
+  double peak_gflops_per_core = 50;  // the probe's FMA peak
+  double bandwidth_gbs = 20;         // the node's memory bandwidth, shared by co-running processes
+  double efficiency = 0.4;           // share of the peak layer kernels reach
   // The probe's first touch of a fresh 4 KiB page, by one thread and with every core faulting at
   // once (co-running processes). On a VM it can cost more than the layer itself: a micro-run
   // faults in its operand sets once and every output glibc maps afresh (settled_mmap_threshold_bytes)
@@ -171,7 +171,7 @@ struct Plan {
   double estimated_seconds = 0;                  // of the kept ones
   double grid_estimated_seconds = 0;
   int distinct_layers = 0;
-  bool sampled = false;                          // the budget left part of the grid out
+  bool sampled = false;  // the budget left part of the grid out
 };
 
 Plan make_plan(const PlanRequest& request, const SpeedModel& speed);
@@ -182,9 +182,8 @@ bool first_priority(const PlannedMeasurement& measurement);
 
 // Keeps the lowest-priority-number measurements whose `seconds` fit in `budget_seconds`
 // (scanning in priority order, skipping any that would overflow), in priority order.
-std::vector<PlannedMeasurement> select_within_budget(
-    std::vector<PlannedMeasurement> candidates, double budget_seconds,
-    const std::function<double(const PlannedMeasurement&)>& seconds);
+std::vector<PlannedMeasurement> select_within_budget(std::vector<PlannedMeasurement> candidates, double budget_seconds,
+                                                     const std::function<double(const PlannedMeasurement&)>& seconds);
 
 // Execution order: the class extremes where another kernel runs (1. above), then the base-setting
 // layers (by backend and batch), then whole-network runs, then each other setting (by backend,

@@ -53,7 +53,7 @@ SpeedModel speed_model_of(const records::MachineProfile& profile, std::int64_t l
 // This machine as this process sees it, with the peaks DIR/machine.json holds (measured into it
 // when it has none). A machine.json of another machine is refused.
 Expected<records::MachineProfile> machine_for(const std::string& directory, bool measure_when_absent,
-                                     const std::function<void(const std::string&)>& progress) {
+                                              const std::function<void(const std::string&)>& progress) {
   auto machine = probe::describe_this_machine();
   if (!machine) return machine.error();
   const std::string path = directory + "/machine.json";
@@ -61,8 +61,8 @@ Expected<records::MachineProfile> machine_for(const std::string& directory, bool
     auto saved = records::read_machine_profile(path);
     if (!saved) return saved.error();
     if (records::fingerprint(*saved) != records::fingerprint(*machine))
-      return bad_input(path + " describes another machine (fingerprint " + records::fingerprint(*saved) + "; this machine is " +
-                       records::fingerprint(*machine) + "): calibrate into another directory");
+      return bad_input(path + " describes another machine (fingerprint " + records::fingerprint(*saved) +
+                       "; this machine is " + records::fingerprint(*machine) + "): calibrate into another directory");
     if (saved->performance.peak_fp32_gflops_per_core) {
       machine->performance = saved->performance;
       return machine;
@@ -70,9 +70,9 @@ Expected<records::MachineProfile> machine_for(const std::string& directory, bool
   }
   if (!measure_when_absent) return machine;  // a dry run plans with default speeds
   if (progress) progress("measuring this machine's FMA peak and memory bandwidth (dnntune probe) into " + path);
-  if (auto measured = probe::measure_node_performance(*machine, probe::PeakOptions{}); !measured) return measured.error();
-  if (auto written =
-          write_json_file(path, nlohmann::json::parse(records::to_json_text(*machine)), WrittenFile::owned);
+  if (auto measured = probe::measure_node_performance(*machine, probe::PeakOptions{}); !measured)
+    return measured.error();
+  if (auto written = write_json_file(path, nlohmann::json::parse(records::to_json_text(*machine)), WrittenFile::owned);
       !written)
     return written.error();
   return machine;
@@ -106,8 +106,8 @@ Expected<std::vector<std::string>> backends_for(const std::vector<std::string>& 
 
 // The grid, or exactly the settings asked for: each --processes count (1 if none) with each
 // --threads count (if none: the cores split evenly between the processes), SMT as --smt says.
-Expected<std::vector<Setting>> settings_for(const CalibrationRequest& request, const std::vector<std::vector<int>>& cores,
-                                            int smt_ways) {
+Expected<std::vector<Setting>> settings_for(const CalibrationRequest& request,
+                                            const std::vector<std::vector<int>>& cores, int smt_ways) {
   const int core_count = static_cast<int>(cores.size());
   if (request.threads.empty() && request.processes.empty() && !request.smt) return grid_settings(core_count, smt_ways);
   const bool smt = request.smt.value_or(false);
@@ -189,7 +189,8 @@ std::vector<std::string> reproducing_argv(const PlannedMeasurement& measurement,
                            std::to_string(measurement.setting.processes)});
   if (measurement.setting.smt) argv.push_back("--smt");
   if (allocator != "default") argv.insert(argv.end(), {"--allocator", allocator});
-  if (!(measurement.precision == MicroPrecision{})) argv.insert(argv.end(), {"--precision", to_string(measurement.precision)});
+  if (!(measurement.precision == MicroPrecision{}))
+    argv.insert(argv.end(), {"--precision", to_string(measurement.precision)});
   return argv;
 }
 
@@ -243,8 +244,8 @@ Expected<PreparedCalibration> prepare_calibration(const CalibrationRequest& requ
   plan.batches = request.batches;
   plan.precisions = request.precisions;
   if (plan.precisions.empty())
-    plan.precisions = {MicroPrecision{train::resolve_precision("auto", true, train::cuda_compute_capability_major(0)),
-                                      "contiguous"}};
+    plan.precisions = {
+        MicroPrecision{train::resolve_precision("auto", true, train::cuda_compute_capability_major(0)), "contiguous"}};
   for (const auto& backend : plan.backends)
     if (const auto* traits = workloads::find_backend(backend); traits && traits->device == workloads::Device::cpu)
       for (const MicroPrecision& precision : request.precisions)  // empty: the GPU's default, fp32 here
@@ -270,8 +271,9 @@ Expected<PreparedCalibration> prepare_calibration(const CalibrationRequest& requ
       for (const auto& skipped : existing.skipped_lines)
         progress("skipped a bad measurement line (measured again if planned): " + skipped);
     if (!request.resume && (!existing.records.empty() || existing.truncated_lines > 0))
-      return bad_input(records_path + " already holds measurements: add --resume to continue them, or choose "
-                                      "another directory with -o");
+      return bad_input(records_path +
+                       " already holds measurements: add --resume to continue them, or choose "
+                       "another directory with -o");
   }
   warn_if_busy(progress);
   auto machine = machine_for(request.directory, !request.dry_run, progress);
@@ -287,19 +289,21 @@ Expected<PreparedCalibration> prepare_calibration(const CalibrationRequest& requ
                        "): resume only on the machine that made them");
   calibration.usable_cores = usable_cores(calibration.machine);
   if (calibration.usable_cores.empty()) return failure("this process may run on no CPU of the topology");
-  calibration.speed = speed_model_of(
-      calibration.machine, last_level_cache_bytes(calibration.machine, static_cast<int>(calibration.usable_cores.size())));
+  calibration.speed =
+      speed_model_of(calibration.machine,
+                     last_level_cache_bytes(calibration.machine, static_cast<int>(calibration.usable_cores.size())));
   const SpeedModel& speed = calibration.speed;
   auto settings = settings_for(request, calibration.usable_cores, speed.smt_ways);
   if (!settings) return settings.error();
   plan.settings = *settings;
   for (const Setting& setting : request.anchor_settings)  // anchored later: refused now if the node cannot hold them
     if (auto fits = cpu_sets_for(setting, calibration.usable_cores); !fits)
-      return bad_input("--anchor-settings " + std::to_string(setting.processes) + "x" + std::to_string(setting.threads) +
-                       ": " + fits.error().message);
+      return bad_input("--anchor-settings " + std::to_string(setting.processes) + "x" +
+                       std::to_string(setting.threads) + ": " + fits.error().message);
   // What the numerical checks and worker start-ups will take comes off the budget first.
-  const double overhead = static_cast<double>(plan.backends.size()) *
-                          (speed.check_seconds + speed.worker_start_seconds * static_cast<double>(plan.settings.size()));
+  const double overhead =
+      static_cast<double>(plan.backends.size()) *
+      (speed.check_seconds + speed.worker_start_seconds * static_cast<double>(plan.settings.size()));
   if (request.budget_cap_seconds > request.budget_seconds) {
     // Extend the budget, up to the cap, to what the whole grid is expected to take.
     plan.budget_seconds = std::numeric_limits<double>::infinity();

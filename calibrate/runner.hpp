@@ -33,25 +33,25 @@ constexpr const char* default_calibration_directory = "dnntune-calibration";
 constexpr const char* whole_network_pass = "forward_backward";
 
 struct CalibrationRequest {
-  std::vector<std::string> models;          // built-in names or network files
-  std::vector<std::string> layers;          // descriptors to measure besides the models' layers
-  std::vector<std::string> backends;        // names, or "all" for every available backend
-  std::vector<std::int64_t> batches;        // per process
+  std::vector<std::string> models;    // built-in names or network files
+  std::vector<std::string> layers;    // descriptors to measure besides the models' layers
+  std::vector<std::string> backends;  // names, or "all" for every available backend
+  std::vector<std::int64_t> batches;  // per process
   // What the GPU backends run each pass in (--precision); the CPU backends run fp32 contiguous.
   // Empty: PyTorch's default on this GPU (tf32 from compute capability 8.0 on, else fp32).
   std::vector<MicroPrecision> precisions;
-  std::vector<std::string> passes;          // restricts passes (forward_backward: whole networks); empty: all
-  std::vector<int> threads;                 // restrict the settings (see settings_for); empty: the grid
+  std::vector<std::string> passes;  // restricts passes (forward_backward: whole networks); empty: all
+  std::vector<int> threads;         // restrict the settings (see settings_for); empty: the grid
   std::vector<int> processes;
   std::optional<bool> smt;
-  double budget_seconds = 120;             // for the measurements; the probe is not counted
-  double budget_cap_seconds = 0;           // > budget: extend the budget up to this for the whole grid
+  double budget_seconds = 120;    // for the measurements; the probe is not counted
+  double budget_cap_seconds = 0;  // > budget: extend the budget up to this for the whole grid
   std::string directory = default_calibration_directory;
-  bool dry_run = false;                     // plan only: nothing is created, probed or measured
-  int anchor_warmup = 2;                    // the anchors' untimed and timed steps (run_anchors)
+  bool dry_run = false;   // plan only: nothing is created, probed or measured
+  int anchor_warmup = 2;  // the anchors' untimed and timed steps (run_anchors)
   int anchor_iterations = 3;
-  int allocator_anchor_warmup = 2;          // the untimed and timed steps of the anchors under the other
-  int allocator_anchor_iterations = 3;      // allocators
+  int allocator_anchor_warmup = 2;      // the untimed and timed steps of the anchors under the other
+  int allocator_anchor_iterations = 3;  // allocators
   // The anchors under the other allocator variants (glibc-tuned first, then jemalloc and tcmalloc
   // when installed): the next is skipped when it would take the time spent on them past this.
   double allocator_anchor_budget_seconds = 120;
@@ -71,7 +71,7 @@ struct CalibrationRequest {
   // settled as after a training step (calibrate/worker.cpp). Fits use default-allocator records.
   std::string allocator = "default";
   bool resume = false;
-  std::string executable;                   // the dnntune binary workers run (`calibrate --worker`)
+  std::string executable;  // the dnntune binary workers run (`calibrate --worker`)
 };
 
 // A calibration run prepared: everything decided before measuring (the request, the profiled
@@ -83,9 +83,9 @@ struct PreparedCalibration {
   std::vector<std::vector<int>> usable_cores;  // each usable core's allowed OS CPUs
   SpeedModel speed;  // what the plan's estimates assume of this machine, the operand sets' cache too
   PlanRequest plan_request;
-  Plan plan;                                   // what is left to measure (resumed work removed)
-  std::size_t already_recorded = 0;            // planned measurements DIR already has
-  double started_at = 0;                       // probe::now_seconds() after the probe: the budget's start
+  Plan plan;                         // what is left to measure (resumed work removed)
+  std::size_t already_recorded = 0;  // planned measurements DIR already has
+  double started_at = 0;             // probe::now_seconds() after the probe: the budget's start
 };
 
 // The last-level cache a micro-run's cold operand sets must span (twice over,
@@ -105,7 +105,7 @@ Expected<PreparedCalibration> prepare_calibration(const CalibrationRequest& requ
                                                   const std::function<void(const std::string&)>& progress);
 
 struct RunHooks {
-  std::function<void(const std::string&)> progress;          // a line per measurement, with an ETA
+  std::function<void(const std::string&)> progress;                // a line per measurement, with an ETA
   std::function<void(const std::vector<pid_t>&)> workers_started;  // each new set of workers
 };
 
@@ -135,7 +135,8 @@ enum class AnchorKinds { all, default_allocator, other_allocators };
 // The allocator variants installed here besides glibc's default, glibc-tuned (the reference the
 // others are fitted against) first: what a calibration anchors under, in that order.
 std::vector<std::string> allocator_variants_to_anchor();
-Expected<int> run_anchors(const PreparedCalibration& calibration, const std::function<void(const std::string&)>& progress,
+Expected<int> run_anchors(const PreparedCalibration& calibration,
+                          const std::function<void(const std::string&)>& progress,
                           AnchorKinds kinds = AnchorKinds::all);
 
 // The base anchor of each network and batch run again, each run a process of its own: once more
@@ -148,16 +149,15 @@ Expected<int> run_anchors(const PreparedCalibration& calibration, const std::fun
 // (docs/results.md, "Anchors").
 // Resumable: runs recorded already count. Returns how many it trained; fails when a job fails.
 Expected<int> run_repeated_base_anchors(const PreparedCalibration& calibration,
-                                       const std::function<void(const std::string&)>& progress,
-                                       double budget_seconds);
+                                        const std::function<void(const std::string&)>& progress, double budget_seconds);
 
 // The recorded runs (kind network, pass iteration, ok, one node) of `network` at `batch` and
 // `setting` under `allocator` among `records` of the machine `fingerprint`, in the records' order
 // (the order they were trained in: the file is appended to).
 std::vector<const records::Measurement*> recorded_anchor_runs(const std::vector<records::Measurement>& records,
-                                                              const std::string& fingerprint, const std::string& network,
-                                                              std::int64_t batch, const Setting& setting,
-                                                              const std::string& allocator);
+                                                              const std::string& fingerprint,
+                                                              const std::string& network, std::int64_t batch,
+                                                              const Setting& setting, const std::string& allocator);
 // The first of them, or null: what makes anchoring resumable (a recorded run is never trained again).
 const records::Measurement* recorded_anchor(const std::vector<records::Measurement>& records,
                                             const std::string& fingerprint, const std::string& network,

@@ -43,8 +43,8 @@ namespace {
 // One layer's tensors as autograd keeps them between its passes.
 struct LayerState {
   std::vector<at::Tensor> inputs;
-  at::Tensor weight, bias;                  // convolution and linear; batch norm: scale, shift
-  at::Tensor running_mean, running_var;     // batch norm
+  at::Tensor weight, bias;               // convolution and linear; batch norm: scale, shift
+  at::Tensor running_mean, running_var;  // batch norm
   at::Tensor output;
   // What the forward keeps for backward.
   at::Tensor save_mean, save_invstd, indices, mask, log_probabilities, labels, total_weight;
@@ -148,9 +148,8 @@ void forward(const LayerSpec& spec, LayerState& state, bool in_place) {
                                      pair(0, 0), spec.groups);
       break;
     case LayerKind::batch_norm:
-      std::tie(state.output, state.save_mean, state.save_invstd) =
-          at::native_batch_norm(in, state.weight, state.bias, state.running_mean, state.running_var, true, 0.1,
-                                spec.batch_norm_epsilon);
+      std::tie(state.output, state.save_mean, state.save_invstd) = at::native_batch_norm(
+          in, state.weight, state.bias, state.running_mean, state.running_var, true, 0.1, spec.batch_norm_epsilon);
       break;
     case LayerKind::eltwise:
       if (spec.eltwise == EltwiseAlgorithm::relu)
@@ -208,14 +207,13 @@ void backward_data(const LayerSpec& spec, LayerState& state) {
   at::Tensor result;
   switch (spec.kind) {
     case LayerKind::convolution:
-      result = std::get<0>(at::convolution_backward(grad, in, state.weight, c10::nullopt,
-                                                    pair(spec.stride_h, spec.stride_w), pair(spec.pad_h, spec.pad_w),
-                                                    pair(spec.dilation_h, spec.dilation_w), false, pair(0, 0),
-                                                    spec.groups, {true, false, false}));
+      result = std::get<0>(at::convolution_backward(
+          grad, in, state.weight, c10::nullopt, pair(spec.stride_h, spec.stride_w), pair(spec.pad_h, spec.pad_w),
+          pair(spec.dilation_h, spec.dilation_w), false, pair(0, 0), spec.groups, {true, false, false}));
       break;
     case LayerKind::batch_norm:
-      result = std::get<0>(at::native_batch_norm_backward(grad, in, state.weight, state.running_mean,
-                                                          state.running_var, state.save_mean, state.save_invstd, true,
+      result = std::get<0>(at::native_batch_norm_backward(grad, in, state.weight, state.running_mean, state.running_var,
+                                                          state.save_mean, state.save_invstd, true,
                                                           spec.batch_norm_epsilon, {true, false, false}));
       break;
     case LayerKind::eltwise:
@@ -229,9 +227,9 @@ void backward_data(const LayerSpec& spec, LayerState& state) {
                                                       pair(spec.stride_h, spec.stride_w), pair(spec.pad_h, spec.pad_w),
                                                       pair(1, 1), spec.ceil_mode, state.indices);
       else
-        result = at::avg_pool2d_backward(grad, in, pair(spec.kernel_h, spec.kernel_w), pair(spec.stride_h, spec.stride_w),
-                                         pair(spec.pad_h, spec.pad_w), spec.ceil_mode, spec.count_include_pad,
-                                         c10::nullopt);
+        result =
+            at::avg_pool2d_backward(grad, in, pair(spec.kernel_h, spec.kernel_w), pair(spec.stride_h, spec.stride_w),
+                                    pair(spec.pad_h, spec.pad_w), spec.ceil_mode, spec.count_include_pad, c10::nullopt);
       break;
     case LayerKind::adaptive_avg_pool:
       // ATen computes a 1x1 adaptive pooling as a mean, whose backward expands and divides.
@@ -248,8 +246,8 @@ void backward_data(const LayerSpec& spec, LayerState& state) {
                               : grad * state.mask;
       break;
     case LayerKind::softmax_cross_entropy: {
-      const at::Tensor grad_log_probabilities = at::nll_loss_backward(
-          grad, state.log_probabilities, state.labels, {}, at::Reduction::Mean, -100, state.total_weight);
+      const at::Tensor grad_log_probabilities = at::nll_loss_backward(grad, state.log_probabilities, state.labels, {},
+                                                                      at::Reduction::Mean, -100, state.total_weight);
       result = at::_log_softmax_backward_data(grad_log_probabilities, state.log_probabilities, 1, at::kFloat);
       break;
     }
@@ -275,9 +273,8 @@ void backward_weights(const LayerSpec& spec, LayerState& state) {
     }
     case LayerKind::batch_norm: {
       auto [ignored, grad_weight, grad_bias] =
-          at::native_batch_norm_backward(grad, in, state.weight, state.running_mean, state.running_var,
-                                         state.save_mean, state.save_invstd, true, spec.batch_norm_epsilon,
-                                         {false, true, true});
+          at::native_batch_norm_backward(grad, in, state.weight, state.running_mean, state.running_var, state.save_mean,
+                                         state.save_invstd, true, spec.batch_norm_epsilon, {false, true, true});
       state.grad_weight = grad_weight;
       state.grad_bias = grad_bias;
       break;
@@ -293,9 +290,15 @@ void backward_weights(const LayerSpec& spec, LayerState& state) {
 
 void run_pass(const LayerSpec& spec, Pass pass, LayerState& state) {
   switch (pass) {
-    case Pass::forward: forward(spec, state, true); break;
-    case Pass::backward_data: backward_data(spec, state); break;
-    case Pass::backward_weights: backward_weights(spec, state); break;
+    case Pass::forward:
+      forward(spec, state, true);
+      break;
+    case Pass::backward_data:
+      backward_data(spec, state);
+      break;
+    case Pass::backward_weights:
+      backward_weights(spec, state);
+      break;
   }
 }
 
@@ -357,7 +360,8 @@ class TorchPreparedLayer final : public PreparedLayer {
       initialise(spec, batch, options, state, arithmetic);
       if (set > 0)  // one copy of what training finds just written (the first set's, made below)
         for (const Operand& operand : operands_.inputs)
-          if (operand_just_written(operand.name, pass)) operand_slot(state, operand.name) = operand_slot(states_[0], operand.name);
+          if (operand_just_written(operand.name, pass))
+            operand_slot(state, operand.name) = operand_slot(states_[0], operand.name);
       keep_forward_results(state);
     }
   }
@@ -469,11 +473,12 @@ class TorchBackend final : public LayerBackend {
   Expected<void> set_precision(const std::string& precision, const std::string& memory_format) override {
     if (!cuda_) return LayerBackend::set_precision(precision, memory_format);
     if (precision == "auto" || !train::is_precision(precision) || !train::is_memory_format(memory_format))
-      return bad_input("torch-cuda runs fp32, tf32, bf16 or fp16, contiguous or channels_last, not " + precision +
-                       " " + memory_format);
+      return bad_input("torch-cuda runs fp32, tf32, bf16 or fp16, contiguous or channels_last, not " + precision + " " +
+                       memory_format);
     precision_ = precision;
     arithmetic_.low = precision == "bf16" ? at::kBFloat16 : precision == "fp16" ? at::kHalf : at::kFloat;
-    arithmetic_.format = memory_format == "channels_last" ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+    arithmetic_.format =
+        memory_format == "channels_last" ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
     train::apply_cuda_math_settings(precision);  // cudnn.benchmark; TF32 for cuDNN unless strict fp32
     return {};
   }

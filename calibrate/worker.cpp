@@ -47,7 +47,8 @@ Expected<workloads::Pass> pass_from_name(const std::string& name) {
 Expected<std::unique_ptr<PreparedRun>> prepare(LayerBackend& backend, const json& message) {
   const std::int64_t batch = message.at("batch").get<std::int64_t>();
   // Absent: fp32 contiguous (the message of a CPU backend, and of every calibration before precisions).
-  if (auto set = backend.set_precision(message.value("precision", "fp32"), message.value("memory_format", "contiguous"));
+  if (auto set =
+          backend.set_precision(message.value("precision", "fp32"), message.value("memory_format", "contiguous"));
       !set)
     return set.error();
   if (message.contains("network")) {
@@ -90,8 +91,8 @@ json time_prepared(PreparedRun& run, const probe::TimingOptions& options, LineCh
       all_started = message.is_object() && message.value("op", "") == "all_started";
     }
     const int count = static_cast<int>(samples.size());
-    const bool enough = (count >= options.min_repetitions && total >= options.min_total_seconds) ||
-                        count >= options.max_repetitions;
+    const bool enough =
+        (count >= options.min_repetitions && total >= options.min_total_seconds) || count >= options.max_repetitions;
     if ((enough && all_started) || channel.closed()) break;
     try {
       const double before = probe::now_seconds();
@@ -141,8 +142,8 @@ void settle_malloc_as_training_does() {
 }  // namespace
 
 std::vector<std::string> calibrate_worker_argv(const std::string& executable, const WorkerOptions& options) {
-  std::vector<std::string> argv{executable, "calibrate", "--worker", "--backend", options.backend,
-                                "--threads", std::to_string(options.threads)};
+  std::vector<std::string> argv{
+      executable, "calibrate", "--worker", "--backend", options.backend, "--threads", std::to_string(options.threads)};
   if (options.keep_loading) argv.push_back("--keep-loading");
   return argv;
 }
@@ -157,9 +158,9 @@ int run_worker(const WorkerOptions& options) {
   }
   (*backend)->set_threads(options.threads);
   send(channel, {{"event", "hello"},
-                {"cpus", affinity()},
-                {"threads", omp_get_max_threads()},
-                {"backend_version", (*backend)->version()}});
+                 {"cpus", affinity()},
+                 {"threads", omp_get_max_threads()},
+                 {"backend_version", (*backend)->version()}});
   std::unique_ptr<PreparedRun> prepared;
   bool whole_network = false;
   int operand_sets = 1;

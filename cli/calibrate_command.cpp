@@ -29,13 +29,13 @@ struct CalibrateOptions {
   bool dry_run = false;
   std::string report_directory;
   bool json = false;
-  bool modules = false;  // --modules: with --report, the micro-runs against the layers inside the step
+  bool modules = false;           // --modules: with --report, the micro-runs against the layers inside the step
   CLI::Option* output = nullptr;  // -o: with --report, the file the summary goes to
   bool worker = false;
   bool keep_loading = false;
   bool comm = false;
   bool anchor = false;
-  std::string anchor_settings;  // --anchor-settings 1x1,2x1 (parsed before anything is written)
+  std::string anchor_settings;          // --anchor-settings 1x1,2x1 (parsed before anything is written)
   std::vector<std::string> precisions;  // --precision fp32,tf32,bf16: torch-cuda's (plan.hpp's MicroPrecision)
   CLI::Option* anchor_settings_option = nullptr;
   double repeat_budget = 0;  // --repeat-budget: 0, no repeated base anchors
@@ -71,10 +71,14 @@ scheduler::JobCommandLines slurm_job_command_lines() {
                                     comm_directory};
   };
   lines.fabric_refit = [](const SlurmCalibrationRequest& request, const std::string& comm_directory) {
-    return std::vector<std::string>{"calibrate",         long_name(option_rows::slurm_refit_fabric),
-                                    long_name(option_rows::partition), request.partition,
-                                    long_name(option_rows::backend),   request.backend,
-                                    long_name(option_rows::output),    comm_directory};
+    return std::vector<std::string>{"calibrate",
+                                    long_name(option_rows::slurm_refit_fabric),
+                                    long_name(option_rows::partition),
+                                    request.partition,
+                                    long_name(option_rows::backend),
+                                    request.backend,
+                                    long_name(option_rows::output),
+                                    comm_directory};
   };
   return lines;
 }
@@ -148,9 +152,10 @@ void print_summary(const calibrate::CalibrationSummary& summary, const std::stri
   if (!summary.check_lines.empty()) std::cout << "Numerical check\n";
   for (const auto& line : summary.check_lines) std::cout << "  " << line << "\n";
   char line[300];
-  std::snprintf(line, sizeof line, "Measured in %.0f s: %d ok, %d unimplemented, %d failed, %d skipped", summary.seconds,
-                summary.ok, summary.unimplemented, summary.failed, summary.skipped);
-  std::cout << line << (summary.already_recorded ? "; " + std::to_string(summary.already_recorded) + " already recorded" : "")
+  std::snprintf(line, sizeof line, "Measured in %.0f s: %d ok, %d unimplemented, %d failed, %d skipped",
+                summary.seconds, summary.ok, summary.unimplemented, summary.failed, summary.skipped);
+  std::cout << line
+            << (summary.already_recorded ? "; " + std::to_string(summary.already_recorded) + " already recorded" : "")
             << "\n";
   for (const auto& skipped : summary.skipped_lines) std::cout << "  skipped " << skipped << "\n";
   std::cout << "Records: " << summary.records_path << "\nSummary: dnntune calibrate --report " << directory << "\n";
@@ -158,9 +163,9 @@ void print_summary(const calibrate::CalibrationSummary& summary, const std::stri
 
 void run_calibrate(CalibrateOptions& options) {
   if (options.worker) {
-    const int status = calibrate::run_worker(
-        {options.request.backends.empty() ? "" : options.request.backends.front(),
-         options.request.threads.empty() ? 1 : options.request.threads.front(), options.keep_loading});
+    const int status = calibrate::run_worker({options.request.backends.empty() ? "" : options.request.backends.front(),
+                                              options.request.threads.empty() ? 1 : options.request.threads.front(),
+                                              options.keep_loading});
     if (status != 0) throw CLI::RuntimeError(status);
     return;
   }
@@ -175,14 +180,15 @@ void run_calibrate(CalibrateOptions& options) {
     for (const calibrate::Setting& setting : options.request.anchor_settings)
       if (setting.processes * setting.threads > cpus)
         fail(bad_input(long_name(option_rows::anchor_settings) + " " + std::to_string(setting.processes) + "x" +
-                       std::to_string(setting.threads) +
-                       " needs " + std::to_string(setting.processes * setting.threads) + " cores, this machine has " +
+                       std::to_string(setting.threads) + " needs " +
+                       std::to_string(setting.processes * setting.threads) + " cores, this machine has " +
                        std::to_string(cpus) + " CPUs"));
     options.anchor = true;
   }
-  if (options.repeat_budget > 0 && !options.anchor) fail(bad_input(long_name(option_rows::repeat_budget) + " goes with " + long_name(option_rows::anchor)));
-  if (options.request.allocator != "default" && (options.anchor || !options.report_directory.empty() ||
-                                                 options.slurm || options.slurm_node_job || options.comm))
+  if (options.repeat_budget > 0 && !options.anchor)
+    fail(bad_input(long_name(option_rows::repeat_budget) + " goes with " + long_name(option_rows::anchor)));
+  if (options.request.allocator != "default" &&
+      (options.anchor || !options.report_directory.empty() || options.slurm || options.slurm_node_job || options.comm))
     fail(bad_input(long_name(option_rows::allocator) + " goes with the micro-runs of this machine (not " +
                    long_name(option_rows::anchor) + ", " + long_name(option_rows::report) + ", " +
                    long_name(option_rows::slurm) + " or " + long_name(option_rows::comm) +
@@ -223,7 +229,8 @@ void run_calibrate(CalibrateOptions& options) {
   const int anchors = value_or_fail(calibrate::run_anchors(calibration, progress));
   std::cout << "Anchors: " << anchors << " trained for real into " << request.directory << "/network.jsonl\n";
   if (!(options.repeat_budget > 0)) return;
-  const int repeated = value_or_fail(calibrate::run_repeated_base_anchors(calibration, progress, options.repeat_budget));
+  const int repeated =
+      value_or_fail(calibrate::run_repeated_base_anchors(calibration, progress, options.repeat_budget));
   std::cout << "Base anchor: " << repeated << " more run" << (repeated == 1 ? "" : "s") << " trained for real into "
             << request.directory << "/network.jsonl\n";
 }
@@ -239,13 +246,15 @@ void add_calibrate_command(CLI::App& root) {
       "calibrate",
       "Time every distinct layer of the chosen networks (forward, backward-data, backward-weights) on oneDNN and "
       "libtorch, over threads per process, SMT and co-running processes, within a time budget; records go to "
-      "DIR/layers.jsonl. Prints its plan first, progress with an ETA on stderr. --report DIR summarises a calibration.");
+      "DIR/layers.jsonl. Prints its plan first, progress with an ETA on stderr. --report DIR summarises a "
+      "calibration.");
   add_list(*command, option_rows::model, request.models);
   add_list(*command, option_rows::layer, request.layers);
   add_list(*command, option_rows::backend, request.backends);
   options.batch = add_list(*command, option_rows::batch, request.batches);
   options.budget = add_value(*command, option_rows::budget, request.budget_seconds)->capture_default_str();
-  options.output = add_value(*command, option_rows::output, request.directory)->option_text("DIR")->capture_default_str();
+  options.output =
+      add_value(*command, option_rows::output, request.directory)->option_text("DIR")->capture_default_str();
   add_flag(*command, option_rows::resume, request.resume);
   add_list(*command, option_rows::pass, request.passes);
   add_list(*command, option_rows::threads, request.threads);

@@ -147,7 +147,8 @@ void refuse_outputs_over_inputs(const CLI::App& root) {
     const bool anchor_records =
         option == long_name(option_rows::record) && file_name_of(path) == train::anchor_records_file;
     if (!anchor_records && is_inside(path, cache) && !is_inside(path, cache + "/references"))
-      fail(bad_input(option + " " + path + " is inside dnntune's cache (" + cache + "), which dnntune manages: "
+      fail(bad_input(option + " " + path + " is inside dnntune's cache (" + cache +
+                     "), which dnntune manages: "
                      "write it elsewhere"));
     // Records are appended: to a file of records (read whole now, before any work), never to another kind.
     if (option == long_name(option_rows::record)) ok_or_fail(records::check_record_file(path));

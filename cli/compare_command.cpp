@@ -45,8 +45,13 @@ tuner::ComparedMachine best_on_gpu(const workloads::Network& network, const GpuS
   search.precisions = {precision};
   search.memory_formats = {numerics.memory_format};
   const auto best = value_or_fail(tuner::recommend_gpu(network, node, gpu.efficiencies, search)).best;
-  return {node.name, "gpu", model::describe(best.configuration), best.images_per_second, best.images_per_second_low,
-          best.images_per_second_high, best.efficiencies_source};
+  return {node.name,
+          "gpu",
+          model::describe(best.configuration),
+          best.images_per_second,
+          best.images_per_second_low,
+          best.images_per_second_high,
+          best.efficiencies_source};
 }
 
 tuner::ComparedMachine best_on_cpu(const workloads::Network& network, const std::string& machine,
@@ -58,9 +63,14 @@ tuner::ComparedMachine best_on_cpu(const workloads::Network& network, const std:
   tuner::SearchSpaceOptions space;
   space.batches_per_process = batches;
   const auto best = value_or_fail(tuner::recommend(predictor, network, space, {})).best.prediction;
-  return {predictor.machine().name, "cpu-node", "one node, " + model::describe(best.configuration),
-          best.images_per_second, best.images_per_second_low, best.images_per_second_high,
-          "the built-in " + backend + " reference calibration's, carried to this spec (confidence " + best.confidence + ")"};
+  return {predictor.machine().name,
+          "cpu-node",
+          "one node, " + model::describe(best.configuration),
+          best.images_per_second,
+          best.images_per_second_low,
+          best.images_per_second_high,
+          "the built-in " + backend + " reference calibration's, carried to this spec (confidence " + best.confidence +
+              ")"};
 }
 
 void run_compare(const CompareOptions& options) {
@@ -74,14 +84,15 @@ void run_compare(const CompareOptions& options) {
   comparison.network = network.name;
   for (std::size_t index = 0; index < profiles.size(); ++index) {
     if (profiles[index].kind == records::MachineKind::gpu)
-      comparison.machines.push_back(
-          best_on_gpu(network, {value_or_fail(model::gpu_node(profiles[index])), gpu_efficiencies()}, batches, options.gpus, options));
+      comparison.machines.push_back(best_on_gpu(network,
+                                                {value_or_fail(model::gpu_node(profiles[index])), gpu_efficiencies()},
+                                                batches, options.gpus, options));
     else
       comparison.machines.push_back(best_on_cpu(network, options.machines[index], batches, options.backend));
   }
-  write_output(options.output.json ? tuner::comparison_json(comparison).dump(2) + "\n"
-                                   : tuner::comparison_text(comparison),
-               options.output.path);
+  write_output(
+      options.output.json ? tuner::comparison_json(comparison).dump(2) + "\n" : tuner::comparison_text(comparison),
+      options.output.path);
 }
 
 }  // namespace
@@ -89,8 +100,9 @@ void run_compare(const CompareOptions& options) {
 void add_compare_command(CLI::App& root) {
   static CompareOptions options;
   CLI::App* command = root.add_subcommand(
-      "compare", "Compare machines (CPU nodes and GPUs) at their best configurations for a network: images/s with "
-                 "90% bands, and each one's speed over the first.");
+      "compare",
+      "Compare machines (CPU nodes and GPUs) at their best configurations for a network: images/s with "
+      "90% bands, and each one's speed over the first.");
   add_value(*command, option_rows::model, options.model)->required();
   add_list(*command, option_rows::machine, options.machines)->required();
   add_list(*command, option_rows::batch, options.batches)->capture_default_str();

@@ -33,11 +33,13 @@ struct FitCommandOptions {
 void run_fit(const FitCommandOptions& options) {
   const auto inputs = value_or_fail(pipeline::read_measurement_inputs(options.inputs));
   const auto progress = progress_printer("fit");
-  for (const auto& file : inputs.truncated_files) progress(file + ": ignored a last line cut short (an interrupted run)");
+  for (const auto& file : inputs.truncated_files)
+    progress(file + ": ignored a last line cut short (an interrupted run)");
   for (const auto& line : pipeline::skipped_lines_report(inputs.skipped_lines)) progress(line);
   if (inputs.records.empty()) fail(bad_input("no measurement records in " + inputs.files.front()));
   const std::vector<records::Measurement>& records = inputs.records;
-  if (options.backend == "torch-cuda") return run_gpu_fit(records, options.machine, options.calibration_path, options.json);
+  if (options.backend == "torch-cuda")
+    return run_gpu_fit(records, options.machine, options.calibration_path, options.json);
   const std::string machine_file = options.machine.empty() ? inputs.machine_file : options.machine;
 
   records::MachineProfile machine;
@@ -50,12 +52,14 @@ void run_fit(const FitCommandOptions& options) {
   }
   model::FitOptions fit_options;
   fit_options.bootstrap_replicates = options.bootstrap;
-  const auto calibration = value_or_fail(model::fit_calibration(records, machine, options.backend, inputs.files, fit_options));
+  const auto calibration =
+      value_or_fail(model::fit_calibration(records, machine, options.backend, inputs.files, fit_options));
   if (!options.calibration_path.empty())
     ok_or_fail(write_json_file(options.calibration_path, nlohmann::json::parse(model::to_json_text(calibration))));
-  std::string text = options.json ? model::fit_report_json(calibration).dump(2) + "\n"
-                                  : model::fit_report_text(calibration);
-  if (!options.json && !options.calibration_path.empty()) text += "Calibration written to " + options.calibration_path + "\n";
+  std::string text =
+      options.json ? model::fit_report_json(calibration).dump(2) + "\n" : model::fit_report_text(calibration);
+  if (!options.json && !options.calibration_path.empty())
+    text += "Calibration written to " + options.calibration_path + "\n";
   write_output(text, "");
 }
 
@@ -64,8 +68,9 @@ void run_fit(const FitCommandOptions& options) {
 void add_fit_command(CLI::App& root) {
   static FitCommandOptions options;
   CLI::App* command = root.add_subcommand(
-      "fit", "Fit the cost model to measurements (calibrate directories or .jsonl files) and report the fit: "
-             "parameters with uncertainty, held-out error per layer class and setting.");
+      "fit",
+      "Fit the cost model to measurements (calibrate directories or .jsonl files) and report the fit: "
+      "parameters with uncertainty, held-out error per layer class and setting.");
   command->add_option("measurements", options.inputs, "calibrate -o directories or measurement .jsonl files")
       ->required()
       ->check(CLI::ExistingPath);

@@ -22,8 +22,7 @@ void run_gpu_fit(const std::vector<records::Measurement>& records, const std::st
                  const std::string& output_path, bool json) {
   if (machine.empty())
     fail(bad_input(long_name(option_rows::backend) + " torch-cuda fits the GPU model: name the GPU with " +
-                   long_name(option_rows::machine) + " (" +
-                   data::builtin_gpu_machine_names() + " or a profile)"));
+                   long_name(option_rows::machine) + " (" + data::builtin_gpu_machine_names() + " or a profile)"));
   const auto profile = value_or_fail(data::load_machine(machine));
   const auto node = value_or_fail(model::gpu_node(profile));
   const auto calibration = value_or_fail(model::fit_gpu_calibration(records, node, model::gpu_efficiency_priors()));
@@ -53,7 +52,8 @@ model::GpuConfiguration gpu_configuration_from(const ConfigurationOptions& optio
 void apply_gpu_numerics(model::GpuConfiguration& configuration, const std::string& precision,
                         const std::string& memory_format) {
   if (!precision.empty()) configuration.precision = value_or_fail(model::parse_gpu_precision(precision));
-  if (!memory_format.empty()) configuration.memory_format = value_or_fail(model::parse_gpu_memory_format(memory_format));
+  if (!memory_format.empty())
+    configuration.memory_format = value_or_fail(model::parse_gpu_memory_format(memory_format));
 }
 
 namespace {
@@ -119,8 +119,9 @@ void run_gpu_recommend(const std::string& network, const GpuSource& gpu, const G
     const model::GpuPrediction& best = answer.recommendation.best;
     auto job = value_or_fail(job_script_options(request.launch, best.network, answer.seconds_to_train, "default"));
     job.train_command = request.train_command;
-    return write_output(request.format == "slurm" ? tuner::gpu_slurm_script(best, job) : tuner::gpu_torchrun_text(best, job),
-                        request.output_path);
+    return write_output(
+        request.format == "slurm" ? tuner::gpu_slurm_script(best, job) : tuner::gpu_torchrun_text(best, job),
+        request.output_path);
   }
   write_output(request.format == "json" ? frontend::gpu_recommendation_document(answer, request.explain).dump(2) + "\n"
                                         : tuner::gpu_recommendation_text(answer.recommendation, request.explain),

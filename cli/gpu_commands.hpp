@@ -50,15 +50,15 @@ void run_gpu_scale(const std::string& network, const GpuSource& gpu, const Confi
                    const std::string& nodes, const OutputOptions& output);
 
 struct GpuRecommendRequest {
-  std::string gpus;       // --gpus LIST ("" : 1, 2, 4 ... the node's)
+  std::string gpus;            // --gpus LIST ("" : 1, 2, 4 ... the node's)
   std::string precisions;      // --precision LIST ("": every precision the GPU has)
   std::string memory_formats;  // --memory-format LIST ("": contiguous and channels_last)
-  std::string batches;    // --batch LIST ("" : 32, 64, 128)
+  std::string batches;         // --batch LIST ("" : 32, 64, 128)
   std::string fusion_megabytes;
   std::string nodes;
   std::string fabric;
   std::string objective;  // throughput | images-per-node
-  std::string format;     // text | json | slurm | torchrun (mpirun: refused, one process per GPU wants srun or torchrun)
+  std::string format;  // text | json | slurm | torchrun (mpirun: refused, one process per GPU wants srun or torchrun)
   bool explain = false;
   std::string output_path;
   // The job script's and launch line's: --time (default: --epochs of --dataset-images at the

@@ -73,8 +73,9 @@ void run_jobs(const JobsOptions& options) {
 void add_jobs_command(CLI::App& root) {
   static JobsOptions options;
   CLI::App* command = root.add_subcommand(
-      "jobs", "List the training jobs dnntune.observe recorded on this machine: images/s, the prediction made "
-              "before each job and the current model's, with their errors.");
+      "jobs",
+      "List the training jobs dnntune.observe recorded on this machine: images/s, the prediction made "
+      "before each job and the current model's, with their errors.");
   add_value(*command, option_rows::jobs_file, options.file);
   add_value(*command, option_rows::calibration, options.source.calibration_path);
   add_value(*command, option_rows::machine, options.source.machine);

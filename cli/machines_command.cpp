@@ -15,8 +15,8 @@ void run_machines(const OutputOptions& output) {
   std::string text;
   nlohmann::json list = nlohmann::json::array();
   char line[256];
-  std::snprintf(line, sizeof line, "%-22s %-8s %6s %5s %14s %12s  %s\n", "name", "kind", "cores", "SMT",
-                "fp32 GFLOP/s", "mem GB/s", "description");
+  std::snprintf(line, sizeof line, "%-22s %-8s %6s %5s %14s %12s  %s\n", "name", "kind", "cores", "SMT", "fp32 GFLOP/s",
+                "mem GB/s", "description");
   text += line;
   for (const auto& name : data::builtin_machine_names()) {
     const auto profile = value_or_fail(data::builtin_machine(name));
@@ -36,13 +36,18 @@ void run_machines(const OutputOptions& output) {
                   gpu ? "-" : std::to_string(profile.topology.pus_per_core).c_str(), peak_gflops, bandwidth_gbs,
                   profile.description.c_str());
     text += line;
-    list.push_back({{"name", name}, {"kind", records::to_string(profile.kind)}, {"description", profile.description},
-                    {"cores", profile.topology.cores}, {"pus_per_core", profile.topology.pus_per_core},
-                    {"peak_fp32_gflops", peak_gflops}, {"memory_bandwidth_gbs", bandwidth_gbs},
+    list.push_back({{"name", name},
+                    {"kind", records::to_string(profile.kind)},
+                    {"description", profile.description},
+                    {"cores", profile.topology.cores},
+                    {"pus_per_core", profile.topology.pus_per_core},
+                    {"peak_fp32_gflops", peak_gflops},
+                    {"memory_bandwidth_gbs", bandwidth_gbs},
                     {"fingerprint", records::fingerprint(profile)}});
   }
-  text += "Figures are per node (CPU: all cores at base clock; all packages) from spec sheets. "
-          "Details: dnntune probe --machine NAME\n";
+  text +=
+      "Figures are per node (CPU: all cores at base clock; all packages) from spec sheets. "
+      "Details: dnntune probe --machine NAME\n";
   auto document = schema_head("dnntune.machine-list", 1);
   document["machines"] = list;
   write_output(output.json ? document.dump(2) + "\n" : text, output.path);
@@ -52,8 +57,8 @@ void run_machines(const OutputOptions& output) {
 
 void add_machines_command(CLI::App& root) {
   static OutputOptions output;
-  CLI::App* command = root.add_subcommand(
-      "machines", "List the built-in spec-sheet machine profiles (use with --machine NAME).");
+  CLI::App* command =
+      root.add_subcommand("machines", "List the built-in spec-sheet machine profiles (use with --machine NAME).");
   add_output_options(*command, output);
   command->callback([] { run_machines(output); });
 }

@@ -42,7 +42,8 @@ Expected<model::Predictor> load_predictor(const ModelSourceOptions& options,
   return frontend::load_predictor(options, when_uncalibrated, print_progress);
 }
 
-Expected<LoadedModel> load_model(const ModelSourceOptions& options, const pipeline::DefaultCalibrationRequest& when_uncalibrated) {
+Expected<LoadedModel> load_model(const ModelSourceOptions& options,
+                                 const pipeline::DefaultCalibrationRequest& when_uncalibrated) {
   return frontend::load_model(options, when_uncalibrated, print_progress);
 }
 
@@ -63,9 +64,8 @@ void add_configuration_options(CLI::App& command, ConfigurationOptions& options,
 }
 
 std::string gpu_only_options_refused(bool gpus) {
-  const std::string options =
-      gpus ? long_name(option_rows::gpus) + " applies"
-           : long_names({&option_rows::precision, &option_rows::memory_format}) + " apply";
+  const std::string options = gpus ? long_name(option_rows::gpus) + " applies"
+                                   : long_names({&option_rows::precision, &option_rows::memory_format}) + " apply";
   return options + " to a GPU " + long_name(option_rows::machine) + " (" + data::builtin_gpu_machine_names() + ")";
 }
 
@@ -74,10 +74,8 @@ std::string gpu_node_options() {
 }
 
 Expected<model::TrainingConfiguration> configuration_from(const ConfigurationOptions& options) {
-  if (options.gpus_per_node > 0)
-    return bad_input(gpu_only_options_refused(true));
-  if (!options.precision.empty() || !options.memory_format.empty())
-    return bad_input(gpu_only_options_refused(false));
+  if (options.gpus_per_node > 0) return bad_input(gpu_only_options_refused(true));
+  if (!options.precision.empty() || !options.memory_format.empty()) return bad_input(gpu_only_options_refused(false));
   model::TrainingConfiguration configuration = options.configuration;
   if (configuration.asynchronous && options.parameter_servers == 0)
     return bad_input(long_name(option_rows::asynchronous) + " applies to a parameter server: add " +
@@ -94,8 +92,8 @@ Expected<model::TrainingConfiguration> configuration_from(const ConfigurationOpt
 }
 
 frontend::GivenLayout given_layout(const CLI::App& command, const ConfigurationOptions& options) {
-  return {command.count(long_name(option_rows::processes_per_node)) > 0, command.count(long_name(option_rows::threads)) > 0,
-          options.configuration.smt};
+  return {command.count(long_name(option_rows::processes_per_node)) > 0,
+          command.count(long_name(option_rows::threads)) > 0, options.configuration.smt};
 }
 
 std::string setup_allocator_text(const tuner::AllocatorChoice& allocator) {
@@ -113,7 +111,8 @@ void add_fabric_options(CLI::App& command, FabricOptions& options) {
                      ->check(CLI::Validator(
                          [fabrics](std::string& name) {
                            return model::fabric_preset(name) ? std::string()
-                                                             : "\"" + name + "\" is not a network preset (" + fabrics + "): give --fabric one of them, or --link-gbps";
+                                                             : "\"" + name + "\" is not a network preset (" + fabrics +
+                                                                   "): give --fabric one of them, or --link-gbps";
                          },
                          "one of " + fabrics));
   auto* gbits = add_value(command, option_rows::link_gbits, options.link_gbits);

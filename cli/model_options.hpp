@@ -32,7 +32,8 @@ void add_model_source_options(CLI::App& command, ModelSourceOptions& options);
 // ("dnntune: ..."), as every command shows it.
 Expected<model::Predictor> load_predictor(const ModelSourceOptions& options,
                                           const pipeline::DefaultCalibrationRequest& when_uncalibrated);
-Expected<LoadedModel> load_model(const ModelSourceOptions& options, const pipeline::DefaultCalibrationRequest& when_uncalibrated);
+Expected<LoadedModel> load_model(const ModelSourceOptions& options,
+                                 const pipeline::DefaultCalibrationRequest& when_uncalibrated);
 
 // Progress lines of the libraries on standard error: common/progress.hpp's print_progress.
 
@@ -40,7 +41,7 @@ Expected<LoadedModel> load_model(const ModelSourceOptions& options, const pipeli
 // e.g. those of an emulated cluster's shaped links; they replace a calibration's measured link).
 struct FabricOptions {
   std::string preset = model::default_fabric;  // --fabric NAME
-  std::string link_gbits;       // as typed: parsed and checked by fabric_from
+  std::string link_gbits;                      // as typed: parsed and checked by fabric_from
   std::string link_latency_us;
 };
 void add_fabric_options(CLI::App& command, FabricOptions& options);
@@ -52,7 +53,7 @@ struct ConfigurationOptions {
   model::TrainingConfiguration configuration;
   int parameter_servers = 0;
   double fusion_megabytes = model::default_fusion_megabytes;
-  int gpus_per_node = 0;  // --gpus: GPU machines only (0: one GPU)
+  int gpus_per_node = 0;      // --gpus: GPU machines only (0: one GPU)
   std::string precision;      // --precision: GPU machines only ("": the GPU's PyTorch default)
   std::string memory_format;  // --memory-format: GPU machines only ("": contiguous)
 };

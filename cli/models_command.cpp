@@ -83,16 +83,15 @@ std::string grouped(std::int64_t value) {
 }
 
 void run_list(const OutputOptions& output) {
-  Table table({"network", "input", "parameters", "fwd GMAC/img", "fwd GFLOP/img",
-               "train GFLOP/img", "layers", "distinct"});
+  Table table(
+      {"network", "input", "parameters", "fwd GMAC/img", "fwd GFLOP/img", "train GFLOP/img", "layers", "distinct"});
   nlohmann::json models = nlohmann::json::array();
   for (const std::string& name : workloads::known_network_names()) {
     const Network network = value_or_fail(workloads::build_network(name));
     const NetworkCost cost = value_or_fail(workloads::network_cost(network, 1));
     const workloads::Shape input = network.input_shape();
-    table.add({name, to_string(input), grouped(cost.parameters), giga(cost.forward.macs),
-               giga(cost.forward.flops), giga(cost.training().flops), std::to_string(cost.layers),
-               std::to_string(cost.distinct_layers)});
+    table.add({name, to_string(input), grouped(cost.parameters), giga(cost.forward.macs), giga(cost.forward.flops),
+               giga(cost.training().flops), std::to_string(cost.layers), std::to_string(cost.distinct_layers)});
     models.push_back({{"name", name},
                       {"input", {input.channels, input.height, input.width}},
                       {"parameters", cost.parameters},
@@ -115,8 +114,8 @@ void run_list(const OutputOptions& output) {
 }
 
 std::string layer_table(const Network& network, std::int64_t batch) {
-  Table table({"id", "name", "output", "params", "fwd MFLOP", "bwd-d MFLOP", "bwd-w MFLOP", "fwd MB",
-               "bwd-d MB", "bwd-w MB", "kept MB", "inputs", "descriptor"});
+  Table table({"id", "name", "output", "params", "fwd MFLOP", "bwd-d MFLOP", "bwd-w MFLOP", "fwd MB", "bwd-d MB",
+               "bwd-w MB", "kept MB", "inputs", "descriptor"});
   for (std::size_t id = 0; id < network.layers.size(); ++id) {
     const Layer& layer = network.layers[id];
     const workloads::LayerCost cost = workloads::layer_cost(layer, batch);
@@ -132,11 +131,10 @@ std::string layer_table(const Network& network, std::int64_t batch) {
 
 std::string totals_text(const Network& network, const NetworkCost& cost) {
   std::string text = network.name + ": " + std::to_string(cost.layers) + " layers (" +
-                     std::to_string(cost.distinct_layers) + " distinct), input " +
-                     to_string(network.input_shape()) + ", batch " + std::to_string(cost.batch) + "\n";
-  text += "parameters " + grouped(cost.parameters) + "; gradients to all-reduce " +
-          mega(cost.gradient_bytes) + " MB (fp32); activations kept for backward " +
-          mega(cost.activation_bytes_kept) + " MB\n\n";
+                     std::to_string(cost.distinct_layers) + " distinct), input " + to_string(network.input_shape()) +
+                     ", batch " + std::to_string(cost.batch) + "\n";
+  text += "parameters " + grouped(cost.parameters) + "; gradients to all-reduce " + mega(cost.gradient_bytes) +
+          " MB (fp32); activations kept for backward " + mega(cost.activation_bytes_kept) + " MB\n\n";
   Table table({"pass", "GFLOP", "GMAC", "MB moved"});
   const auto row = [&table](const std::string& name, const PassCost& pass) {
     table.add({name, giga(pass.flops), giga(pass.macs), mega(pass.bytes)});
@@ -171,13 +169,13 @@ void run_show(const ShowOptions& options) {
 void add_models_command(CLI::App& root) {
   static OutputOptions list_output;
   static ShowOptions show;
-  CLI::App* command = root.add_subcommand(
-      "models", "List the built-in networks with their parameters and FLOPs per image.");
+  CLI::App* command =
+      root.add_subcommand("models", "List the built-in networks with their parameters and FLOPs per image.");
   command->require_subcommand(0, 1);
   add_output_options(*command, list_output);
 
-  CLI::App* show_command = command->add_subcommand(
-      "show", "One network's FLOPs, multiply-adds and bytes per pass, and its totals.");
+  CLI::App* show_command =
+      command->add_subcommand("show", "One network's FLOPs, multiply-adds and bytes per pass, and its totals.");
   show_command->add_option("model", show.model, "A built-in network name or a network JSON file")
       ->required()
       ->option_text("MODEL");

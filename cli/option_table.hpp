@@ -60,7 +60,6 @@ Expected<std::vector<double>> list_values(const OptionRow& row, const std::strin
 // (split_list_items), no empty item, no name twice, at most the row's list limit when it has one.
 Expected<std::vector<std::string>> list_names(const OptionRow& row, const std::string& text);
 
-
 // Refuses an empty text value (a value given is never "not given": --partition "" is a mistake)
 // and, as printable_text, one holding a control character.
 CLI::Validator given_text();

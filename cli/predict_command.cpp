@@ -40,9 +40,10 @@ void run_predict(const PredictOptions& options) {
 
 void add_predict_command(CLI::App& root) {
   static PredictOptions options;
-  CLI::App* command = root.add_subcommand(
-      "predict", "Predict one training configuration: iteration time split by term, images/s with a 90% band, "
-                 "scaling efficiency over nodes.");
+  CLI::App* command =
+      root.add_subcommand("predict",
+                          "Predict one training configuration: iteration time split by term, images/s with a 90% band, "
+                          "scaling efficiency over nodes.");
   add_value(*command, option_rows::model, options.model)->required();
   add_configuration_options(*command, options.configuration, true);
   add_allocator_option(*command, options.allocator);

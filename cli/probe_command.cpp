@@ -35,7 +35,9 @@ void run_probe(const ProbeOptions& options) {
     profile = value_or_fail(probe::describe_this_machine());
     if (!options.quick) {
       probe::PeakOptions peak_options;
-      peak_options.progress = [print = progress_printer("probe")](const std::string& step) { print("measuring " + step); };
+      peak_options.progress = [print = progress_printer("probe")](const std::string& step) {
+        print("measuring " + step);
+      };
       ok_or_fail(probe::measure_node_performance(profile, peak_options));
     }
   }

@@ -34,7 +34,7 @@ struct RecommendCommandOptions {
   std::string nodes = list_text(tuner::SearchSpaceOptions{}.node_counts);
   std::string batches = list_text(tuner::SearchSpaceOptions{}.batches_per_process);
   std::int64_t global_batch = 0;
-  std::string format = "text";        // a name in output_formats()
+  std::string format = "text";           // a name in output_formats()
   std::string objective = "throughput";  // a name in tuner::objectives_by_name()
   double epochs = tuner::default_epochs;
   std::int64_t dataset_images = tuner::default_dataset_images;
@@ -50,10 +50,10 @@ struct RecommendCommandOptions {
   ModelSourceOptions source;
   LaunchOptions launch;
   std::vector<std::string> train_command;
-  std::string gpus;          // --gpus: GPU machines only
-  std::string precisions;    // --precision LIST: GPU machines only ("": every one the GPU has)
+  std::string gpus;            // --gpus: GPU machines only
+  std::string precisions;      // --precision LIST: GPU machines only ("": every one the GPU has)
   std::string memory_formats;  // --memory-format LIST: GPU machines only ("": both)
-  bool batch_given = false;  // a GPU search defaults to several batches
+  bool batch_given = false;    // a GPU search defaults to several batches
 };
 
 // A GPU --machine: the GPU tuner's search (GPUs per node, batch per GPU, fusion, nodes).
@@ -116,7 +116,9 @@ const std::vector<OutputFormat>& output_formats() {
       {"mpirun",
        [](const RenderInputs& in) { return tuner::mpirun_text(in.recommendation.best.prediction, in.rates, in.job); }},
       {"torchrun",
-       [](const RenderInputs& in) { return tuner::torchrun_text(in.recommendation.best.prediction, in.rates, in.job); }},
+       [](const RenderInputs& in) {
+         return tuner::torchrun_text(in.recommendation.best.prediction, in.rates, in.job);
+       }},
   };
   return formats;
 }
@@ -195,7 +197,8 @@ void add_recommend_command(CLI::App& root) {
   add_model_source_options(*command, options.source);
   add_value(*command, option_rows::topology, options.source.topology_path);
   add_value(*command, option_rows::format, options.format)
-      ->check(CLI::IsMember(names_of(output_formats(), [](const OutputFormat& entry) { return std::string(entry.name); })))
+      ->check(
+          CLI::IsMember(names_of(output_formats(), [](const OutputFormat& entry) { return std::string(entry.name); })))
       ->capture_default_str();
   // --json as on every other reporting command; --format json stays its alias.
   add_flag(*command, option_rows::json, [] { options.format = "json"; });

@@ -25,7 +25,8 @@ struct ScaleOptions {
 
 void run_scale(const ScaleOptions& options) {
   if (const auto gpu = gpu_machine(options.source)) {
-    if (!options.plot_path.empty()) fail(bad_input(long_name(option_rows::plot) + " draws CPU scaling curves; leave it out for a GPU machine"));
+    if (!options.plot_path.empty())
+      fail(bad_input(long_name(option_rows::plot) + " draws CPU scaling curves; leave it out for a GPU machine"));
     if (!options.allocator.empty()) fail(bad_input(frontend::gpu_allocator_refusal()));
     return run_gpu_scale(options.model, *gpu, options.configuration, options.nodes, options.output);
   }

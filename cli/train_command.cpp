@@ -59,8 +59,10 @@ std::string this_executable() {
 
 void launch_job(const TrainCommandOptions& options) {
   ok_or_fail(train::check_train_options(options.train));
-  const auto network = value_or_fail(workloads::load_network(options.train.model));  // refuse a bad model before starting ranks
-  if (options.allocator != "default") value_or_fail(probe::allocator_variant(options.allocator));  // and a bad allocator
+  const auto network =
+      value_or_fail(workloads::load_network(options.train.model));  // refuse a bad model before starting ranks
+  if (options.allocator != "default")
+    value_or_fail(probe::allocator_variant(options.allocator));  // and a bad allocator
   if (options.train.runner == records::kPythonTrainer)
     ok_or_fail(train::check_python_runner(network.name));  // and no torchvision
   const records::MachineProfile machine = value_or_fail(probe::describe_this_machine());
@@ -88,8 +90,8 @@ void launch_job(const TrainCommandOptions& options) {
 }
 
 void run_train(const TrainCommandOptions& options) {
-  if (!options.launch && (options.processes_per_node != 1 || options.nodes != 1 || !options.hostfile.empty() ||
-                          options.dry_run))
+  if (!options.launch &&
+      (options.processes_per_node != 1 || options.nodes != 1 || !options.hostfile.empty() || options.dry_run))
     fail(bad_input(long_names({&option_rows::processes_per_node, &option_rows::nodes, &option_rows::hostfile,
                                &option_rows::dry_run}) +
                    " go with " + long_name(option_rows::launch)));
@@ -102,8 +104,7 @@ void run_train(const TrainCommandOptions& options) {
   if (!outcome) fail_in_job(outcome.error());
   if (!outcome->is_rank0) return;
   const train::TrainingReport& report = outcome->report;
-  for (const std::string& warning : train::training_warnings(report))
-    print_progress("warning: " + warning);
+  for (const std::string& warning : train::training_warnings(report)) print_progress("warning: " + warning);
   if (!options.record_path.empty()) {
     train::TrainWorkerRequest reproduce = worker_request(options, report.threads);
     reproduce.record_path.clear();
@@ -119,8 +120,7 @@ void run_train(const TrainCommandOptions& options) {
       ok_or_fail(records::append_measurement(options.record_path, record));
     }
   }
-  write_output(options.output.json ? train::training_report_json(report)
-                                   : train::training_report_text(report),
+  write_output(options.output.json ? train::training_report_json(report) : train::training_report_text(report),
                options.output.path);
 }
 

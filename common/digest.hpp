@@ -21,9 +21,7 @@ class Digest {
     }
     return *this;
   }
-  Digest& add(std::string_view text) {
-    return add(reinterpret_cast<const unsigned char*>(text.data()), text.size());
-  }
+  Digest& add(std::string_view text) { return add(reinterpret_cast<const unsigned char*>(text.data()), text.size()); }
   std::string hex() const {
     char text[17];
     std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash_));

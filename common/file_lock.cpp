@@ -34,7 +34,8 @@ Expected<FileLock> FileLock::acquire(const std::string& path, const std::functio
     }
     char holder[64] = {};
     const ssize_t length = ::pread(descriptor, holder, sizeof holder - 1, 0);
-    if (on_wait) on_wait(length > 0 ? "process " + std::string(holder, static_cast<std::size_t>(length)) : "another process");
+    if (on_wait)
+      on_wait(length > 0 ? "process " + std::string(holder, static_cast<std::size_t>(length)) : "another process");
     while (::flock(descriptor, LOCK_EX) != 0)
       if (errno != EINTR) {
         const std::string reason = std::strerror(errno);

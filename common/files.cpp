@@ -141,7 +141,7 @@ Expected<void> replace_file(const std::string& path, const std::string& content)
   const mode_t mask = ::umask(0);
   ::umask(mask);
   mode_t mode = 0666 & ~mask;
-  if (struct stat old {}; ::lstat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
+  if (struct stat old{}; ::lstat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
     mode = old.st_mode & 07777;
     // Root replacing a user's file leaves it the user's; anyone else cannot give a file away, and
     // the file is then theirs, as one they wrote anew would be.
@@ -165,7 +165,8 @@ Expected<void> replace_file(const std::string& path, const std::string& content)
 // (/dev/stdout, /dev/fd/N) is written to; a character device is written in place; a link is
 // followed and the file at its end replaced (the link stays a link); a regular file is replaced.
 Expected<void> write_user_output(const std::string& path, const std::string& content) {
-  struct stat link {}, target {};
+  struct stat link {
+  }, target{};
   const bool is_link = ::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode);
   const bool exists = ::stat(path.c_str(), &target) == 0;
   if (exists && (is_link || !S_ISREG(target.st_mode)))
@@ -231,8 +232,10 @@ Expected<std::string> read_input_file(const std::string& path) {
   if (fd < 0) return bad_input(path + ": cannot open (" + std::strerror(errno) + ")");
   struct stat status {};
   std::string refused;
-  if (::fstat(fd, &status) != 0) refused = path + ": cannot open (" + std::strerror(errno) + ")";
-  else if (!S_ISREG(status.st_mode)) refused = path + ": not a regular file";
+  if (::fstat(fd, &status) != 0)
+    refused = path + ": cannot open (" + std::strerror(errno) + ")";
+  else if (!S_ISREG(status.st_mode))
+    refused = path + ": not a regular file";
   else if (static_cast<std::uint64_t>(status.st_size) > max_input_bytes)
     refused = path + ": larger than " + std::to_string(max_input_bytes >> 20) + " MiB, not a dnntune input";
   if (!refused.empty()) {
@@ -267,7 +270,8 @@ std::string written_path(const std::string& path) {
 }
 
 bool same_file(const std::string& first, const std::string& second) {
-  struct stat first_status {}, second_status {};
+  struct stat first_status {
+  }, second_status{};
   if (::stat(first.c_str(), &first_status) == 0 && ::stat(second.c_str(), &second_status) == 0)
     return first_status.st_dev == second_status.st_dev && first_status.st_ino == second_status.st_ino;
   return normalised(first) == normalised(second);

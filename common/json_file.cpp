@@ -17,9 +17,12 @@ int nesting_depth(const std::string& text, int limit) {
   bool in_string = false, escaped = false;
   for (const char character : text) {
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (character == '\\') escaped = true;
-      else if (character == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (character == '\\')
+        escaped = true;
+      else if (character == '"')
+        in_string = false;
     } else if (character == '"') {
       in_string = true;
     } else if (character == '[' || character == '{') {
@@ -90,9 +93,8 @@ Expected<void> check_schema(const nlohmann::json& document, const std::string& k
   const bool same = found->is_number_unsigned() ? found->get<std::uint64_t>() == static_cast<std::uint64_t>(version)
                                                 : found->get<std::int64_t>() == version;
   if (!same)
-    return bad_input(origin + ": " + kind + " schema version " + found->dump() +
-                     ", this dnntune reads version " + std::to_string(version) +
-                     " (re-create the file with this version)");
+    return bad_input(origin + ": " + kind + " schema version " + found->dump() + ", this dnntune reads version " +
+                     std::to_string(version) + " (re-create the file with this version)");
   return {};
 }
 

@@ -63,12 +63,15 @@ T json_integer(const nlohmann::json& value) {
   const bool in_range =
       value.is_number_unsigned()
           ? value.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())
-          : value.is_number_integer() && value.get<std::int64_t>() >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
-                (std::is_unsigned_v<T> || value.get<std::int64_t>() <= static_cast<std::int64_t>(std::numeric_limits<T>::max()));
+          : value.is_number_integer() &&
+                value.get<std::int64_t>() >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
+                (std::is_unsigned_v<T> ||
+                 value.get<std::int64_t>() <= static_cast<std::int64_t>(std::numeric_limits<T>::max()));
   if (!in_range)
     throw nlohmann::json::type_error::create(
-        302, "must be an integer from " + std::to_string(std::numeric_limits<T>::min()) + " to " +
-                 std::to_string(std::numeric_limits<T>::max()) + ", not " + value.dump(),
+        302,
+        "must be an integer from " + std::to_string(std::numeric_limits<T>::min()) + " to " +
+            std::to_string(std::numeric_limits<T>::max()) + ", not " + value.dump(),
         &value);
   return value.get<T>();
 }

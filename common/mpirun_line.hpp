@@ -25,9 +25,9 @@ struct MpirunRequest {
   int nodes = 1;
   int cpus_per_rank = 1;  // the CPUs each rank's threads are bound to
   int cores = 1, pus = 1, packages = 1, cores_per_package = 1, pus_per_core = 1;
-  std::string hostfile;   // --hostfile, for several nodes outside a scheduler
+  std::string hostfile;  // --hostfile, for several nodes outside a scheduler
   bool report_bindings = false;
-  bool as_root = false;   // --allow-run-as-root, which Open MPI demands of root
+  bool as_root = false;                                          // --allow-run-as-root, which Open MPI demands of root
   std::vector<std::pair<std::string, std::string>> environment;  // -x NAME=VALUE, in order
 };
 

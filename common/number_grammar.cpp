@@ -71,8 +71,7 @@ std::string describe(const NumberRule& rule) {
 Expected<double> check_number(double value, const NumberRule& rule, const std::string& text) {
   const std::string written = text.empty() ? readable(value) : shown(text);
   if (std::isnan(value)) return bad_input("Value " + written + " is not a number (" + describe(rule) + ")");
-  const bool in_range =
-      (rule.lowest_excluded ? value > rule.lowest : value >= rule.lowest) && value <= rule.highest;
+  const bool in_range = (rule.lowest_excluded ? value > rule.lowest : value >= rule.lowest) && value <= rule.highest;
   if (!in_range)
     return bad_input("Value " + written + " not in range " + readable(rule.lowest) +
                      (rule.lowest_excluded ? " (excluded)" : "") + " to " + readable(rule.highest));

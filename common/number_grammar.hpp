@@ -39,9 +39,9 @@ namespace rules {
 inline constexpr NumberRule batch_per_process{1, 65536};
 inline constexpr NumberRule global_batch{1, 2147483647.0};  // each process's share must be a valid batch
 inline constexpr NumberRule nodes{1, 1048576};
-inline constexpr NumberRule ranks_or_threads{1, 4096};      // ppn, threads, processes, servers, GPUs
-inline constexpr NumberRule parameter_servers{0, 4096};     // 0: none
-inline constexpr NumberRule steps{1, 1e6};                  // measured steps
+inline constexpr NumberRule ranks_or_threads{1, 4096};   // ppn, threads, processes, servers, GPUs
+inline constexpr NumberRule parameter_servers{0, 4096};  // 0: none
+inline constexpr NumberRule steps{1, 1e6};               // measured steps
 inline constexpr NumberRule warmup_steps{0, 1e6};
 inline constexpr NumberRule epochs{0, 1e6, true, false};
 inline constexpr NumberRule dataset_images{1, 1e12};
@@ -49,12 +49,12 @@ inline constexpr NumberRule dataset_images{1, 1e12};
 inline constexpr NumberRule megabytes{1.0 / 1048576, 1048576, false, false};
 inline constexpr NumberRule learning_rate{0, 1e12, true, false};  // a rate that diverges is stopped by the trainer
 inline constexpr NumberRule calibration_budget{10, 1e7, false, false};  // the probe and the checks alone take seconds
-inline constexpr NumberRule seconds{0, 1e7, true, false};         // other time budgets
-inline constexpr NumberRule first_run_budget{0, 86400, true, false};  // --calibration-budget: at most a day
+inline constexpr NumberRule seconds{0, 1e7, true, false};               // other time budgets
+inline constexpr NumberRule first_run_budget{0, 86400, true, false};    // --calibration-budget: at most a day
 // Grammar only: the trainer checks the momentum itself (train/trainer.hpp), with its reason.
 inline constexpr NumberRule momentum{-1e12, 1e12, false, false};
-inline constexpr NumberRule seed{0, 9007199254740992.0};          // 2^53: every integer exact in a double
-inline constexpr NumberRule link_gbits{0, 1e6, true, false};      // a link's line rate, Gb/s
+inline constexpr NumberRule seed{0, 9007199254740992.0};      // 2^53: every integer exact in a double
+inline constexpr NumberRule link_gbits{0, 1e6, true, false};  // a link's line rate, Gb/s
 inline constexpr NumberRule link_latency_us{0, 1e6, false, false};
 inline constexpr NumberRule bootstrap_replicates{0, 1000};
 inline constexpr NumberRule search_minutes{0, 1e7, true, false};  // recommend --max-minutes

@@ -52,14 +52,25 @@ inline std::string xml_escaped(const std::string& text) {
   std::string escaped;
   for (const char character : text) {
     switch (character) {
-      case '&': escaped += "&amp;"; break;
-      case '<': escaped += "&lt;"; break;
-      case '>': escaped += "&gt;"; break;
-      case '"': escaped += "&quot;"; break;
-      case '\'': escaped += "&apos;"; break;
+      case '&':
+        escaped += "&amp;";
+        break;
+      case '<':
+        escaped += "&lt;";
+        break;
+      case '>':
+        escaped += "&gt;";
+        break;
+      case '"':
+        escaped += "&quot;";
+        break;
+      case '\'':
+        escaped += "&apos;";
+        break;
       default:
         // Control characters other than tab and newline are not allowed in XML 1.0 at all.
-        if (static_cast<unsigned char>(character) >= 0x20 || character == '\t' || character == '\n') escaped += character;
+        if (static_cast<unsigned char>(character) >= 0x20 || character == '\t' || character == '\n')
+          escaped += character;
     }
   }
   return escaped;

@@ -13,7 +13,8 @@ std::string builtin_gpu_machine_names() {
   std::string names;
   for (const BuiltinText& text : builtin_machine_texts()) {
     const auto profile = records::machine_profile_from_json_text(text.json, text.name);
-    if (profile && profile->kind == records::MachineKind::gpu) names += (names.empty() ? "" : ", ") + std::string(text.name);
+    if (profile && profile->kind == records::MachineKind::gpu)
+      names += (names.empty() ? "" : ", ") + std::string(text.name);
   }
   return names;
 }

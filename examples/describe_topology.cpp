@@ -18,8 +18,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const auto& topology = profile->topology;
-  std::cout << profile->name << ": " << topology.packages << " sockets x " << topology.cores_per_package
-            << " cores x " << topology.pus_per_core << " SMT, " << topology.numa_nodes << " NUMA nodes\n";
+  std::cout << profile->name << ": " << topology.packages << " sockets x " << topology.cores_per_package << " cores x "
+            << topology.pus_per_core << " SMT, " << topology.numa_nodes << " NUMA nodes\n";
   for (std::size_t core = 0; core < topology.core_list.size(); ++core) {
     std::cout << "core " << core << " (socket " << topology.core_list[core].package << "): CPUs";
     for (int pu : topology.core_list[core].pus) std::cout << " " << pu;

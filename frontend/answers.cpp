@@ -108,7 +108,8 @@ Expected<void> verify_for_real(tuner::Recommendation& recommendation, const Reco
 // Everything in `request` that needs no model, checked before a first run starts.
 Expected<void> check_recommend_request(const AnswerSource& source, const RecommendRequest& request) {
   if (request.verify > 0 && (!source.source().machine.empty() || !source.source().topology_path.empty()))
-    return bad_input(long_name(option_rows::verify) + " trains on this machine: it cannot verify a recommendation for " +
+    return bad_input(long_name(option_rows::verify) +
+                     " trains on this machine: it cannot verify a recommendation for " +
                      long_name(option_rows::machine) + " or " + long_name(option_rows::topology));
   return check_allocator_name(request.allocator);
 }

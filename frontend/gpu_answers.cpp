@@ -48,7 +48,8 @@ Expected<tuner::GpuSearchOptions> search_of(const GpuSource& gpu, const GpuRecom
   tuner::GpuSearchOptions search = request.search;
   search.objective = request.objective == tuner::Objective::images_per_node ? tuner::GpuObjective::images_per_node
                                                                             : tuner::GpuObjective::throughput;
-  auto precisions = parsed_names<model::GpuPrecision>(request.precisions, long_name(option_rows::precision), model::parse_gpu_precision);
+  auto precisions = parsed_names<model::GpuPrecision>(request.precisions, long_name(option_rows::precision),
+                                                      model::parse_gpu_precision);
   if (!precisions) return precisions.error();
   for (const model::GpuPrecision precision : *precisions)
     if (auto has = model::check_gpu_precision(gpu.node, precision); !has) return has.error();

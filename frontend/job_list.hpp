@@ -18,16 +18,16 @@ namespace dnntune::frontend {
 
 struct JobRow {
   records::Measurement record;
-  double observed_images_per_second = 0;          // ranks x batch per median step of the slowest rank
-  std::optional<double> predicted_before;          // the record's prediction (none: the job was not
-  std::optional<double> predicted_now;             //   launched by a recommended line); the current model's
-  std::string not_predicted_now;                   // why predicted_now is absent
+  double observed_images_per_second = 0;   // ranks x batch per median step of the slowest rank
+  std::optional<double> predicted_before;  // the record's prediction (none: the job was not
+  std::optional<double> predicted_now;     //   launched by a recommended line); the current model's
+  std::string not_predicted_now;           // why predicted_now is absent
 };
 
 struct JobList {
-  std::string file;          // the jobs file read
-  std::string fingerprint;   // whose jobs are listed
-  std::string model_basis;   // what the current predictions come from ("" : none could be made)
+  std::string file;         // the jobs file read
+  std::string fingerprint;  // whose jobs are listed
+  std::string model_basis;  // what the current predictions come from ("" : none could be made)
   std::vector<JobRow> rows;
   std::vector<std::string> not_taken;  // records of the file not listed, each with why
 };

@@ -72,7 +72,8 @@ Expected<std::vector<model::ReferenceCandidate>> reference_candidates(const std:
   std::vector<model::ReferenceCandidate> candidates;
   for (const auto& text : data::builtin_reference_calibration_texts()) {
     if (data::is_gpu_reference_calibration(text)) continue;  // the GPU model's (cli/gpu_commands.cpp)
-    auto calibration = model::calibration_from_json_text(text.json, std::string("<built-in reference ") + text.name + ">");
+    auto calibration =
+        model::calibration_from_json_text(text.json, std::string("<built-in reference ") + text.name + ">");
     if (!calibration) return calibration.error();
     if (calibration->backend == backend)
       candidates.push_back({std::string("built-in reference \"") + text.name + "\"", std::move(*calibration)});
@@ -117,7 +118,8 @@ Expected<model::Predictor> load_predictor(const ModelSource& source,
   return std::move(loaded->predictor);
 }
 
-Expected<LoadedModel> load_model(const ModelSource& source, const pipeline::DefaultCalibrationRequest& when_uncalibrated,
+Expected<LoadedModel> load_model(const ModelSource& source,
+                                 const pipeline::DefaultCalibrationRequest& when_uncalibrated,
                                  const pipeline::Progress& progress) {
   if (auto checked = check_source(source); !checked) return checked.error();
   std::string calibration_path = source.calibration_path;
@@ -139,8 +141,10 @@ Expected<LoadedModel> load_model(const ModelSource& source, const pipeline::Defa
       if (loaded) loaded->from_partition = true;
       return loaded;
     }
-    basis.push_back("no calibration of partition " + source.partition + " yet: this answer is for the machine it ran on; "
-                    "dnntune calibrate --slurm --partition " + source.partition + " --model NAME measures a node of it");
+    basis.push_back("no calibration of partition " + source.partition +
+                    " yet: this answer is for the machine it ran on; "
+                    "dnntune calibrate --slurm --partition " +
+                    source.partition + " --model NAME measures a node of it");
   }
   if (calibration_path.empty()) {
     const pipeline::DefaultCalibrationRequest request = default_request(source, when_uncalibrated, progress);

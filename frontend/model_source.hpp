@@ -22,11 +22,11 @@ namespace dnntune::frontend {
 // arguments.
 struct ModelSource {
   std::string calibration_path;
-  std::string machine;            // a built-in spec name or a profile JSON
-  std::string topology_path;      // an hwloc XML of another node (with calibration_path)
-  std::string backend = "torch";  // the framework the user trains with
+  std::string machine;                    // a built-in spec name or a profile JSON
+  std::string topology_path;              // an hwloc XML of another node (with calibration_path)
+  std::string backend = "torch";          // the framework the user trains with
   double calibration_budget_seconds = 0;  // the whole first run's seconds; 0: the default (225 s)
-  std::string partition;          // answer from that SLURM partition's calibration, when there is one
+  std::string partition;                  // answer from that SLURM partition's calibration, when there is one
 };
 
 // A machine given by name must name one: an empty name is refused (exit 2 in the command,
@@ -46,8 +46,8 @@ struct LoadedModel {
   // A spec answer: the same model with the priors at their values, not drawn, so that the band
   // of the identified parameters alone can be told from the whole band.
   std::optional<model::Predictor> without_prior_spread;
-  bool measured_here = false;      // this machine's own calibration: --verify can settle a tie
-  bool from_partition = false;     // the calibration `calibrate --slurm` made of another node
+  bool measured_here = false;   // this machine's own calibration: --verify can settle a tie
+  bool from_partition = false;  // the calibration `calibrate --slurm` made of another node
 };
 
 // calibration_path: that machine. machine with calibration_path: the spec machine with the
@@ -57,7 +57,8 @@ struct LoadedModel {
 // (`progress` hears the first run, and a note when nothing could be measured, unless the
 // request has its own callback). topology_path with machine is refused: a spec machine already
 // is a node's layout.
-Expected<LoadedModel> load_model(const ModelSource& source, const pipeline::DefaultCalibrationRequest& when_uncalibrated,
+Expected<LoadedModel> load_model(const ModelSource& source,
+                                 const pipeline::DefaultCalibrationRequest& when_uncalibrated,
                                  const pipeline::Progress& progress);
 Expected<model::Predictor> load_predictor(const ModelSource& source,
                                           const pipeline::DefaultCalibrationRequest& when_uncalibrated,

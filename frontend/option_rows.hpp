@@ -22,9 +22,9 @@
 namespace dnntune::frontend {
 
 struct OptionRow {
-  const char* names;             // CLI11's: the long name, its alias or short name after a comma (-o,--output)
-  std::string help;              // for one value ("": hidden from --help)
-  const char* value_text = "";   // "N", "FILE", "NAME" ("" : CLI11's default)
+  const char* names;                   // CLI11's: the long name, its alias or short name after a comma (-o,--output)
+  std::string help;                    // for one value ("": hidden from --help)
+  const char* value_text = "";         // "N", "FILE", "NAME" ("" : CLI11's default)
   const NumberRule* number = nullptr;  // a number: its grammar and range
   const ListRule* list = nullptr;      // may be a list: its limit (and number rule)
   const char* list_help = "";          // appended to `help` where the command takes a list

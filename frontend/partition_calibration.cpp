@@ -14,8 +14,8 @@ namespace dnntune::frontend {
 namespace {
 
 using scheduler::lines_of;
-using scheduler::NodeRecord;
 using scheduler::node_records_of;
+using scheduler::NodeRecord;
 using scheduler::partition_nodes;
 using scheduler::run_command;
 
@@ -49,9 +49,10 @@ Expected<std::optional<PartitionCalibration>> find_partition_calibration(const s
   if (!records) return records.error();
   // Only nodes that are still in the partition, when sinfo can say which.
   if (auto nodes = partition_nodes(partition); nodes && !nodes->empty())
-    records->erase(std::remove_if(records->begin(), records->end(),
-                                  [&](const auto& r) { return !std::binary_search(nodes->begin(), nodes->end(), r.node); }),
-                   records->end());
+    records->erase(
+        std::remove_if(records->begin(), records->end(),
+                       [&](const auto& r) { return !std::binary_search(nodes->begin(), nodes->end(), r.node); }),
+        records->end());
   for (const NodeRecord& record : *records) {
     auto calibration = model::read_calibration(record.calibration);
     if (!calibration) return calibration.error();

@@ -22,8 +22,8 @@ bool matches(const model::TrainingConfiguration& candidate, const model::Trainin
 
 Expected<DefaultedConfiguration> with_default_layout(const model::Predictor& predictor,
                                                      const workloads::Network& network,
-                                                     const model::TrainingConfiguration& asked, const GivenLayout& given,
-                                                     const Recommender& recommended) {
+                                                     const model::TrainingConfiguration& asked,
+                                                     const GivenLayout& given, const Recommender& recommended) {
   if (given.processes_per_node && given.threads_per_process) return DefaultedConfiguration{asked, "", std::nullopt};
   // What the user asked is checked as the prediction checks it (batch, fabric, what was given
   // fitting the node), with one of whatever was not given, before the search: its one-line reason.

@@ -44,8 +44,8 @@ using Recommender = std::function<Expected<tuner::Recommendation>(const tuner::S
 // keeps what the user gave. The rest of `asked` (batch, nodes, scheme, fusion, fabric) is kept.
 Expected<DefaultedConfiguration> with_default_layout(const model::Predictor& predictor,
                                                      const workloads::Network& network,
-                                                     const model::TrainingConfiguration& asked, const GivenLayout& given,
-                                                     const Recommender& recommended);
+                                                     const model::TrainingConfiguration& asked,
+                                                     const GivenLayout& given, const Recommender& recommended);
 
 // Candidates scored before a search announces itself (on `progress`, with its estimate).
 constexpr std::size_t candidates_worth_announcing = 2000;

@@ -75,7 +75,7 @@ double fresh_bytes_per_step(const workloads::Network& network, std::int64_t batc
     const LayerKind kind = layer.spec.kind;
     if (kind == LayerKind::input) continue;
     values += static_cast<double>(layer.parameters);  // its weight gradients (the trainer drops them each step)
-    if (kind == LayerKind::flatten) continue;          // a view
+    if (kind == LayerKind::flatten) continue;         // a view
     values += static_cast<double>(layer.output.elements()) * static_cast<double>(batch);
     // Add and concat hand the gradient (or slices of it) on: nothing new (workloads/costs.hpp).
     if (!layer.computes_data_gradient || kind == LayerKind::add || kind == LayerKind::concat) continue;
@@ -128,7 +128,8 @@ Expected<AllocationModel> fit_allocation(const std::vector<AllocatorAnchor>& anc
       return candidate.allocator == reference_allocator && same_run(candidate, anchor);
     });
     if (reference == anchors.end()) continue;
-    const double seconds_per_unit = anchor.fresh_bytes * fault_seconds_per_byte(model, anchor.threads, anchor.processes);
+    const double seconds_per_unit =
+        anchor.fresh_bytes * fault_seconds_per_byte(model, anchor.threads, anchor.processes);
     const double difference = anchor.iteration_seconds - reference->iteration_seconds;
     const double spread = std::hypot(anchor.iteration_spread_seconds, reference->iteration_spread_seconds);
     estimates[anchor.allocator].push_back({difference / seconds_per_unit, spread / seconds_per_unit,
@@ -209,7 +210,8 @@ std::optional<AllocationModel> fit_allocation_from_records(const std::vector<rec
         record.status == records::MeasurementStatus::ok && record.backend == backend &&
         record.machine_fingerprint == fingerprint && record.nodes == 1 && record.median_seconds > 0 &&
         records::trained_by_cpp_trainer(record))
-      runs[{record.allocator, record.network, record.batch, record.threads, record.smt, record.processes}].push_back(index);
+      runs[{record.allocator, record.network, record.batch, record.threads, record.smt, record.processes}].push_back(
+          index);
   }
   // The newest glibc-tuned run of a setting, and of every other allocator the run nearest to it in
   // file order: the pair was trained back to back, and a small VM drifts over a minute. The newest
@@ -242,11 +244,11 @@ std::optional<AllocationModel> fit_allocation_from_records(const std::vector<rec
     }
     // A run of one timed step shows no spread, yet its step moves between runs as any run's median
     // does: at least run_to_run_log_sd, so that a gain from two one-step anchors keeps a band.
-    const double spread = std::max({record->coefficient_of_variation * record->median_seconds,
-                                    (record->max_seconds - record->min_seconds) / 2,
-                                    run_to_run_log_sd * record->median_seconds});
-    anchors.push_back({allocator, name, batch, threads, smt, processes, record->median_seconds, spread,
-                       fresh_bytes[{name, batch}]});
+    const double spread =
+        std::max({record->coefficient_of_variation * record->median_seconds,
+                  (record->max_seconds - record->min_seconds) / 2, run_to_run_log_sd * record->median_seconds});
+    anchors.push_back(
+        {allocator, name, batch, threads, smt, processes, record->median_seconds, spread, fresh_bytes[{name, batch}]});
   }
   auto model = fit_allocation(anchors, prior->fault_ns_per_page, prior->fault_ns_per_page_all_cores);
   if (!model || model->variants.size() < 2) return std::nullopt;  // glibc-tuned alone compares nothing
@@ -262,7 +264,8 @@ AllocatorPrediction predict_allocator(const AllocationModel& model, const std::s
   // Outside the anchors' setting the term is extrapolated: a step never shrinks below a tenth of
   // the default's, whatever the difference of the fractions says.
   const auto step = [&](double non_reuse_difference) {
-    return std::max(0.1 * default_iteration_seconds, default_iteration_seconds + seconds_per_unit * non_reuse_difference);
+    return std::max(0.1 * default_iteration_seconds,
+                    default_iteration_seconds + seconds_per_unit * non_reuse_difference);
   };
   AllocatorPrediction prediction;
   prediction.name = allocator;
@@ -296,9 +299,12 @@ AllocatorPrediction predict_allocator(const AllocationModel& model, const std::s
 json allocation_to_json(const AllocationModel& model) {
   json variants = json::array();
   for (const AllocatorFit& fit : model.variants) {
-    json variant = {{"name", fit.name}, {"non_reuse", fit.non_reuse}, {"low", fit.low}, {"high", fit.high},
+    json variant = {{"name", fit.name},
+                    {"non_reuse", fit.non_reuse},
+                    {"low", fit.low},
+                    {"high", fit.high},
                     {"anchors", fit.anchors}};
-    if (fit.own_sd >= 0) variant["own_sd"] = fit.own_sd;  // absent: unknown
+    if (fit.own_sd >= 0) variant["own_sd"] = fit.own_sd;                // absent: unknown
     if (fit.threads > 0) variant["threads_per_process"] = fit.threads;  // absent: pooled
     variants.push_back(variant);
   }
@@ -326,7 +332,8 @@ Expected<AllocationModel> allocation_from_json(const json& in, const std::string
       if (item.contains("threads_per_process")) {  // absent: pooled over every setting
         const json& threads = item.at("threads_per_process");
         if (!threads.is_number_integer() || threads.get<long long>() < 1 || threads.get<long long>() > 4096)
-          return bad_input(origin + ": allocation: " + fit.name + ": threads_per_process must be a whole number from 1 to 4096");
+          return bad_input(origin + ": allocation: " + fit.name +
+                           ": threads_per_process must be a whole number from 1 to 4096");
         fit.threads = threads.get<int>();
       }
       model.variants.push_back(fit);

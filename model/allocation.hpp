@@ -114,9 +114,9 @@ struct AllocatorAnchor {
   int threads = 1;
   bool smt = false;
   int processes = 1;
-  double iteration_seconds = 0;     // median
+  double iteration_seconds = 0;         // median
   double iteration_spread_seconds = 0;  // one standard deviation of a step
-  double fresh_bytes = 0;           // fresh_bytes_per_step of the network at the batch
+  double fresh_bytes = 0;               // fresh_bytes_per_step of the network at the batch
 };
 
 // Fits each variant's non-reuse fraction against glibc-tuned's anchor of the same network, batch
@@ -140,13 +140,12 @@ struct AllocatorPrediction {
   std::string name;
   double iteration_seconds = 0;
   double iteration_seconds_low = 0, iteration_seconds_high = 0;  // the allocator term's band only
-  double gain = 1;                  // default's step / this step: > 1 is faster
+  double gain = 1;                                               // default's step / this step: > 1 is faster
   double gain_low = 1, gain_high = 1;
-  bool measured = false;            // fitted from anchors (else the prior)
+  bool measured = false;  // fitted from anchors (else the prior)
 };
 AllocatorPrediction predict_allocator(const AllocationModel& model, const std::string& allocator,
-                                      double default_iteration_seconds, double fresh_bytes, int threads,
-                                      int processes);
+                                      double default_iteration_seconds, double fresh_bytes, int threads, int processes);
 
 // The calibration file's optional "allocation" member, and back (values checked).
 nlohmann::json allocation_to_json(const AllocationModel& model);

@@ -112,10 +112,12 @@ AnchorMedian median_over_anchors(const std::vector<Anchor>& anchors, const std::
 }
 
 double between_processes_log_sd(const std::vector<Anchor>& anchors, const std::string& network) {
-  return median_over_anchors(anchors, network, [](const Anchor& anchor) -> std::optional<double> {
-           if (anchor.runs < 2 || !std::isfinite(anchor.between_runs_log_sd)) return std::nullopt;
-           return anchor.between_runs_log_sd;
-         }).value;
+  return median_over_anchors(anchors, network,
+                             [](const Anchor& anchor) -> std::optional<double> {
+                               if (anchor.runs < 2 || !std::isfinite(anchor.between_runs_log_sd)) return std::nullopt;
+                               return anchor.between_runs_log_sd;
+                             })
+      .value;
 }
 
 }  // namespace dnntune::model

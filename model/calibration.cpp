@@ -50,8 +50,10 @@ std::string fused_pass_key(workloads::LayerKind kind, int pass) {
 namespace {
 
 json link_to_json(const LinkModel& link) {
-  return {{"latency_seconds", link.latency_seconds}, {"bandwidth_gbs", link.bandwidth_gbs},
-          {"measured", link.measured}, {"source", link.source}};
+  return {{"latency_seconds", link.latency_seconds},
+          {"bandwidth_gbs", link.bandwidth_gbs},
+          {"measured", link.measured},
+          {"source", link.source}};
 }
 LinkModel link_from_json(const json& in) {
   return {in.at("latency_seconds").get<double>(), in.at("bandwidth_gbs").get<double>(), in.at("measured").get<bool>(),
@@ -61,7 +63,8 @@ LinkModel link_from_json(const json& in) {
 json errors_to_json(const std::vector<HeldOutError>& errors) {
   json out = json::array();
   for (const auto& error : errors)
-    out.push_back({{"group", error.group}, {"samples", error.samples},
+    out.push_back({{"group", error.group},
+                   {"samples", error.samples},
                    {"mean_absolute_percentage_error", error.mean_absolute_percentage_error}});
   return out;
 }
@@ -76,7 +79,8 @@ std::vector<HeldOutError> errors_from_json(const json& in) {
 // Parameters within the bounds the model declares (parameter_table), finite: a hand-edited or
 // damaged file would otherwise give NaN or negative images/s.
 // `member` is the JSON path of `values` ("/parameters").
-Expected<void> check_parameters(const std::vector<double>& values, const std::string& origin, const std::string& member) {
+Expected<void> check_parameters(const std::vector<double>& values, const std::string& origin,
+                                const std::string& member) {
   for (std::size_t index = 0; index < values.size(); ++index) {
     const ParameterDescriptor& info = parameter_table()[index];
     // The fit works on log(value) for some: exp(log(bound)) may miss the bound in the last digit.
@@ -106,7 +110,8 @@ Expected<void> check_anchor_bounds(const Anchor& anchor, const std::string& wher
   if (anchor.batch < 1 || anchor.batch > workloads::max_batch)
     return outside("batch", "1.." + std::to_string(workloads::max_batch) + ", not " + std::to_string(anchor.batch));
   if (anchor.threads < 1 || anchor.threads > records::max_threads_per_process)
-    return outside("threads", "1.." + std::to_string(records::max_threads_per_process) + ", not " + std::to_string(anchor.threads));
+    return outside("threads", "1.." + std::to_string(records::max_threads_per_process) + ", not " +
+                                  std::to_string(anchor.threads));
   if (anchor.processes < 1 || anchor.processes > records::max_threads_per_process)
     return outside("processes", "1.." + std::to_string(records::max_threads_per_process) + " (on the node), not " +
                                     std::to_string(anchor.processes));
@@ -117,12 +122,12 @@ Expected<void> check_anchor_bounds(const Anchor& anchor, const std::string& wher
   for (const auto& [field, value] : timed)
     if (!(std::isfinite(value) && value > 0 && value <= records::max_record_seconds))
       return outside(field, "a finite number in (0, 1e6], not " + json(value).dump());
-  const std::pair<const char*, double> summed[] = {{"layers_forward_seconds", anchor.layers_forward_seconds},
-                                                   {"layers_backward_seconds", anchor.layers_backward_seconds},
-                                                   {"optimizer_seconds", anchor.optimizer_seconds},
-                                                   {"streaming_seconds", anchor.streaming_seconds},
-                                                   {"iteration_coefficient_of_variation",
-                                                    anchor.iteration_coefficient_of_variation}};
+  const std::pair<const char*, double> summed[] = {
+      {"layers_forward_seconds", anchor.layers_forward_seconds},
+      {"layers_backward_seconds", anchor.layers_backward_seconds},
+      {"optimizer_seconds", anchor.optimizer_seconds},
+      {"streaming_seconds", anchor.streaming_seconds},
+      {"iteration_coefficient_of_variation", anchor.iteration_coefficient_of_variation}};
   for (const auto& [field, value] : summed)
     if (!(std::isfinite(value) && value >= 0 && value <= records::max_record_seconds))
       return outside(field, "a finite number in [0, 1e6], not " + json(value).dump());
@@ -137,20 +142,26 @@ Expected<void> check_values(const Calibration& calibration, const std::string& o
   for (const auto& [key, layers] : calibration.measured_layers)
     for (const auto& layer : layers)
       if (!(std::isfinite(layer.seconds) && layer.seconds > 0 && std::isfinite(layer.coefficient_of_variation) &&
-            layer.coefficient_of_variation >= 0 && layer.threads >= 1 && layer.co_running >= 1 && layer.repetitions >= 0))
+            layer.coefficient_of_variation >= 0 && layer.threads >= 1 && layer.co_running >= 1 &&
+            layer.repetitions >= 0))
         return bad_input(origin + ": (/measured_layers/" + key.to_text() +
                          ") needs threads and co-running >= 1, seconds > 0, a coefficient of variation >= 0");
-      else if (layer.threads > records::max_threads_per_process || layer.co_running > records::max_threads_per_process ||
-               layer.seconds > records::max_record_seconds || layer.repetitions < 1)
+      else if (layer.threads > records::max_threads_per_process ||
+               layer.co_running > records::max_threads_per_process || layer.seconds > records::max_record_seconds ||
+               layer.repetitions < 1)
         // A band divides the median's noise by the root of the repetitions.
         return bad_input(origin + ": (/measured_layers/" + key.to_text() + ") needs threads and co-running 1.." +
                          std::to_string(records::max_threads_per_process) + ", seconds up to 1e6 and repetitions >= 1");
   if (auto valid = check_link(calibration.links.intra_node, origin, "/links/intra_node",
-                                records::intra_node_bandwidth_gbs_range); !valid) return valid;
+                              records::intra_node_bandwidth_gbs_range);
+      !valid)
+    return valid;
   // An unmeasured inter-node link is stored as (0, 0): predictions take the --network preset.
   if (calibration.links.inter_node.measured)
     if (auto valid = check_link(calibration.links.inter_node, origin, "/links/inter_node",
-                                  records::inter_node_bandwidth_gbs_range); !valid) return valid;
+                                records::inter_node_bandwidth_gbs_range);
+        !valid)
+      return valid;
   if (!(std::isfinite(calibration.summary.held_out_log_sd) && calibration.summary.held_out_log_sd >= 0))
     return bad_input(origin + ": (/fit/held_out_log_sd) must be a finite number >= 0");
   return {};
@@ -168,7 +179,8 @@ Expected<void> read_parameters(const json& in, const std::string& origin, Calibr
   std::map<std::string, ParameterEstimate> estimates;
   for (const auto& item : in.at("fit").at("parameters")) {
     ParameterEstimate estimate{item.at("name").get<std::string>(), item.at("value").get<double>(),
-                               item.at("low").get<double>(), item.at("high").get<double>(), item.at("pinned").get<bool>()};
+                               item.at("low").get<double>(), item.at("high").get<double>(),
+                               item.at("pinned").get<bool>()};
     columns.push_back(estimate.name);
     estimates.emplace(estimate.name, std::move(estimate));
   }
@@ -235,22 +247,31 @@ std::string to_json_text(const Calibration& calibration) {
                   {"inter_node", link_to_json(calibration.links.inter_node)}};
   json anchors = json::array();
   for (const Anchor& anchor : calibration.anchors)
-    anchors.push_back({{"network", anchor.network}, {"batch", anchor.batch}, {"threads", anchor.threads},
-                       {"smt", anchor.smt}, {"processes", anchor.processes}, {"steps", anchor.steps},
-                       {"forward_seconds", anchor.forward_seconds}, {"backward_seconds", anchor.backward_seconds},
+    anchors.push_back({{"network", anchor.network},
+                       {"batch", anchor.batch},
+                       {"threads", anchor.threads},
+                       {"smt", anchor.smt},
+                       {"processes", anchor.processes},
+                       {"steps", anchor.steps},
+                       {"forward_seconds", anchor.forward_seconds},
+                       {"backward_seconds", anchor.backward_seconds},
                        {"iteration_seconds", anchor.iteration_seconds},
                        {"iteration_coefficient_of_variation", anchor.iteration_coefficient_of_variation},
                        {"layers_forward_seconds", anchor.layers_forward_seconds},
                        {"layers_backward_seconds", anchor.layers_backward_seconds},
                        {"optimizer_seconds", anchor.optimizer_seconds},
-                       {"streaming_seconds", anchor.streaming_seconds}, {"runs", anchor.runs},
+                       {"streaming_seconds", anchor.streaming_seconds},
+                       {"runs", anchor.runs},
                        {"between_runs_log_sd", anchor.between_runs_log_sd}});
   out["anchors"] = anchors;
   if (!calibration.context_ratios.empty()) {
     json context = json::array();
     for (const ContextRatio& ratio : calibration.context_ratios)
-      context.push_back({{"pass", ratio.pass}, {"ratio", ratio.ratio},
-                         {"log_sd", ratio.log_sd}, {"modules", ratio.modules}, {"runs", ratio.runs},
+      context.push_back({{"pass", ratio.pass},
+                         {"ratio", ratio.ratio},
+                         {"log_sd", ratio.log_sd},
+                         {"modules", ratio.modules},
+                         {"runs", ratio.runs},
                          {"threads", ratio.threads}});
     out["context_ratios"] = context;
   }
@@ -258,8 +279,11 @@ std::string to_json_text(const Calibration& calibration) {
   const FitSummary& summary = calibration.summary;
   json estimates = json::array();
   for (const auto& estimate : summary.parameters)
-    estimates.push_back({{"name", estimate.name}, {"value", estimate.value}, {"low", estimate.low},
-                         {"high", estimate.high}, {"pinned", estimate.pinned}});
+    estimates.push_back({{"name", estimate.name},
+                         {"value", estimate.value},
+                         {"low", estimate.low},
+                         {"high", estimate.high},
+                         {"pinned", estimate.pinned}});
   out["fit"] = {{"samples", summary.samples},
                 {"records_ignored", summary.records_ignored},
                 {"fit_seconds", summary.fit_seconds},
@@ -302,9 +326,10 @@ Expected<void> check_measured_steps(const Calibration& calibration, const std::s
   for (std::size_t index = 0; index < setups.size(); ++index)
     if (const workloads::Network* network = network_named(setups[index].network))
       for (const double seconds : setups[index].iteration_seconds)
-        if (auto held = check_measured_step(*network, setups[index].batch, setups[index].processes,
-                                            setups[index].threads, seconds, calibration.machine, origin,
-                                            "/allocation/pytorch_setups/" + std::to_string(index) + "/iteration_seconds");
+        if (auto held =
+                check_measured_step(*network, setups[index].batch, setups[index].processes, setups[index].threads,
+                                    seconds, calibration.machine, origin,
+                                    "/allocation/pytorch_setups/" + std::to_string(index) + "/iteration_seconds");
             !held)
           return held;
   return {};
@@ -331,8 +356,8 @@ Expected<Calibration> calibration_from_json_text(const std::string& text, const 
       if (!key) return bad_input(origin + ": (/measured_layers) " + key.error().message);
       for (const auto& item : list)
         calibration.measured_layers[*key].push_back({json_integer<int>(item.at(0)), item.at(1).get<bool>(),
-                                                    json_integer<int>(item.at(2)), item.at(3).get<double>(),
-                                                    item.at(4).get<double>(), json_integer<int>(item.at(5))});
+                                                     json_integer<int>(item.at(2)), item.at(3).get<double>(),
+                                                     item.at(4).get<double>(), json_integer<int>(item.at(5))});
     }
     if (in.contains("fused_passes"))  // absent in calibrations written before dnntune 0.2
       calibration.fused_passes = in.at("fused_passes").get<std::set<std::string>>();
@@ -343,9 +368,9 @@ Expected<Calibration> calibration_from_json_text(const std::string& text, const 
         calibration.anchors.push_back(
             {item.at("network").get<std::string>(), json_integer<std::int64_t>(item.at("batch")),
              json_integer<int>(item.at("threads")), item.at("smt").get<bool>(), json_integer<int>(item.at("processes")),
-             json_integer<int>(item.at("steps")),
-             item.at("forward_seconds").get<double>(), item.at("backward_seconds").get<double>(),
-             item.at("iteration_seconds").get<double>(), item.at("iteration_coefficient_of_variation").get<double>(),
+             json_integer<int>(item.at("steps")), item.at("forward_seconds").get<double>(),
+             item.at("backward_seconds").get<double>(), item.at("iteration_seconds").get<double>(),
+             item.at("iteration_coefficient_of_variation").get<double>(),
              item.at("layers_forward_seconds").get<double>(), item.at("layers_backward_seconds").get<double>()});
         // Absent in calibrations written before anchors kept their optimizer: the streaming
         // terms then stay the model's.
@@ -364,13 +389,14 @@ Expected<Calibration> calibration_from_json_text(const std::string& text, const 
       for (const auto& item : in.at("context_ratios")) {
         // A per-class ratio of an earlier dnntune is left out: the next refit pools them per pass.
         if (item.contains("class")) continue;
-        ContextRatio ratio{item.at("pass").get<std::string>(), item.at("ratio").get<double>(),
-                           item.at("log_sd").get<double>(), json_integer<int>(item.at("modules")),
-                           json_integer<int>(item.at("runs")),
-                           item.contains("threads") ? json_integer<int>(item.at("threads")) : 1};
-        if ((ratio.pass != "forward" && ratio.pass != "backward") || !std::isfinite(ratio.ratio) || !(ratio.ratio > 0) ||
-            !std::isfinite(ratio.log_sd) || ratio.log_sd < 0 || ratio.threads < 1)
-          return bad_input(origin + ": context_ratios: a ratio needs pass forward or backward, "
+        ContextRatio ratio{
+            item.at("pass").get<std::string>(), item.at("ratio").get<double>(),
+            item.at("log_sd").get<double>(),    json_integer<int>(item.at("modules")),
+            json_integer<int>(item.at("runs")), item.contains("threads") ? json_integer<int>(item.at("threads")) : 1};
+        if ((ratio.pass != "forward" && ratio.pass != "backward") || !std::isfinite(ratio.ratio) ||
+            !(ratio.ratio > 0) || !std::isfinite(ratio.log_sd) || ratio.log_sd < 0 || ratio.threads < 1)
+          return bad_input(origin +
+                           ": context_ratios: a ratio needs pass forward or backward, "
                            "a finite ratio above 0, a finite log_sd of at least 0 and threads of at least 1");
         calibration.context_ratios.push_back(std::move(ratio));
       }

@@ -58,8 +58,8 @@ std::string fused_pass_key(workloads::LayerKind kind, int pass);
 struct ParameterEstimate {
   std::string name;
   double value = 0;
-  double low = 0;   // 5th percentile over bootstrap replicates (value when pinned)
-  double high = 0;  // 95th percentile
+  double low = 0;       // 5th percentile over bootstrap replicates (value when pinned)
+  double high = 0;      // 95th percentile
   bool pinned = false;  // the data cannot identify it: kept at its prior
 };
 
@@ -72,8 +72,8 @@ struct HeldOutError {
 };
 
 struct FitSummary {
-  int samples = 0;             // layer-pass measurements used
-  int records_ignored = 0;     // not ok, another backend, or costing nothing
+  int samples = 0;          // layer-pass measurements used
+  int records_ignored = 0;  // not ok, another backend, or costing nothing
   double fit_seconds = 0;
   double held_out_log_sd = 0;  // spread of log(measured / predicted) held out: the model error
   std::vector<ParameterEstimate> parameters;
@@ -89,8 +89,8 @@ struct Anchor {
   std::int64_t batch = 0;  // per process
   int threads = 1;
   bool smt = false;
-  int processes = 1;       // on the node
-  int steps = 0;           // timed steps, over all its runs
+  int processes = 1;                                                        // on the node
+  int steps = 0;                                                            // timed steps, over all its runs
   double forward_seconds = 0, backward_seconds = 0, iteration_seconds = 0;  // measured medians
   double iteration_coefficient_of_variation = 0;
   double layers_forward_seconds = 0, layers_backward_seconds = 0;  // the layers' sums, uncorrected
@@ -114,11 +114,11 @@ struct Anchor {
 // What a pass of the layers takes inside a real training step against what the calibration
 // gives them in isolation (model/context_correction.hpp), from the anchors' module times.
 struct ContextRatio {
-  std::string pass;         // "forward" or "backward" (backward-data and backward-weights together)
-  double ratio = 1;         // in-network / isolated: the geometric mean over the anchors' runs
-  double log_sd = 0;        // the spread of those runs' log ratios: the band's widening
-  int modules = 0;          // module passes behind it
-  int runs = 0;             // anchor runs (network, batch, setting) behind it
+  std::string pass;   // "forward" or "backward" (backward-data and backward-weights together)
+  double ratio = 1;   // in-network / isolated: the geometric mean over the anchors' runs
+  double log_sd = 0;  // the spread of those runs' log ratios: the band's widening
+  int modules = 0;    // module passes behind it
+  int runs = 0;       // anchor runs (network, batch, setting) behind it
   // Threads per process of those runs: a dispatch cliff (Debian's libtorch at 1 thread) follows
   // the thread count, so a ratio is carried to the nearest thread count, as anchors are.
   int threads = 1;
@@ -126,7 +126,7 @@ struct ContextRatio {
 
 struct Calibration {
   records::MachineProfile machine;
-  std::string backend;          // "torch", "onednn"
+  std::string backend;  // "torch", "onednn"
   std::string backend_version;
   ModelParameters parameters;
   std::vector<std::vector<double>> bootstrap_parameters;  // flat (parameters.hpp), one per replicate

@@ -38,8 +38,9 @@ Expected<std::string> fabric_from_numbers(double line_rate_gbits, double latency
   const records::PhysicalRange& rates = records::link_line_rate_gbits_range;
   if (!rates.holds(line_rate_gbits)) {
     char text[160];
-    std::snprintf(text, sizeof text, "link bandwidth must be %g to %g Gb/s (1 Gb/s Ethernet to the fastest ports), not %g",
-                  rates.low, rates.high, line_rate_gbits);
+    std::snprintf(text, sizeof text,
+                  "link bandwidth must be %g to %g Gb/s (1 Gb/s Ethernet to the fastest ports), not %g", rates.low,
+                  rates.high, line_rate_gbits);
     return bad_input(text);
   }
   if (!std::isfinite(latency_microseconds) || latency_microseconds < 0 || latency_microseconds > 1e6)
@@ -121,10 +122,12 @@ Expected<LinkModel> fit_allreduce_link(const std::vector<records::Measurement>& 
   };
   constexpr std::int64_t gradient_sized = std::int64_t{1} << 20;
   const auto all_sizes = solve(0);
-  const std::size_t large_sizes = std::count_if(sizes.begin(), sizes.end(), [](std::int64_t size) { return size >= gradient_sized; });
+  const std::size_t large_sizes =
+      std::count_if(sizes.begin(), sizes.end(), [](std::int64_t size) { return size >= gradient_sized; });
   const auto gradient_sizes = large_sizes >= 2 ? solve(gradient_sized) : all_sizes;
   const double seconds_per_byte = gradient_sizes.second;
-  if (!(seconds_per_byte > 0)) return failure("allreduce records do not grow with message size: cannot fit a bandwidth");
+  if (!(seconds_per_byte > 0))
+    return failure("allreduce records do not grow with message size: cannot fit a bandwidth");
   LinkModel link;
   const bool latency_of_gradient_sizes = inter_node && large_sizes >= 2 && gradient_sizes.first >= 0;
   link.latency_seconds = std::max(0.0, latency_of_gradient_sizes ? gradient_sizes.first : all_sizes.first);

@@ -14,10 +14,10 @@
 namespace dnntune::model {
 
 struct LinkModel {
-  double latency_seconds = 0;    // alpha: per message step
-  double bandwidth_gbs = 0;      // beta: GB/s a rank sustains
-  bool measured = false;         // fitted from records (else a preset or a default)
-  std::string source;            // "fitted from 42 allreduce records", "preset edr", ...
+  double latency_seconds = 0;  // alpha: per message step
+  double bandwidth_gbs = 0;    // beta: GB/s a rank sustains
+  bool measured = false;       // fitted from records (else a preset or a default)
+  std::string source;          // "fitted from 42 allreduce records", "preset edr", ...
 };
 
 // Inter-node fabrics by name: edr, hdr, ndr (InfiniBand), opa (Omni-Path 100), eth10, eth25,

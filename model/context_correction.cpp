@@ -17,7 +17,9 @@ namespace dnntune::model {
 
 namespace {
 
-const char* context_pass_name(workloads::Pass pass) { return pass == workloads::Pass::forward ? "forward" : "backward"; }
+const char* context_pass_name(workloads::Pass pass) {
+  return pass == workloads::Pass::forward ? "forward" : "backward";
+}
 
 // What the calibration gives one layer's passes of `context_pass` in isolation at `setting`:
 // the micro-run measured in exactly that setting, else the fitted model, as the predictor takes
@@ -38,7 +40,8 @@ double isolated_seconds(const workloads::Layer& layer, const std::string& contex
     const auto found = calibration.measured_layers.find(measured_layer_key(layer.descriptor, work.pass, batch));
     if (found != calibration.measured_layers.end())
       for (const MeasuredLayer& measured : found->second)
-        if (measured.threads == setting.threads && measured.smt == setting.smt && measured.co_running == setting.co_running)
+        if (measured.threads == setting.threads && measured.smt == setting.smt &&
+            measured.co_running == setting.co_running)
           pass_seconds = measured.seconds;
     seconds += pass_seconds;
   }
@@ -91,7 +94,8 @@ std::vector<ContextRatio> fit_context_ratios(const std::vector<records::Measurem
       sums[pass_threads].second += isolated;
       ++module_counts[pass_threads];
     }
-    for (const auto& [pass_threads, pair] : sums) log_ratios[pass_threads].push_back(std::log(pair.first / pair.second));
+    for (const auto& [pass_threads, pair] : sums)
+      log_ratios[pass_threads].push_back(std::log(pair.first / pair.second));
   }
   for (const auto& [pass_threads, logs] : log_ratios) {
     const double log_mean = mean(logs);

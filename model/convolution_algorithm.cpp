@@ -45,9 +45,12 @@ ConvolutionAlgorithmChoice cudnn_convolution_algorithm(const workloads::LayerSpe
 
 const char* convolution_algorithm_name(ConvolutionAlgorithm algorithm) {
   switch (algorithm) {
-    case ConvolutionAlgorithm::winograd: return "winograd";
-    case ConvolutionAlgorithm::fft: return "fft";
-    case ConvolutionAlgorithm::implicit_gemm: return "implicit_gemm";
+    case ConvolutionAlgorithm::winograd:
+      return "winograd";
+    case ConvolutionAlgorithm::fft:
+      return "fft";
+    case ConvolutionAlgorithm::implicit_gemm:
+      return "implicit_gemm";
   }
   return "implicit_gemm";
 }

@@ -55,8 +55,8 @@ constexpr int fft_smallest_kernel = 5;
 
 struct ConvolutionAlgorithmChoice {
   ConvolutionAlgorithm algorithm = ConvolutionAlgorithm::implicit_gemm;
-  double arithmetic_saving = 1;  // the direct convolution's multiplications over the algorithm's
-  double speedup = 1;            // the prior: the geometric middle of 1 and the saving
+  double arithmetic_saving = 1;              // the direct convolution's multiplications over the algorithm's
+  double speedup = 1;                        // the prior: the geometric middle of 1 and the saving
   double speedup_low = 1, speedup_high = 1;  // its range: no gain, the whole saving
 };
 

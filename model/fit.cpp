@@ -41,8 +41,8 @@ double squared_log_error(const std::vector<const FitSample*>& samples, const Mod
 }
 
 // Minimises over the parameters `indices` of `values` (the rest stay fixed).
-void fit_block(const std::vector<const FitSample*>& samples, const MachineRates& rates,
-               const std::vector<int>& indices, std::vector<double>& values, int starts, std::mt19937& random) {
+void fit_block(const std::vector<const FitSample*>& samples, const MachineRates& rates, const std::vector<int>& indices,
+               std::vector<double>& values, int starts, std::mt19937& random) {
   if (indices.empty() || samples.empty()) return;
   const auto& table = parameter_table();
   const unsigned dimension = static_cast<unsigned>(indices.size());
@@ -68,9 +68,9 @@ void fit_block(const std::vector<const FitSample*>& samples, const MachineRates&
   optimiser.set_maxeval(400 * static_cast<int>(dimension) + 200);
   using Objective = std::function<double(const std::vector<double>&)>;
   Objective call = objective;
-  optimiser.set_min_objective(
-      [](const std::vector<double>& x, std::vector<double>&, void* data) { return (*static_cast<Objective*>(data))(x); },
-      &call);
+  optimiser.set_min_objective([](const std::vector<double>& x, std::vector<double>&,
+                                 void* data) { return (*static_cast<Objective*>(data))(x); },
+                              &call);
 
   std::vector<double> best = start;
   double best_error = objective(start);
@@ -178,13 +178,13 @@ std::vector<bool> identifiable_parameters(const std::vector<FitSample>& samples)
   for (const auto& [layer_class, counts] : core_counts)
     evidence.classes[layer_class].core_counts = static_cast<int>(counts.size());
   std::vector<bool> free;
-  for (const ParameterDescriptor& descriptor : parameter_table()) free.push_back(descriptor.identifiable_from(evidence));
+  for (const ParameterDescriptor& descriptor : parameter_table())
+    free.push_back(descriptor.identifiable_from(evidence));
   return free;
 }
 
 ModelParameters fit_parameters(const std::vector<FitSample>& samples, const MachineRates& rates,
-                               const std::vector<bool>& free, const ModelParameters& start, int starts,
-                               unsigned seed) {
+                               const std::vector<bool>& free, const ModelParameters& start, int starts, unsigned seed) {
   const auto& table = parameter_table();
   std::vector<double> values = flatten(start);
   std::mt19937 random(seed);
@@ -198,7 +198,8 @@ ModelParameters fit_parameters(const std::vector<FitSample>& samples, const Mach
   }
   std::vector<int> global_indices;
   for (std::size_t index = 0; index < table.size(); ++index)
-    if (free[index] && table[index].layer_class == LayerClass::count_) global_indices.push_back(static_cast<int>(index));
+    if (free[index] && table[index].layer_class == LayerClass::count_)
+      global_indices.push_back(static_cast<int>(index));
   for (int round = 0; round < 3; ++round) {
     for (int layer_class = 0; layer_class < layer_class_count; ++layer_class) {
       std::vector<int> indices;
@@ -271,11 +272,12 @@ Expected<Calibration> fit_calibration(const std::vector<records::Measurement>& r
   for (int replicate = 0; replicate < options.bootstrap_replicates; ++replicate) {
     std::vector<FitSample> resampled;
     for (std::size_t draw = 0; draw < descriptors.size(); ++draw) {
-      const auto& chosen = by_descriptor[descriptors[std::uniform_int_distribution<std::size_t>(0, descriptors.size() - 1)(random)]];
+      const auto& chosen =
+          by_descriptor[descriptors[std::uniform_int_distribution<std::size_t>(0, descriptors.size() - 1)(random)]];
       for (const FitSample* sample : chosen) resampled.push_back(*sample);
     }
-    const auto replicate_parameters = fit_parameters(resampled, *rates, free, calibration.parameters, 0,
-                                                     options.seed + 1000 + replicate);
+    const auto replicate_parameters =
+        fit_parameters(resampled, *rates, free, calibration.parameters, 0, options.seed + 1000 + replicate);
     calibration.bootstrap_parameters.push_back(flatten(replicate_parameters));
   }
   const auto values = flatten(calibration.parameters);

@@ -18,8 +18,8 @@ namespace dnntune::model {
 struct FitOptions {
   int bootstrap_replicates = 24;
   int folds = 5;
-  int starts = 3;      // random restarts of each block fit, besides the prior
-  unsigned seed = 7;   // the fit is deterministic for a given seed
+  int starts = 3;     // random restarts of each block fit, besides the prior
+  unsigned seed = 7;  // the fit is deterministic for a given seed
 };
 
 // One measured layer pass, ready for the model.
@@ -47,8 +47,7 @@ std::vector<bool> identifiable_parameters(const std::vector<FitSample>& samples)
 
 // Fits the free parameters, starting from (and pinning the rest at) `start`.
 ModelParameters fit_parameters(const std::vector<FitSample>& samples, const MachineRates& rates,
-                               const std::vector<bool>& free, const ModelParameters& start, int starts,
-                               unsigned seed);
+                               const std::vector<bool>& free, const ModelParameters& start, int starts, unsigned seed);
 
 // The whole fit: samples, parameters, cross-validation, bootstrap, measured-layer table and
 // communication links. `sources` names the files, for the report.

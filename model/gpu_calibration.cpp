@@ -75,9 +75,12 @@ GpuEfficiencies fit_round(const std::vector<const UsableRecord*>& usable, const 
     const double roofline = std::max(time.compute_seconds, time.memory_seconds);
     if (time.limit != "overhead" && (variable <= 0 || roofline <= 0)) continue;
     const double ratio = variable / roofline;
-    if (time.limit == "compute") compute_ratios[precision][kernel_class][slot_of(entry->pass)].push_back(ratio);
-    else if (time.limit == "memory") memory_ratios[kernel_class][slot_of(entry->pass)].push_back(ratio);
-    else if (time.limit == "overhead") overhead_seconds.push_back(entry->record->median_seconds);
+    if (time.limit == "compute")
+      compute_ratios[precision][kernel_class][slot_of(entry->pass)].push_back(ratio);
+    else if (time.limit == "memory")
+      memory_ratios[kernel_class][slot_of(entry->pass)].push_back(ratio);
+    else if (time.limit == "overhead")
+      overhead_seconds.push_back(entry->record->median_seconds);
   }
   GpuEfficiencies fitted = priors;
   for (int kernel_class = 0; kernel_class < gpu_kernel_class_count; ++kernel_class) {
@@ -100,14 +103,15 @@ GpuEfficiencies fit_round(const std::vector<const UsableRecord*>& usable, const 
     }
     // The class's memory efficiency from all its memory-bound passes, each pass's factor from its own.
     std::vector<double> all;
-    for (const auto& slot_ratios : memory_ratios[kernel_class]) all.insert(all.end(), slot_ratios.begin(), slot_ratios.end());
+    for (const auto& slot_ratios : memory_ratios[kernel_class])
+      all.insert(all.end(), slot_ratios.begin(), slot_ratios.end());
     if (all.empty()) continue;
     const double overall = median(all);
     efficiency.memory = clamp_efficiency(efficiency.memory / overall);
     for (int slot = 0; slot < 3; ++slot)
       if (!memory_ratios[kernel_class][slot].empty())
-        efficiency.memory_pass_factor[slot] =
-            std::clamp(efficiency.memory_pass_factor[slot] * overall / median(memory_ratios[kernel_class][slot]), 0.05, 20.0);
+        efficiency.memory_pass_factor[slot] = std::clamp(
+            efficiency.memory_pass_factor[slot] * overall / median(memory_ratios[kernel_class][slot]), 0.05, 20.0);
   }
   if (!overhead_seconds.empty()) fitted.dispatch_seconds_per_op = median(overhead_seconds);
   return fitted;
@@ -232,7 +236,7 @@ Expected<GpuCalibration> fit_gpu_calibration(const std::vector<records::Measurem
   carry_over_precisions(fitted, measured_precisions);
 
   for (const UsableRecord& entry : usable) {
-    GpuPassCheck check{entry.record->descriptor, entry.record->pass, entry.record->batch,
+    GpuPassCheck check{entry.record->descriptor,     entry.record->pass,           entry.record->batch,
                        entry.record->median_seconds, predict(entry, node, priors), predict(entry, node, fitted)};
     if (check.fitted_seconds <= 0) continue;
     calibration.checks.push_back(std::move(check));
@@ -283,8 +287,11 @@ std::string to_json_text(const GpuCalibration& calibration) {
   }
   json checks = json::array();
   for (const GpuPassCheck& check : calibration.checks)
-    checks.push_back({{"descriptor", check.descriptor}, {"pass", check.pass}, {"batch", check.batch},
-                      {"measured_seconds", check.measured_seconds}, {"prior_seconds", check.prior_seconds},
+    checks.push_back({{"descriptor", check.descriptor},
+                      {"pass", check.pass},
+                      {"batch", check.batch},
+                      {"measured_seconds", check.measured_seconds},
+                      {"prior_seconds", check.prior_seconds},
                       {"fitted_seconds", check.fitted_seconds}});
   const json out = {{"schema", gpu_calibration_schema},
                     {"schema_version", gpu_calibration_schema_version},
@@ -332,13 +339,15 @@ Expected<GpuCalibration> gpu_calibration_from_document(const json& document, con
       if (row.contains("kernels_per_pass")) efficiency.kernels_per_pass = json_integer<int>(row.at("kernels_per_pass"));
       if (row.contains("memory_pass_factor"))
         efficiency.memory_pass_factor = row.at("memory_pass_factor").get<std::array<double, 3>>();
-      if (row.contains("fixed_seconds")) efficiency.fixed_seconds = row.at("fixed_seconds").get<std::array<double, 3>>();
+      if (row.contains("fixed_seconds"))
+        efficiency.fixed_seconds = row.at("fixed_seconds").get<std::array<double, 3>>();
       for (double value : efficiency.fixed_seconds)
         if (!std::isfinite(value) || value < 0 || value > 1)
           return bad_input(origin + ": (/efficiencies/classes/" + name + "/fixed_seconds) must be seconds in [0, 1]");
       for (double value : efficiency.memory_pass_factor)
         if (!std::isfinite(value) || value <= 0 || value > 20)
-          return bad_input(origin + ": (/efficiencies/classes/" + name + "/memory_pass_factor) must be numbers in (0, 20]");
+          return bad_input(origin + ": (/efficiencies/classes/" + name +
+                           "/memory_pass_factor) must be numbers in (0, 20]");
       for (GpuPrecision precision : {GpuPrecision::tf32, GpuPrecision::bf16, GpuPrecision::fp16}) {
         const std::string key = gpu_precision_name(precision);
         if (!row.contains("compute_by_precision") || !row.at("compute_by_precision").contains(key)) continue;
@@ -379,9 +388,9 @@ Expected<GpuCalibration> gpu_calibration_from_document(const json& document, con
         return bad_input(origin + ": (/efficiencies/measured_precisions) must name fp32, tf32, bf16 or fp16");
     if (document.contains("checks"))  // the passes measured: what a prediction's measured share counts
       for (const json& item : document.at("checks")) {
-        GpuPassCheck check{item.at("descriptor").get<std::string>(), item.at("pass").get<std::string>(),
+        GpuPassCheck check{item.at("descriptor").get<std::string>(),     item.at("pass").get<std::string>(),
                            json_integer<std::int64_t>(item.at("batch")), item.at("measured_seconds").get<double>(),
-                           item.at("prior_seconds").get<double>(), item.at("fitted_seconds").get<double>()};
+                           item.at("prior_seconds").get<double>(),       item.at("fitted_seconds").get<double>()};
         e.measured_passes.insert(gpu_pass_key(check.descriptor, check.pass, check.batch));
         calibration.checks.push_back(std::move(check));
       }
@@ -421,16 +430,16 @@ Expected<GpuEfficiencies> reference_gpu_efficiencies(const char* reference_text)
 std::string gpu_calibration_text(const GpuCalibration& calibration) {
   std::ostringstream out;
   const GpuEfficiencies& e = calibration.efficiencies;
-  out << "GPU calibration of " << calibration.machine << " (" << calibration.backend_version << "): "
-      << calibration.checks.size() << " layer passes\n";
+  out << "GPU calibration of " << calibration.machine << " (" << calibration.backend_version
+      << "): " << calibration.checks.size() << " layer passes\n";
   out << "  class                 forward  bwd-data  bwd-weights  memory\n";
   for (int kernel_class = 0; kernel_class < gpu_kernel_class_count; ++kernel_class) {
     std::string name = gpu_kernel_class_name(static_cast<GpuKernelClass>(kernel_class));
     if (name == "view") continue;
     name.resize(std::max<std::size_t>(name.size(), 20), ' ');
     const GpuClassEfficiency& c = e.classes[kernel_class];
-    out << "  " << name << "  " << format_fixed(c.compute[0], 2) << "     " << format_fixed(c.compute[1], 2)
-        << "      " << format_fixed(c.compute[2], 2) << "         " << format_fixed(c.memory, 2) << "\n";
+    out << "  " << name << "  " << format_fixed(c.compute[0], 2) << "     " << format_fixed(c.compute[1], 2) << "      "
+        << format_fixed(c.compute[2], 2) << "         " << format_fixed(c.memory, 2) << "\n";
     // The shares of a tensor precision's own peak, for the classes that run on it.
     for (GpuPrecision precision : {GpuPrecision::tf32, GpuPrecision::bf16}) {
       if (!uses_precision_peak(static_cast<GpuKernelClass>(kernel_class), precision)) continue;
@@ -442,8 +451,8 @@ std::string gpu_calibration_text(const GpuCalibration& calibration) {
     }
   }
   out << "  host dispatch per op " << format_fixed(e.dispatch_seconds_per_op * 1e6, 1) << " us\n";
-  out << "  per-pass median |error|: priors " << format_fixed(100 * calibration.prior_median_error, 1)
-      << "%, fitted " << format_fixed(100 * calibration.fitted_median_error, 1) << "%\n";
+  out << "  per-pass median |error|: priors " << format_fixed(100 * calibration.prior_median_error, 1) << "%, fitted "
+      << format_fixed(100 * calibration.fitted_median_error, 1) << "%\n";
   out << "  per-pass median |error| held out (fit on half, checked on the other half): "
       << format_fixed(100 * calibration.held_out_median_error, 1) << "%\n";
   out << "  band log-sd " << format_fixed(e.log_sd, 3) << " (from the held-out residuals)\n";

@@ -37,7 +37,7 @@ struct GpuCalibration {
   std::string backend_version;  // "libtorch 2.11.0"
   GpuEfficiencies efficiencies;
   std::vector<GpuPassCheck> checks;
-  double prior_median_error = 0;   // median |predicted / measured - 1| over the checks
+  double prior_median_error = 0;  // median |predicted / measured - 1| over the checks
   double fitted_median_error = 0;
   double held_out_median_error = 0;  // fitted on half the records, checked on the other half
 };

@@ -27,8 +27,8 @@ GpuAllReduce faster_of_ring_and_tree(double bytes, int ranks, const LinkModel& l
 
 }  // namespace
 
-GpuAllReduce gpu_allreduce(double bytes, int gpus_per_node, int nodes, const LinkModel& intra,
-                           const LinkModel& fabric, int fabric_links) {
+GpuAllReduce gpu_allreduce(double bytes, int gpus_per_node, int nodes, const LinkModel& intra, const LinkModel& fabric,
+                           int fabric_links) {
   if (bytes <= 0 || gpus_per_node * nodes <= 1) return {0, "none"};
   if (nodes == 1) return faster_of_ring_and_tree(bytes, gpus_per_node, intra);
   // Reduce-scatter and all-gather inside the node: each half of a ring all-reduce.

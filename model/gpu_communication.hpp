@@ -27,8 +27,8 @@ struct GpuAllReduce {
 // All-reduce of `bytes` over `gpus_per_node` GPUs on each of `nodes` nodes. Inside a node the
 // GPUs talk over `intra`; across nodes each GPU's shard goes over the fabric, the node's GPUs
 // sharing its `fabric_links` ports. NCCL's choice between ring and tree is the faster of the two.
-GpuAllReduce gpu_allreduce(double bytes, int gpus_per_node, int nodes, const LinkModel& intra,
-                           const LinkModel& fabric, int fabric_links);
+GpuAllReduce gpu_allreduce(double bytes, int gpus_per_node, int nodes, const LinkModel& intra, const LinkModel& fabric,
+                           int fabric_links);
 
 // One layer's share of the backward pass, in the order the backward runs (last layer first).
 struct BackwardStep {

@@ -80,18 +80,22 @@ const GenerationRow generation_rows[] = {
     // K80/P100 ratio, the range their lowest and highest. Kepler has half Maxwell's and Pascal's
     // registers and shared memory per FP32 lane, so its SGEMM-like kernels keep fewer operands
     // on chip (NVIDIA's Kepler GK110/GK210 and Pascal GP100 whitepapers).
-    {"kepler", {0.625, 0.54, 0.65,
-                "TensorFlow's published benchmarks (2017, cuDNN 5.1): one K80 die against one P100 on ResNet-50, "
-                "ResNet-152 and Inception-v3 at batch 32, with the K80 at its sustained clock"}},
+    {"kepler",
+     {0.625, 0.54, 0.65,
+      "TensorFlow's published benchmarks (2017, cuDNN 5.1): one K80 die against one P100 on ResNet-50, "
+      "ResNet-152 and Inception-v3 at batch 32, with the K80 at its sustained clock"}},
 };
 
 const ClassRow& row(GpuKernelClass kernel_class) { return class_rows[static_cast<int>(kernel_class)]; }
 
 int pass_slot(workloads::Pass pass) {
   switch (pass) {
-    case workloads::Pass::forward: return 0;
-    case workloads::Pass::backward_data: return 1;
-    case workloads::Pass::backward_weights: return 2;
+    case workloads::Pass::forward:
+      return 0;
+    case workloads::Pass::backward_data:
+      return 1;
+    case workloads::Pass::backward_weights:
+      return 2;
   }
   return 0;
 }
@@ -117,17 +121,24 @@ GpuKernelClass gpu_kernel_class(const workloads::LayerSpec& spec) {
       return spec.stride_h > 1 || spec.stride_w > 1 ? GpuKernelClass::convolution_pointwise_strided
                                                     : GpuKernelClass::convolution_pointwise;
     }
-    case LayerKind::inner_product: return GpuKernelClass::matmul;
-    case LayerKind::batch_norm: return GpuKernelClass::normalization;
+    case LayerKind::inner_product:
+      return GpuKernelClass::matmul;
+    case LayerKind::batch_norm:
+      return GpuKernelClass::normalization;
     case LayerKind::eltwise:
     case LayerKind::add:
-    case LayerKind::dropout: return GpuKernelClass::elementwise;
+    case LayerKind::dropout:
+      return GpuKernelClass::elementwise;
     case LayerKind::pooling:
-    case LayerKind::adaptive_avg_pool: return GpuKernelClass::pooling;
-    case LayerKind::concat: return GpuKernelClass::data_movement;
-    case LayerKind::softmax_cross_entropy: return GpuKernelClass::loss;
+    case LayerKind::adaptive_avg_pool:
+      return GpuKernelClass::pooling;
+    case LayerKind::concat:
+      return GpuKernelClass::data_movement;
+    case LayerKind::softmax_cross_entropy:
+      return GpuKernelClass::loss;
     case LayerKind::input:
-    case LayerKind::flatten: return GpuKernelClass::view;
+    case LayerKind::flatten:
+      return GpuKernelClass::view;
   }
   return GpuKernelClass::view;
 }
@@ -140,9 +151,12 @@ bool uses_precision_peak(GpuKernelClass kernel_class, GpuPrecision precision) {
     case GpuKernelClass::convolution_thin:
     case GpuKernelClass::convolution_grouped:
     case GpuKernelClass::convolution_pointwise:
-    case GpuKernelClass::convolution_pointwise_strided: return precision != GpuPrecision::fp32;
-    case GpuKernelClass::matmul: return is_mixed_precision(precision);
-    default: return false;
+    case GpuKernelClass::convolution_pointwise_strided:
+      return precision != GpuPrecision::fp32;
+    case GpuKernelClass::matmul:
+      return is_mixed_precision(precision);
+    default:
+      return false;
   }
 }
 
@@ -187,7 +201,8 @@ GpuEfficiencies gpu_efficiency_priors() {
   efficiencies.framework_memory_bytes = 1.0 * 1024 * 1024 * 1024;
   // Efficiencies from other studies' kernels, not this machine's: wider than a fitted model's.
   efficiencies.log_sd = 0.30;
-  efficiencies.source = "priors (no GPU reference calibration measured yet; model/gpu_layer_time.cpp names their sources)";
+  efficiencies.source =
+      "priors (no GPU reference calibration measured yet; model/gpu_layer_time.cpp names their sources)";
   return efficiencies;
 }
 
@@ -235,8 +250,7 @@ GpuPassTime gpu_pass_time(const workloads::LayerSpec& spec, workloads::Pass pass
   // tensors add cuDNN's transposes to and from NHWC, about one more pass over the data.
   double bytes = static_cast<double>(cost.bytes) * activation_bytes_ratio(precision);
   const bool convolution = uses_precision_peak(kernel_class, GpuPrecision::tf32);
-  if (convolution && is_mixed_precision(precision) && numerics.memory_format == GpuMemoryFormat::contiguous)
-    bytes *= 2;
+  if (convolution && is_mixed_precision(precision) && numerics.memory_format == GpuMemoryFormat::contiguous) bytes *= 2;
   double memory_rate = node.memory_bandwidth * efficiency.memory * efficiency.memory_pass_factor[pass_slot(pass)];
   if (kernel_class == GpuKernelClass::normalization && !numerics.isolated) {
     const GpuClassEfficiency& streaming = efficiencies.classes[static_cast<int>(GpuKernelClass::elementwise)];
@@ -248,8 +262,8 @@ GpuPassTime gpu_pass_time(const workloads::LayerSpec& spec, workloads::Pass pass
     memory_rate /= native_normalization_slowdown(spec.input.channels, node.multiprocessors, pass);
   time.memory_seconds = bytes / (memory_rate * time.utilisation);
   const double kernels = efficiency.kernels_per_pass;
-  const double on_gpu = std::max(time.compute_seconds, time.memory_seconds) + efficiency.fixed_seconds[pass_slot(pass)] +
-                        kernels * efficiencies.kernel_gap_seconds;
+  const double on_gpu = std::max(time.compute_seconds, time.memory_seconds) +
+                        efficiency.fixed_seconds[pass_slot(pass)] + kernels * efficiencies.kernel_gap_seconds;
   const double on_host = kernels * efficiencies.dispatch_seconds_per_op;
   time.seconds = std::max(on_gpu, on_host);
   time.overhead_seconds = time.seconds - std::max(time.compute_seconds, time.memory_seconds);

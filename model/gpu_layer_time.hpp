@@ -26,19 +26,19 @@ namespace dnntune::model {
 
 // Kernels that reach similar fractions of a GPU's peaks (cuDNN / cuBLAS / PyTorch's own).
 enum class GpuKernelClass {
-  convolution,          // dense convolution, cuDNN (implicit GEMM, Winograd, FFT)
-  convolution_thin,     // few input channels per group (< 16: the first 7x7 on the image)
-  convolution_grouped,  // grouped and depth-wise: little reuse, close to memory-bound
-  matmul,               // inner product (cuBLAS GEMM)
-  normalization,        // batch norm: statistics, then normalise (reads its input twice)
-  elementwise,          // ReLU, add, dropout: one streaming pass
-  pooling,              // max, average and adaptive pooling
-  data_movement,        // concat: copies
-  loss,                 // softmax + cross-entropy: a few small reductions
-  view,                 // flatten: no kernel at all
-  convolution_pointwise,  // dense 1x1: a GEMM over the pixels, less reuse than a 3x3 (no Winograd)
+  convolution,                    // dense convolution, cuDNN (implicit GEMM, Winograd, FFT)
+  convolution_thin,               // few input channels per group (< 16: the first 7x7 on the image)
+  convolution_grouped,            // grouped and depth-wise: little reuse, close to memory-bound
+  matmul,                         // inner product (cuBLAS GEMM)
+  normalization,                  // batch norm: statistics, then normalise (reads its input twice)
+  elementwise,                    // ReLU, add, dropout: one streaming pass
+  pooling,                        // max, average and adaptive pooling
+  data_movement,                  // concat: copies
+  loss,                           // softmax + cross-entropy: a few small reductions
+  view,                           // flatten: no kernel at all
+  convolution_pointwise,          // dense 1x1: a GEMM over the pixels, less reuse than a 3x3 (no Winograd)
   convolution_pointwise_strided,  // dense 1x1 with a stride (ResNet's downsampling shortcut): not a GEMM over
-                                 // the input's pixels, cuDNN gathers every other one
+                                  // the input's pixels, cuDNN gathers every other one
   count_
 };
 constexpr int gpu_kernel_class_count = static_cast<int>(GpuKernelClass::count_);
@@ -113,13 +113,13 @@ double native_normalization_slowdown(std::int64_t channels, int multiprocessors,
 
 struct GpuEfficiencies {
   std::array<GpuClassEfficiency, gpu_kernel_class_count> classes{};
-  double kernel_gap_seconds = 0;       // GPU: idle between two back-to-back kernels
-  double dispatch_seconds_per_op = 0;  // host: an eager framework issuing one op (forward or autograd)
-  double half_fill_threads_per_sm = 0; // parallel output elements per SM at which a kernel reaches half speed
-  double framework_memory_bytes = 0;   // CUDA context, cuDNN/cuBLAS handles and workspaces, allocator slack
-  double log_sd = 0;                   // the band's log-standard deviation for predictions resting on these
-  std::string source;                  // "priors (...)" or the calibration they were fitted in
-  std::string measured_on;             // the GPU profile a calibration was measured on ("" for the priors)
+  double kernel_gap_seconds = 0;                 // GPU: idle between two back-to-back kernels
+  double dispatch_seconds_per_op = 0;            // host: an eager framework issuing one op (forward or autograd)
+  double half_fill_threads_per_sm = 0;           // parallel output elements per SM at which a kernel reaches half speed
+  double framework_memory_bytes = 0;             // CUDA context, cuDNN/cuBLAS handles and workspaces, allocator slack
+  double log_sd = 0;                             // the band's log-standard deviation for predictions resting on these
+  std::string source;                            // "priors (...)" or the calibration they were fitted in
+  std::string measured_on;                       // the GPU profile a calibration was measured on ("" for the priors)
   std::vector<std::string> measured_precisions;  // the precisions its micro-runs ran in
   // The layer passes its micro-runs timed (gpu_pass_key: shape, pass and batch): what share of a
   // prediction's layer time rests on this GPU's own passes (none for the priors).
@@ -136,9 +136,9 @@ struct GpuPassTime {
   double seconds = 0;          // what the pass adds to the iteration
   double compute_seconds = 0;  // roofline terms at the utilisation reached
   double memory_seconds = 0;
-  double overhead_seconds = 0; // kernel gaps, or the host's dispatch when that is longer
-  double utilisation = 1;      // of the chip, by the parallel work of the layer
-  std::string limit;           // "compute", "memory" or "overhead"
+  double overhead_seconds = 0;           // kernel gaps, or the host's dispatch when that is longer
+  double utilisation = 1;                // of the chip, by the parallel work of the layer
+  std::string limit;                     // "compute", "memory" or "overhead"
   ConvolutionAlgorithmChoice algorithm;  // what cuDNN runs (implicit GEMM unless a dense convolution saves)
 };
 

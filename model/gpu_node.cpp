@@ -5,10 +5,14 @@ namespace dnntune::model {
 
 std::optional<double> gpu_peak_flops(const GpuNode& node, GpuPrecision precision) {
   switch (precision) {
-    case GpuPrecision::tf32: return node.tf32_flops;
-    case GpuPrecision::bf16: return node.bf16_flops;
-    case GpuPrecision::fp16: return node.fp16_flops;
-    default: return node.fp32_flops;
+    case GpuPrecision::tf32:
+      return node.tf32_flops;
+    case GpuPrecision::bf16:
+      return node.bf16_flops;
+    case GpuPrecision::fp16:
+      return node.fp16_flops;
+    default:
+      return node.fp32_flops;
   }
 }
 

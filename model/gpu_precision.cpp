@@ -34,37 +34,41 @@ bool is_mixed_precision(GpuPrecision precision) {
 
 double activation_bytes_ratio(GpuPrecision precision) { return is_mixed_precision(precision) ? 0.5 : 1.0; }
 
-std::vector<std::string> gpu_script_settings(GpuPrecision precision, GpuMemoryFormat memory_format,
-                                             bool gpu_has_tf32) {
+std::vector<std::string> gpu_script_settings(GpuPrecision precision, GpuMemoryFormat memory_format, bool gpu_has_tf32) {
   std::vector<std::string> lines;
   switch (precision) {
     case GpuPrecision::fp32:
       if (gpu_has_tf32)
-        lines.push_back("torch.backends.cudnn.allow_tf32 = False; torch.backends.cuda.matmul.allow_tf32 = False  "
-                        "(strict fp32: no TF32 tensor cores anywhere)");
+        lines.push_back(
+            "torch.backends.cudnn.allow_tf32 = False; torch.backends.cuda.matmul.allow_tf32 = False  "
+            "(strict fp32: no TF32 tensor cores anywhere)");
       else
         lines.push_back("nothing for the math: fp32 is PyTorch's default here (no autocast)");
       break;
     case GpuPrecision::tf32:
       // The model (and dnntune's trainers) run matmul in fp32 under tf32: PyTorch's default since 1.12.
-      lines.push_back("torch.backends.cudnn.allow_tf32 = True; torch.backends.cuda.matmul.allow_tf32 = False  "
-                      "(PyTorch's defaults: convolutions on TF32 tensor cores, the classifier's matmul in fp32, "
-                      "as predicted)");
+      lines.push_back(
+          "torch.backends.cudnn.allow_tf32 = True; torch.backends.cuda.matmul.allow_tf32 = False  "
+          "(PyTorch's defaults: convolutions on TF32 tensor cores, the classifier's matmul in fp32, "
+          "as predicted)");
       break;
     case GpuPrecision::bf16:
       lines.push_back("with torch.autocast('cuda', dtype=torch.bfloat16): forward and loss (no GradScaler needed)");
       break;
     case GpuPrecision::fp16:
       lines.push_back("with torch.autocast('cuda', dtype=torch.float16): forward and loss");
-      lines.push_back("scaler = torch.cuda.amp.GradScaler(): scaler.scale(loss).backward(); scaler.step(optimizer); "
-                      "scaler.update()  (fp16 needs a GradScaler: small gradients underflow)");
+      lines.push_back(
+          "scaler = torch.cuda.amp.GradScaler(): scaler.scale(loss).backward(); scaler.step(optimizer); "
+          "scaler.update()  (fp16 needs a GradScaler: small gradients underflow)");
       break;
-    case GpuPrecision::count_: break;
+    case GpuPrecision::count_:
+      break;
   }
   lines.push_back("torch.backends.cudnn.benchmark = True  (cuDNN picks its fastest algorithm per shape)");
   if (memory_format == GpuMemoryFormat::channels_last)
-    lines.push_back("model = model.to(memory_format=torch.channels_last); "
-                    "images = images.to(memory_format=torch.channels_last)");
+    lines.push_back(
+        "model = model.to(memory_format=torch.channels_last); "
+        "images = images.to(memory_format=torch.channels_last)");
   return lines;
 }
 

@@ -17,7 +17,7 @@ enum class GpuPrecision { fp32, tf32, bf16, fp16, count_ };
 constexpr int gpu_precision_count = static_cast<int>(GpuPrecision::count_);
 enum class GpuMemoryFormat { contiguous, channels_last };
 
-std::string gpu_precision_name(GpuPrecision precision);          // "fp32", "tf32", "bf16", "fp16"
+std::string gpu_precision_name(GpuPrecision precision);             // "fp32", "tf32", "bf16", "fp16"
 std::string gpu_memory_format_name(GpuMemoryFormat memory_format);  // "contiguous", "channels_last"
 // bad_input naming the choices for anything else.
 Expected<GpuPrecision> parse_gpu_precision(const std::string& text);

@@ -64,16 +64,17 @@ void set_confidence(GpuPrediction& prediction, const GpuEfficiencies& efficienci
   // Passes timed on another GPU or in another precision are not this answer's.
   if (efficiencies.measured_on != node.name || !precision_measured) prediction.measured_fraction = 0;
   if (efficiencies.measured_on == node.name) {
-    const std::string share = format_fixed(100 * prediction.measured_fraction, 0) +
-                              "% of its layer time from micro-runs at this batch";
+    const std::string share =
+        format_fixed(100 * prediction.measured_fraction, 0) + "% of its layer time from micro-runs at this batch";
     // The CPU rule (model/predictor.cpp): half the layer time timed is "partly measured"; "measured"
     // needs a real step, which no GPU calibration holds.
-    prediction.confidence = precision_measured && prediction.measured_fraction >= 0.5 ? "partly measured" : "calibrated";
+    prediction.confidence =
+        precision_measured && prediction.measured_fraction >= 0.5 ? "partly measured" : "calibrated";
     prediction.confidence_reason =
-        precision_measured ? "efficiencies fitted to layer passes measured on this GPU in " + name + "; " + share +
-                                 " (band: the fit's held-out residuals; no whole step checked it)"
-                           : "measured on this GPU in another precision; " + name +
-                                 " carried over by its peak (band widened)";
+        precision_measured
+            ? "efficiencies fitted to layer passes measured on this GPU in " + name + "; " + share +
+                  " (band: the fit's held-out residuals; no whole step checked it)"
+            : "measured on this GPU in another precision; " + name + " carried over by its peak (band widened)";
     // A precision without micro-runs rests on the peak ratio: a wider band.
     if (!precision_measured) log_sd = std::hypot(log_sd, carried_over_log_sd);
     return;
@@ -100,12 +101,11 @@ void widen_for_priors(GpuPrediction& prediction, const GpuNode& node, double alg
   if (const GenerationEfficiency generation = cudnn_generation_efficiency(node.architecture);
       generation.high > generation.low) {
     log_sd = std::hypot(log_sd, std::log(generation.high / generation.low) / (2 * z_90_percent));
-    prediction.assumptions.push_back("cuDNN on " + node.architecture + " reaches " +
-                                     std::to_string(static_cast<int>(std::lround(100 * generation.value))) +
-                                     "% of the priors' share of peak (range " +
-                                     std::to_string(static_cast<int>(std::lround(100 * generation.low))) + "-" +
-                                     std::to_string(static_cast<int>(std::lround(100 * generation.high))) +
-                                     "%): " + generation.source);
+    prediction.assumptions.push_back(
+        "cuDNN on " + node.architecture + " reaches " +
+        std::to_string(static_cast<int>(std::lround(100 * generation.value))) +
+        "% of the priors' share of peak (range " + std::to_string(static_cast<int>(std::lround(100 * generation.low))) +
+        "-" + std::to_string(static_cast<int>(std::lround(100 * generation.high))) + "%): " + generation.source);
   }
 }
 
@@ -134,33 +134,38 @@ Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const Gpu
   prediction.memory_bytes_available = node.memory_bytes;
   if (prediction.memory_bytes_needed > node.memory_bytes)
     return bad_input(network.name + " at batch " + std::to_string(batch) + " in " +
-                     gpu_precision_name(numerics.precision) + " needs " +
-                     gigabytes(prediction.memory_bytes_needed) + " per GPU (activations, weights, gradients, "
-                     "momentum, framework); a " + node.name + " has " + gigabytes(node.memory_bytes));
+                     gpu_precision_name(numerics.precision) + " needs " + gigabytes(prediction.memory_bytes_needed) +
+                     " per GPU (activations, weights, gradients, "
+                     "momentum, framework); a " +
+                     node.name + " has " + gigabytes(node.memory_bytes));
 
   GpuIterationTerms& terms = prediction.terms;
   double measured_seconds = 0;  // of the layer passes this GPU's micro-runs timed
   std::vector<BackwardStep> backward_order;
   backward_order.reserve(network.layers.size());
   const auto add_by_limit = [&terms](const GpuPassTime& time) {
-    if (time.limit == "compute") terms.compute_bound += time.seconds;
-    else if (time.limit == "memory") terms.memory_bound += time.seconds;
-    else if (time.limit == "overhead") terms.overhead_bound += time.seconds;
+    if (time.limit == "compute")
+      terms.compute_bound += time.seconds;
+    else if (time.limit == "memory")
+      terms.memory_bound += time.seconds;
+    else if (time.limit == "overhead")
+      terms.overhead_bound += time.seconds;
   };
   double algorithm_seconds = 0, algorithm_log_range_seconds = 0;  // passes a Winograd or FFT prior speeds up
   for (const workloads::Layer& layer : network.layers) {
     const workloads::LayerCost layer_cost = workloads::layer_cost(layer, batch);
     const GpuPassTime forward =
         gpu_pass_time(layer.spec, workloads::Pass::forward, layer_cost.forward, batch, node, efficiencies, numerics);
-    const GpuPassTime backward_data =
-        gpu_pass_time(layer.spec, workloads::Pass::backward_data, layer_cost.backward_data, batch, node, efficiencies, numerics);
-    const GpuPassTime backward_weights = gpu_pass_time(layer.spec, workloads::Pass::backward_weights,
-                                                       layer_cost.backward_weights, batch, node, efficiencies, numerics);
+    const GpuPassTime backward_data = gpu_pass_time(layer.spec, workloads::Pass::backward_data,
+                                                    layer_cost.backward_data, batch, node, efficiencies, numerics);
+    const GpuPassTime backward_weights =
+        gpu_pass_time(layer.spec, workloads::Pass::backward_weights, layer_cost.backward_weights, batch, node,
+                      efficiencies, numerics);
     terms.forward += forward.seconds;
     terms.backward += backward_data.seconds + backward_weights.seconds;
-    for (const auto& [pass, time] : {std::pair{workloads::Pass::forward, &forward},
-                                     std::pair{workloads::Pass::backward_data, &backward_data},
-                                     std::pair{workloads::Pass::backward_weights, &backward_weights}})
+    for (const auto& [pass, time] :
+         {std::pair{workloads::Pass::forward, &forward}, std::pair{workloads::Pass::backward_data, &backward_data},
+          std::pair{workloads::Pass::backward_weights, &backward_weights}})
       if (efficiencies.measured_passes.count(gpu_pass_key(layer.descriptor, workloads::pass_name(pass), batch)))
         measured_seconds += time->seconds;
     for (const GpuPassTime* time : {&forward, &backward_data, &backward_weights}) {
@@ -178,8 +183,8 @@ Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const Gpu
   // Gradient sums: one add kernel per tensor with several readers; spread over the backward.
   terms.gradient_sums = gpu_streaming_seconds(cost->gradient_sums, 0, node, efficiencies);
   // The optimizer: PyTorch's multi-tensor (foreach) SGD, a few launches for all parameters.
-  terms.optimizer = gpu_streaming_seconds(
-      {cost->optimizer_update_flops, 0, cost->optimizer_update_bytes}, 4, node, efficiencies);
+  terms.optimizer =
+      gpu_streaming_seconds({cost->optimizer_update_flops, 0, cost->optimizer_update_bytes}, 4, node, efficiencies);
 
   const int gpus = configuration.gpus_per_node, nodes = configuration.nodes;
   std::string algorithm = "none";
@@ -194,8 +199,8 @@ Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const Gpu
   prediction.buckets = gpus * nodes > 1 ? overlap.buckets : 0;
   prediction.allreduce_algorithm = algorithm;
 
-  prediction.iteration_seconds = terms.forward + terms.backward + terms.gradient_sums + terms.optimizer +
-                                 terms.exposed_communication;
+  prediction.iteration_seconds =
+      terms.forward + terms.backward + terms.gradient_sums + terms.optimizer + terms.exposed_communication;
   const double images = static_cast<double>(batch) * gpus * nodes;
   prediction.images_per_second = images / prediction.iteration_seconds;
   const double layer_seconds = terms.forward + terms.backward;
@@ -206,10 +211,10 @@ Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const Gpu
   const double half_width = z_90_percent * log_sd;
   // The gate (model/plausibility.hpp): no faster than every GPU at its highest peak allows.
   const double flops = least_step_flops(network, batch);
-  AnswerFigures figures{prediction.iteration_seconds, prediction.images_per_second,
-                        prediction.images_per_second * std::exp(-half_width),
-                        prediction.images_per_second * std::exp(half_width),
-                        flops > 0 ? gpu_highest_peak_flops(node) * gpus * nodes * static_cast<double>(batch) / flops : 0};
+  AnswerFigures figures{
+      prediction.iteration_seconds, prediction.images_per_second, prediction.images_per_second * std::exp(-half_width),
+      prediction.images_per_second * std::exp(half_width),
+      flops > 0 ? gpu_highest_peak_flops(node) * gpus * nodes * static_cast<double>(batch) / flops : 0};
   hold_band_at_roofline(figures);
   prediction.images_per_second_low = figures.band_low;
   prediction.images_per_second_high = figures.band_high;

@@ -43,11 +43,11 @@ std::string describe(const GpuConfiguration& configuration);
 
 struct GpuIterationTerms {
   double forward = 0;
-  double backward = 0;              // backward-data + backward-weights
+  double backward = 0;  // backward-data + backward-weights
   double gradient_sums = 0;
   double optimizer = 0;
-  double communication = 0;         // all buckets' all-reduces
-  double exposed_communication = 0; // what the backward pass did not hide
+  double communication = 0;          // all buckets' all-reduces
+  double exposed_communication = 0;  // what the backward pass did not hide
   // The layer passes by their limit (they add up to forward + backward).
   double compute_bound = 0;
   double memory_bound = 0;
@@ -63,9 +63,9 @@ struct GpuPrediction {
   double images_per_second = 0;      // all GPUs of all nodes
   double images_per_second_low = 0;  // 90% band
   double images_per_second_high = 0;
-  double scaling_efficiency = 1;     // over gpus x nodes single GPUs at the same batch
+  double scaling_efficiency = 1;  // over gpus x nodes single GPUs at the same batch
   GpuIterationTerms terms;
-  double memory_bytes_needed = 0;    // per GPU
+  double memory_bytes_needed = 0;  // per GPU
   double memory_bytes_available = 0;
   std::string allreduce_algorithm;
   int buckets = 0;

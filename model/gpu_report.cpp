@@ -45,7 +45,8 @@ std::string gpu_prediction_text(const GpuPrediction& p) {
         << p.allreduce_algorithm << "), " << format_seconds(t.exposed_communication) << " not hidden\n";
   const double layers = t.compute_bound + t.memory_bound + t.overhead_bound;
   out << "  layer time    compute-bound " << format_percent(t.compute_bound, layers) << ", memory-bound "
-      << format_percent(t.memory_bound, layers) << ", overhead-bound " << format_percent(t.overhead_bound, layers) << "\n";
+      << format_percent(t.memory_bound, layers) << ", overhead-bound " << format_percent(t.overhead_bound, layers)
+      << "\n";
   out << "  memory        " << format_fixed(p.memory_bytes_needed / 1e9, 1) << " GB of "
       << format_fixed(p.memory_bytes_available / 1e9, 1) << " GB per GPU\n";
   if (p.configuration.gpus_per_node * p.configuration.nodes > 1)
@@ -62,37 +63,41 @@ std::string gpu_prediction_text(const GpuPrediction& p) {
 }
 
 nlohmann::json gpu_configuration_json(const GpuConfiguration& c) {
-  return {{"gpus_per_node", c.gpus_per_node}, {"batch_per_gpu", c.batch_per_gpu}, {"nodes", c.nodes},
-          {"fusion_bytes", c.fusion_bytes}, {"fabric", c.fabric}, {"precision", gpu_precision_name(precision_of(c))},
+  return {{"gpus_per_node", c.gpus_per_node},
+          {"batch_per_gpu", c.batch_per_gpu},
+          {"nodes", c.nodes},
+          {"fusion_bytes", c.fusion_bytes},
+          {"fabric", c.fabric},
+          {"precision", gpu_precision_name(precision_of(c))},
           {"memory_format", gpu_memory_format_name(c.memory_format)}};
 }
 
 nlohmann::json gpu_prediction_json(const GpuPrediction& p) {
   const GpuIterationTerms& t = p.terms;
   nlohmann::json out = {{"network", p.network},
-          {"machine", p.machine},
-          {"configuration", gpu_configuration_json(p.configuration)},
-          {"iteration_seconds", p.iteration_seconds},
-          {"measured_fraction", p.measured_fraction},
-          {"scaling_efficiency", p.scaling_efficiency},
-          {"terms_seconds",
-           {{"forward", t.forward},
-            {"backward", t.backward},
-            {"gradient_sums", t.gradient_sums},
-            {"optimizer", t.optimizer},
-            {"communication", t.communication},
-            {"exposed_communication", t.exposed_communication}}},
-          {"layer_time_by_bound_seconds",
-           {{"compute", t.compute_bound}, {"memory", t.memory_bound}, {"overhead", t.overhead_bound}}},
-          {"allreduce", {{"algorithm", p.allreduce_algorithm}, {"buckets", p.buckets}}},
-          {"memory_bytes", {{"needed", p.memory_bytes_needed}, {"available", p.memory_bytes_available}}},
-          {"confidence", p.confidence},
-          {"confidence_reason", p.confidence_reason},
-          {"script_settings",
-           gpu_script_settings(precision_of(p.configuration), p.configuration.memory_format, p.gpu_has_tf32)},
-          {"efficiencies", p.efficiencies_source},
-          {"assumptions", p.assumptions},
-          {"bottleneck", p.bottleneck}};
+                        {"machine", p.machine},
+                        {"configuration", gpu_configuration_json(p.configuration)},
+                        {"iteration_seconds", p.iteration_seconds},
+                        {"measured_fraction", p.measured_fraction},
+                        {"scaling_efficiency", p.scaling_efficiency},
+                        {"terms_seconds",
+                         {{"forward", t.forward},
+                          {"backward", t.backward},
+                          {"gradient_sums", t.gradient_sums},
+                          {"optimizer", t.optimizer},
+                          {"communication", t.communication},
+                          {"exposed_communication", t.exposed_communication}}},
+                        {"layer_time_by_bound_seconds",
+                         {{"compute", t.compute_bound}, {"memory", t.memory_bound}, {"overhead", t.overhead_bound}}},
+                        {"allreduce", {{"algorithm", p.allreduce_algorithm}, {"buckets", p.buckets}}},
+                        {"memory_bytes", {{"needed", p.memory_bytes_needed}, {"available", p.memory_bytes_available}}},
+                        {"confidence", p.confidence},
+                        {"confidence_reason", p.confidence_reason},
+                        {"script_settings", gpu_script_settings(precision_of(p.configuration),
+                                                                p.configuration.memory_format, p.gpu_has_tf32)},
+                        {"efficiencies", p.efficiencies_source},
+                        {"assumptions", p.assumptions},
+                        {"bottleneck", p.bottleneck}};
   put_images_per_second(out, p.images_per_second, p.images_per_second_low, p.images_per_second_high);
   return out;
 }
@@ -125,8 +130,7 @@ std::string gpu_scaling_text(const std::vector<GpuScalingRow>& rows) {
   per_node.nodes = 1;
   per_node.precision.reset();
   out << first.network << " on " << first.machine << " nodes (GPU, " << numerics_text(first.configuration)
-      << "): " << describe(per_node) << " per node, "
-      << first.configuration.fabric << "\n";
+      << "): " << describe(per_node) << " per node, " << first.configuration.fabric << "\n";
   out << "  nodes   images/s (90% band)            speed-up  efficiency  exposed comm\n";
   for (const GpuScalingRow& row : rows) {
     std::string band = format_significant(row.prediction.images_per_second, 3) + " (" +
@@ -135,8 +139,9 @@ std::string gpu_scaling_text(const std::vector<GpuScalingRow>& rows) {
     band.resize(std::max<std::size_t>(band.size(), 31), ' ');
     std::string nodes = std::to_string(row.nodes);
     nodes.resize(std::max<std::size_t>(nodes.size(), 6), ' ');
-    out << "  " << nodes << "  " << band << format_fixed(row.speedup, 2) << "x     " << format_fixed(100 * row.efficiency, 1)
-        << "%      " << format_seconds(row.prediction.terms.exposed_communication) << "\n";
+    out << "  " << nodes << "  " << band << format_fixed(row.speedup, 2) << "x     "
+        << format_fixed(100 * row.efficiency, 1) << "%      "
+        << format_seconds(row.prediction.terms.exposed_communication) << "\n";
   }
   out << "  efficiencies: " << first.efficiencies_source << "\n";
   return out.str();

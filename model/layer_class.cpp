@@ -17,9 +17,12 @@ std::string class_name(LayerClass layer_class) { return std::string(workloads::k
 
 int pass_index(workloads::Pass pass) {
   switch (pass) {
-    case workloads::Pass::forward: return 0;
-    case workloads::Pass::backward_data: return 1;
-    case workloads::Pass::backward_weights: return 2;
+    case workloads::Pass::forward:
+      return 0;
+    case workloads::Pass::backward_data:
+      return 1;
+    case workloads::Pass::backward_weights:
+      return 2;
   }
   return 0;
 }

@@ -41,9 +41,10 @@ LayerTime layer_time(const LayerWork& work, const ExecutionSetting& setting, con
   const double larger = std::max(time.compute_seconds, time.memory_seconds);
   // (a^g + b^g)^(1/g) computed relative to the larger term, so it cannot overflow for large g.
   const double smooth_max =
-      larger <= 0 ? 0
-                  : larger * std::pow(std::pow(time.compute_seconds / larger, g) + std::pow(time.memory_seconds / larger, g),
-                                      1 / g);
+      larger <= 0
+          ? 0
+          : larger *
+                std::pow(std::pow(time.compute_seconds / larger, g) + std::pow(time.memory_seconds / larger, g), 1 / g);
   time.total_seconds = smooth_max + time.overhead_seconds;
   return time;
 }

@@ -24,8 +24,8 @@ double MachineRates::numa_node_bandwidth_gbs(double active_cores) const {
 
 double MachineRates::consecutive_cores_bandwidth_gbs(double active_cores) const {
   if (bandwidth_measured || numa_nodes_per_package <= 1) return package_bandwidth_gbs(active_cores);
-  const int covered = std::clamp(static_cast<int>(std::ceil(active_cores / cores_per_numa_node() - 1e-9)), 1,
-                                 numa_nodes_per_package);
+  const int covered =
+      std::clamp(static_cast<int>(std::ceil(active_cores / cores_per_numa_node() - 1e-9)), 1, numa_nodes_per_package);
   return covered * numa_node_bandwidth_gbs(active_cores / covered);
 }
 
@@ -47,8 +47,9 @@ int numa_nodes_per_package(const records::Topology& topology, int packages, int 
 
 Expected<MachineRates> machine_rates(const records::MachineProfile& profile) {
   if (profile.kind != records::MachineKind::cpu_node)
-    return bad_input(profile.name + ": the CPU cost model needs a CPU node profile (a GPU is answered by the GPU "
-                                    "model: dnntune predict, scale, recommend or compare --machine GPU)");
+    return bad_input(profile.name +
+                     ": the CPU cost model needs a CPU node profile (a GPU is answered by the GPU "
+                     "model: dnntune predict, scale, recommend or compare --machine GPU)");
   MachineRates rates;
   const auto& topology = profile.topology;
   rates.packages = std::max(1, topology.packages);
@@ -57,7 +58,8 @@ Expected<MachineRates> machine_rates(const records::MachineProfile& profile) {
   rates.numa_nodes_per_package = numa_nodes_per_package(topology, rates.packages, rates.cores_per_package);
   const auto& performance = profile.performance;
   if (!performance.peak_fp32_gflops_per_core)
-    return bad_input(profile.name + ": no peak FLOP/s (measured or spec); probe the machine or use a built-in --machine");
+    return bad_input(profile.name +
+                     ": no peak FLOP/s (measured or spec); probe the machine or use a built-in --machine");
   rates.peak_gflops_per_core = performance.peak_fp32_gflops_per_core->value;
 
   // Measured: the triad points that fit in one package (the probe fills packages in order).

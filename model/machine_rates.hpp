@@ -26,7 +26,7 @@ struct MachineRates {
   // NUMA nodes with cores on one package, each with its own memory controllers (EPYC 7551: 4);
   // 1 when the package is one domain or its NUMA nodes do not split its cores evenly.
   int numa_nodes_per_package = 1;
-  bool measured = false;  // true: both figures measured on the machine
+  bool measured = false;            // true: both figures measured on the machine
   bool bandwidth_measured = false;  // the curve is the probe's STREAM triad (on consecutive cores)
   // (active cores on one package, GB/s of the package), increasing in cores.
   std::vector<std::pair<int, double>> package_bandwidth_curve;

@@ -37,8 +37,14 @@ std::vector<MeasuredSetup> measured_setups_from_records(const std::vector<record
         std::isfinite(record.median_seconds) && records::training_runner(record) == records::kPythonTrainer) {
       MeasuredSetup& setup =
           setups[{record.network, record.batch, record.processes, record.threads, record.smt, record.allocator}];
-      setup = {record.network, record.batch, record.processes, record.threads, record.smt, record.allocator,
-               std::move(setup.iteration_seconds), ""};
+      setup = {record.network,
+               record.batch,
+               record.processes,
+               record.threads,
+               record.smt,
+               record.allocator,
+               std::move(setup.iteration_seconds),
+               ""};
       setup.iteration_seconds.push_back(record.median_seconds);
     }
   std::vector<MeasuredSetup> out;
@@ -52,8 +58,8 @@ std::vector<MeasuredSetup> with_recorded_jobs(const std::vector<MeasuredSetup>& 
   const std::string fingerprint = records::fingerprint(machine);
   std::vector<MeasuredSetup> result;
   for (const records::Measurement& job : jobs) {
-    if (job.kind != records::MeasurementKind::job || job.machine_fingerprint != fingerprint ||
-        job.backend != backend || job.nodes != 1 || !(job.median_seconds > 0) || !std::isfinite(job.median_seconds))
+    if (job.kind != records::MeasurementKind::job || job.machine_fingerprint != fingerprint || job.backend != backend ||
+        job.nodes != 1 || !(job.median_seconds > 0) || !std::isfinite(job.median_seconds))
       continue;
     const std::string day = job.timestamp.substr(0, 10);
     MeasuredSetup ran{job.network, job.batch, job.processes, job.threads, job.smt, job.allocator, {}, ""};
@@ -62,9 +68,9 @@ std::vector<MeasuredSetup> with_recorded_jobs(const std::vector<MeasuredSetup>& 
     });
     MeasuredSetup* setup = same != result.end() ? &*same : &result.emplace_back(std::move(ran));
     setup->iteration_seconds.push_back(job.median_seconds);
-    setup->from_jobs = setup->iteration_seconds.size() == 1 ? "a job of yours, " + day
-                                                            : std::to_string(setup->iteration_seconds.size()) +
-                                                                  " jobs of yours, the last " + day;
+    setup->from_jobs = setup->iteration_seconds.size() == 1
+                           ? "a job of yours, " + day
+                           : std::to_string(setup->iteration_seconds.size()) + " jobs of yours, the last " + day;
   }
   for (const MeasuredSetup& setup : setups)
     if (!find_setup(result, setup.network, setup.batch, setup.processes, setup.threads, setup.smt, setup.allocator))
@@ -76,8 +82,8 @@ const MeasuredSetup* find_setup(const std::vector<MeasuredSetup>& setups, const 
                                 std::int64_t batch, int processes, int threads, bool smt,
                                 const std::string& allocator) {
   for (const MeasuredSetup& setup : setups)
-    if (setup.network == network && setup.batch == batch && setup.processes == processes &&
-        setup.threads == threads && setup.smt == smt && setup.allocator == allocator)
+    if (setup.network == network && setup.batch == batch && setup.processes == processes && setup.threads == threads &&
+        setup.smt == smt && setup.allocator == allocator)
       return &setup;
   return nullptr;
 }
@@ -108,10 +114,14 @@ Expected<std::vector<MeasuredSetup>> measured_setups_from_json(const json& in, c
       if (!whole(item.at("batch"), 1, 1 << 20) || !whole(item.at("processes_per_node"), 1, 4096) ||
           !whole(item.at("threads_per_process"), 1, 4096))
         return bad_input(where + ": batch, processes_per_node and threads_per_process must be whole numbers >= 1");
-      MeasuredSetup setup{item.at("network").get<std::string>(), item.at("batch").get<std::int64_t>(),
-                          item.at("processes_per_node").get<int>(), item.at("threads_per_process").get<int>(),
-                          item.at("smt").get<bool>(), item.at("allocator").get<std::string>(),
-                          item.at("iteration_seconds").get<std::vector<double>>(), ""};
+      MeasuredSetup setup{item.at("network").get<std::string>(),
+                          item.at("batch").get<std::int64_t>(),
+                          item.at("processes_per_node").get<int>(),
+                          item.at("threads_per_process").get<int>(),
+                          item.at("smt").get<bool>(),
+                          item.at("allocator").get<std::string>(),
+                          item.at("iteration_seconds").get<std::vector<double>>(),
+                          ""};
       if (setup.network.empty()) return bad_input(where + ": a setup's network is empty");
       if (!valid_allocator_name(setup.allocator))
         return bad_input(where + ": " + setup.network + ": the allocator must be lower-case letters, digits and '-'");

@@ -45,8 +45,7 @@ std::vector<MeasuredSetup> measured_setups_from_records(const std::vector<record
 
 // The setup of `network` at this batch, layout and allocator; null when PyTorch did not time it.
 const MeasuredSetup* find_setup(const std::vector<MeasuredSetup>& setups, const std::string& network,
-                                std::int64_t batch, int processes, int threads, bool smt,
-                                const std::string& allocator);
+                                std::int64_t batch, int processes, int threads, bool smt, const std::string& allocator);
 
 // The setups the user's own training jobs ran (records of kind job: python/dnntune/observe.py) of this
 // machine and backend on one node, each job's median step one run, put before `setups`: a setup a

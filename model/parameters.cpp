@@ -86,8 +86,9 @@ ParameterDescriptor expand(const Field& field, LayerClass layer_class, int pass)
   descriptor.pass = pass;
   descriptor.unit = field.unit;
   ModelParameters located{ModelParameters::AllZero{}};  // any instance: the offset is the same in all
-  descriptor.offset = static_cast<std::size_t>(reinterpret_cast<unsigned char*>(&field.member(located, layer_class, pass)) -
-                                               reinterpret_cast<unsigned char*>(&located));
+  descriptor.offset =
+      static_cast<std::size_t>(reinterpret_cast<unsigned char*>(&field.member(located, layer_class, pass)) -
+                               reinterpret_cast<unsigned char*>(&located));
   descriptor.identifiable = field.identifiable;
   return descriptor;
 }

@@ -20,10 +20,10 @@ namespace dnntune::model {
 struct ClassParameters {
   double efficiency[pass_count] = {};        // fraction of the FMA peak, one core, per pass
   double overhead_seconds[pass_count] = {};  // per call: dispatch, set-up
-  double contention = 0;      // USL s: serial fraction as threads are added
-  double coherency = 0;       // USL c: cross-thread coherency cost (needs >= 3 thread counts)
-  double smt_gain = 0;        // extra throughput from a core's SMT siblings (negative: they hurt)
-  double corun_slowdown = 0;  // compute slow-down per extra co-running process (shared caches)
+  double contention = 0;                     // USL s: serial fraction as threads are added
+  double coherency = 0;                      // USL c: cross-thread coherency cost (needs >= 3 thread counts)
+  double smt_gain = 0;                       // extra throughput from a core's SMT siblings (negative: they hurt)
+  double corun_slowdown = 0;                 // compute slow-down per extra co-running process (shared caches)
 };
 
 struct ModelParameters {

@@ -27,17 +27,17 @@ struct Predictor::IterationTotals {
   double images_per_second = 0;
   double layer_seconds = 0;
   double exactly_measured_seconds = 0;
-  double measured_seconds = 0;              // exactly or scaled from another setting
-  double measurement_variance = 0;          // seconds^2: noise of the medians used
-  double context_corrected_seconds = 0;     // layer passes under a class's context ratio
-  double context_spread_seconds = 0;        // their seconds x the ratio's log spread
+  double measured_seconds = 0;           // exactly or scaled from another setting
+  double measurement_variance = 0;       // seconds^2: noise of the medians used
+  double context_corrected_seconds = 0;  // layer passes under a class's context ratio
+  double context_spread_seconds = 0;     // their seconds x the ratio's log spread
 };
 
 // What one process computes in an iteration: every term but communication. It depends only on
 // the network, the batch and the execution setting, not on nodes, fusion or the scheme, so a
 // scan over those reuses it (Predictor::ComputeMemo).
 struct Predictor::ComputePart {
-  IterationTotals totals;                               // everything but the iteration and images/s
+  IterationTotals totals;                                  // everything but the iteration and images/s
   std::vector<std::pair<double, double>> backward_layers;  // (backward seconds, gradient bytes) per layer
   double gradient_bytes = 0;
 };
@@ -127,14 +127,15 @@ double roofline_images_per_second(const workloads::Network& network, const Train
   const double flops = least_step_flops(network, configuration.batch_per_process);
   const double peak = cpu_peak_flops(machine, machine.topology.cores);
   if (!(flops > 0) || !(peak > 0)) return 0;
-  const double images = static_cast<double>(configuration.batch_per_process) * configuration.processes_per_node *
-                        configuration.nodes;
+  const double images =
+      static_cast<double>(configuration.batch_per_process) * configuration.processes_per_node * configuration.nodes;
   const double compute_seconds = flops * configuration.processes_per_node / peak;
   double link_seconds = 0;
   const int nodes = configuration.nodes;
   if (nodes > 1 && configuration.scheme == CommunicationScheme::allreduce && inter_node.bandwidth_gbs > 0)
     if (auto cost = workloads::network_cost(network, configuration.batch_per_process))
-      link_seconds = 2.0 * (nodes - 1) / nodes * static_cast<double>(cost->gradient_bytes) / (inter_node.bandwidth_gbs * 1e9);
+      link_seconds =
+          2.0 * (nodes - 1) / nodes * static_cast<double>(cost->gradient_bytes) / (inter_node.bandwidth_gbs * 1e9);
   return images / std::max(compute_seconds, link_seconds);
 }
 
@@ -269,14 +270,15 @@ Predictor::ComputePart Predictor::compute_part(const workloads::Network& network
       // setting's anchor miss the glue and the cliff by far (docs/results.md, "The sum of the layers").
       const ContextRatio* context =
           anchor.used ? nullptr : find_context_ratio(calibration_.context_ratios, pass, setting.threads);
-      const double correction = context                                ? context->ratio
+      const double correction = context                            ? context->ratio
                                 : pass == workloads::Pass::forward ? anchor.forward_ratio
                                                                    : anchor.backward_ratio;
       double seconds = modelled.total_seconds;
       // A spec machine has no measured layers: no key to build.
-      const auto found = calibration_.measured_layers.empty()
-                             ? calibration_.measured_layers.end()
-                             : calibration_.measured_layers.find(measured_layer_key(layer.descriptor, work.pass, batch));
+      const auto found =
+          calibration_.measured_layers.empty()
+              ? calibration_.measured_layers.end()
+              : calibration_.measured_layers.find(measured_layer_key(layer.descriptor, work.pass, batch));
       const MeasuredLayer* measured =
           found == calibration_.measured_layers.end()
               ? nullptr
@@ -302,7 +304,8 @@ Predictor::ComputePart Predictor::compute_part(const workloads::Network& network
         seconds *= correction;
         totals.measured_seconds += seconds;
         if (exact) totals.exactly_measured_seconds += seconds;
-        const double median_error = 1.2533 * measured->coefficient_of_variation * seconds / std::sqrt(measured->repetitions);
+        const double median_error =
+            1.2533 * measured->coefficient_of_variation * seconds / std::sqrt(measured->repetitions);
         totals.measurement_variance += median_error * median_error;
       } else {
         seconds *= correction;
@@ -312,16 +315,17 @@ Predictor::ComputePart Predictor::compute_part(const workloads::Network& network
         totals.context_corrected_seconds += seconds;
         totals.context_spread_seconds += seconds * context->log_sd;
       }
-      (pass == workloads::Pass::forward ? terms.forward
+      (pass == workloads::Pass::forward         ? terms.forward
        : pass == workloads::Pass::backward_data ? terms.backward_data
                                                 : terms.backward_weights) += seconds;
       if (pass != workloads::Pass::forward) backward_seconds += seconds;
       const double largest = std::max({modelled.compute_seconds, modelled.memory_seconds, modelled.overhead_seconds});
-      (largest == modelled.compute_seconds ? terms.compute_bound
+      (largest == modelled.compute_seconds  ? terms.compute_bound
        : largest == modelled.memory_seconds ? terms.memory_bound
                                             : terms.overhead_bound) += seconds;
     }
-    backward_layers.emplace_back(backward_seconds, static_cast<double>(layer.parameters * workloads::bytes_per_gradient));
+    backward_layers.emplace_back(backward_seconds,
+                                 static_cast<double>(layer.parameters * workloads::bytes_per_gradient));
   }
 
   // Streaming terms use the element-wise add class: they are the same kind of kernel.
@@ -346,8 +350,8 @@ Predictor::ComputePart Predictor::compute_part(const workloads::Network& network
 Predictor::IterationTotals Predictor::iterate(const workloads::Network& network,
                                               const TrainingConfiguration& configuration, const Placement& placement,
                                               const ModelParameters& parameters) const {
-  const ExecutionSetting setting{configuration.threads_per_process, configuration.smt,
-                                 placement.processes_per_package, placement.packages_spanned};
+  const ExecutionSetting setting{configuration.threads_per_process, configuration.smt, placement.processes_per_package,
+                                 placement.packages_spanned};
   const std::int64_t batch = configuration.batch_per_process;
   std::shared_ptr<const ComputePart> part;
   const bool fitted = &parameters == &calibration_.parameters;
@@ -392,19 +396,16 @@ Predictor::IterationTotals Predictor::iterate(const workloads::Network& network,
   const int ranks = configuration.processes_per_node * configuration.nodes;
   // With every core busy computing, communication progress (MPI copies, reductions) takes its
   // share of the cores while it overlaps the backward pass: one more runnable thread per rank.
-  const bool cores_all_busy =
-      placement.cores_per_process * configuration.processes_per_node >= rates_.cores();
+  const bool cores_all_busy = placement.cores_per_process * configuration.processes_per_node >= rates_.cores();
   const double cpu_share = cores_all_busy ? 1.0 / (configuration.threads_per_process + 1) : 0.0;
   int workers = ranks;
   // A barrier across nodes waits for the slowest node's work (the step spread the anchors measured).
   const double stragglers =
-      configuration.nodes > 1
-          ? straggler_seconds(compute_seconds, node_step_spread(network.name), configuration.nodes)
-          : 0.0;
+      configuration.nodes > 1 ? straggler_seconds(compute_seconds, node_step_spread(network.name), configuration.nodes)
+                              : 0.0;
   if (configuration.scheme == CommunicationScheme::allreduce) {
-    const OverlapResult overlap = simulate_allreduce_overlap(backward_layers, configuration.fusion_bytes,
-                                                             configuration.processes_per_node, configuration.nodes,
-                                                             links);
+    const OverlapResult overlap = simulate_allreduce_overlap(
+        backward_layers, configuration.fusion_bytes, configuration.processes_per_node, configuration.nodes, links);
     terms.communication = overlap.communication;
     terms.exposed_communication = overlap.exposed;
     terms.communication_cpu = overlap.overlapped * cpu_share;
@@ -459,9 +460,8 @@ std::string bottleneck_of(const IterationTerms& terms, double iteration_seconds)
 // The band's share from the anchor that corrects `prediction` (its step, the correction carried
 // to this configuration, how much a run's median moves); sets the prediction's run spread.
 // `allocator_run_spread`: what glibc's defaults add to a run's spread here.
-double anchor_log_variance(Prediction& prediction, const IterationTerms& terms, bool checked,
-                           bool context_corrected, const std::vector<Anchor>& anchors,
-                           double allocator_run_spread) {
+double anchor_log_variance(Prediction& prediction, const IterationTerms& terms, bool checked, bool context_corrected,
+                           const std::vector<Anchor>& anchors, double allocator_run_spread) {
   const Anchor& anchor = prediction.anchor.anchor;
   const double iteration = prediction.iteration_seconds;
   double log_variance = 0;
@@ -487,10 +487,10 @@ double anchor_log_variance(Prediction& prediction, const IterationTerms& terms, 
   // each do. The spread is the anchor's, at least the node's median over its anchors (a few
   // steps can agree by chance), at least what its runs spread when the setting was trained again,
   // at least what the node's processes spread where a setting was (one run shows none of it).
-  const double per_run = std::max({anchor.iteration_coefficient_of_variation, anchor.between_runs_log_sd,
-                                   step_spread(anchors, prediction.network).coefficient_of_variation,
-                                   between_processes_log_sd(anchors, prediction.network), run_to_run_log_sd,
-                                   allocator_run_spread});
+  const double per_run =
+      std::max({anchor.iteration_coefficient_of_variation, anchor.between_runs_log_sd,
+                step_spread(anchors, prediction.network).coefficient_of_variation,
+                between_processes_log_sd(anchors, prediction.network), run_to_run_log_sd, allocator_run_spread});
   prediction.run_spread_log_sd = per_run;
   return log_variance + 2 * per_run * per_run;
 }
@@ -632,7 +632,8 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
     double mean = 0;
     for (double value : logs) mean += value;
     mean /= logs.size();
-    for (double value : logs) log_variance += (value - mean) * (value - mean) / std::max<std::size_t>(1, logs.size() - 1);
+    for (double value : logs)
+      log_variance += (value - mean) * (value - mean) / std::max<std::size_t>(1, logs.size() - 1);
   }
   const double iteration = totals.iteration_seconds;
   log_variance += totals.measurement_variance / (iteration * iteration);
@@ -643,9 +644,9 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
   if (spec_only_) log_variance += spec_transfer_log_sd * spec_transfer_log_sd;
   log_variance += straggler_log_variance(node_step_spread(network.name), totals.terms.stragglers, iteration);
   if (prediction.anchor.used)
-    log_variance += anchor_log_variance(prediction, totals.terms, checked, totals.context_corrected_seconds > 0,
-                                        calibration_.anchors,
-                                        default_allocator_run_spread(network, configuration, iteration));
+    log_variance +=
+        anchor_log_variance(prediction, totals.terms, checked, totals.context_corrected_seconds > 0,
+                            calibration_.anchors, default_allocator_run_spread(network, configuration, iteration));
   // The pass ratios carried here are as uncertain as they spread over the anchors' runs (taken
   // as one error across the passes: they share the step's conditions).
   if (totals.context_corrected_seconds > 0) {
@@ -656,10 +657,10 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
   const double half_width = z_90_percent * std::sqrt(log_variance);
   // The gate (model/plausibility.hpp): the readers refuse unphysical calibrations and profiles; no
   // answer is faster than the nodes' cores at their peak allow, or slower than the floor.
-  AnswerFigures figures{prediction.iteration_seconds, prediction.images_per_second,
-                        prediction.images_per_second * std::exp(-half_width),
-                        prediction.images_per_second * std::exp(half_width),
-                        with_band ? roofline_images_per_second(network, configuration, calibration_.machine, inter_node) : 0};
+  AnswerFigures figures{
+      prediction.iteration_seconds, prediction.images_per_second, prediction.images_per_second * std::exp(-half_width),
+      prediction.images_per_second * std::exp(half_width),
+      with_band ? roofline_images_per_second(network, configuration, calibration_.machine, inter_node) : 0};
   hold_band_at_roofline(figures);
   prediction.images_per_second_low = figures.band_low;
   prediction.images_per_second_high = figures.band_high;

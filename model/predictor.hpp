@@ -36,12 +36,12 @@ struct IterationTerms {
   double forward = 0;
   double backward_data = 0;
   double backward_weights = 0;
-  double gradient_sums = 0;           // summing gradients of tensors read by several layers
-  double optimizer = 0;               // SGD with momentum and weight decay
-  double communication = 0;           // all of it (all-reduce buckets, or PS push + pull)
-  double exposed_communication = 0;   // what the backward pass did not hide
-  double communication_cpu = 0;       // compute slowed by communication running on the same cores
-  double stragglers = 0;              // a barrier waiting for the slowest node (model/stragglers.hpp)
+  double gradient_sums = 0;          // summing gradients of tensors read by several layers
+  double optimizer = 0;              // SGD with momentum and weight decay
+  double communication = 0;          // all of it (all-reduce buckets, or PS push + pull)
+  double exposed_communication = 0;  // what the backward pass did not hide
+  double communication_cpu = 0;      // compute slowed by communication running on the same cores
+  double stragglers = 0;             // a barrier waiting for the slowest node (model/stragglers.hpp)
   // The layer time by its limiting term, to name the bottleneck.
   double compute_bound = 0;
   double memory_bound = 0;
@@ -68,13 +68,13 @@ struct Prediction {
   TrainingConfiguration configuration;
   Placement placement;
   double iteration_seconds = 0;
-  double images_per_second = 0;        // the whole job (workers only, for a parameter server)
-  double images_per_second_low = 0;    // 90% band
+  double images_per_second = 0;      // the whole job (workers only, for a parameter server)
+  double images_per_second_low = 0;  // 90% band
   double images_per_second_high = 0;
-  double scaling_efficiency = 1;       // images/s over nodes x the same configuration on one node;
-                                       // parameter server: per worker, over a worker training alone
+  double scaling_efficiency = 1;  // images/s over nodes x the same configuration on one node;
+                                  // parameter server: per worker, over a worker training alone
   IterationTerms terms;
-  double measured_fraction = 0;        // share of layer time taken from measurements of this batch
+  double measured_fraction = 0;  // share of layer time taken from measurements of this batch
   // "measured" (checked against a real step of this network, batch and setting on one node),
   // "partly measured", "modelled", "spec"
   std::string confidence;
@@ -82,8 +82,8 @@ struct Prediction {
   // The share of the iteration under a layer class's in-network ratio (context_correction.hpp):
   // 0 with an exact anchor, or without module times in the calibration.
   double context_corrected_share = 0;
-  std::string bottleneck;              // the largest term, in words
-  std::string step_spread_source;      // where the straggler term's spread came from (or why none)
+  std::string bottleneck;          // the largest term, in words
+  std::string step_spread_source;  // where the straggler term's spread came from (or why none)
   // How far one real run's median of this setting moves from run to run (log sd), as the band
   // counts it: 0 unless a real step corrects the prediction (and only with the band). With
   // anchor.anchor.runs it says how well the runs behind a "measured" figure pin it down.

@@ -45,12 +45,13 @@ Expected<ReferenceChoice> choose_reference(const std::vector<ReferenceCandidate>
     if (!better) continue;
     best_score = score;
     choice.index = index;
-    choice.why = std::string(same_vendor ? "same vendor (" + vendor + ")" : "another vendor (" +
-                                                                               (their_vendor.empty() ? "unknown" : their_vendor) + ")") +
-                 ", " + (same_isa ? "same vector ISA (" + isa + ")" : "another vector ISA (" + their_isa + ")") + ", " +
-                 (smt == their_smt ? (smt ? "SMT like this machine" : "no SMT like this machine")
-                                   : (their_smt ? "SMT unlike this machine" : "no SMT unlike this machine")) +
-                 ", " + std::to_string(cores) + " cores measured";
+    choice.why =
+        std::string(same_vendor ? "same vendor (" + vendor + ")"
+                                : "another vendor (" + (their_vendor.empty() ? "unknown" : their_vendor) + ")") +
+        ", " + (same_isa ? "same vector ISA (" + isa + ")" : "another vector ISA (" + their_isa + ")") + ", " +
+        (smt == their_smt ? (smt ? "SMT like this machine" : "no SMT like this machine")
+                          : (their_smt ? "SMT unlike this machine" : "no SMT unlike this machine")) +
+        ", " + std::to_string(cores) + " cores measured";
   }
   if (best_score < 0) return bad_input("no " + backend + " reference calibration: give --calibration FILE");
   return choice;

@@ -13,7 +13,7 @@
 namespace dnntune::model {
 
 struct ReferenceCandidate {
-  std::string name;    // "built-in torch", or the file it was read from
+  std::string name;  // "built-in torch", or the file it was read from
   Calibration calibration;
 };
 

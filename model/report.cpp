@@ -30,9 +30,9 @@ std::string anchor_text(const AnchorUse& use) {
   std::string text = "trained " + std::to_string(a.steps) + (a.steps == 1 ? " step" : " steps") +
                      (a.runs > 1 ? " in " + std::to_string(a.runs) + " runs" : std::string()) + " at " +
                      std::to_string(a.processes) + "x" + std::to_string(a.threads) + (a.smt ? " smt" : "") + " b" +
-                     std::to_string(a.batch) + ": " +
-                     format_fixed(measured, 1) + " images/s measured, layers sum to " + format_fixed(layers, 1) + " (" +
-                     (layers >= measured ? "+" : "") + format_fixed(100 * (layers / measured - 1), 0) + "%), ";
+                     std::to_string(a.batch) + ": " + format_fixed(measured, 1) + " images/s measured, layers sum to " +
+                     format_fixed(layers, 1) + " (" + (layers >= measured ? "+" : "") +
+                     format_fixed(100 * (layers / measured - 1), 0) + "%), ";
   return text + (use.exact ? "corrected" : "correction carried over (nearest anchor of this network)");
 }
 
@@ -41,8 +41,8 @@ std::string anchor_text(const AnchorUse& use) {
 std::string images_per_second_text(double value, double low, double high, const std::string& confidence) {
   const std::string band = "90% band " + format_fixed(low, 1) + " - " + format_fixed(high, 1);
   if (band_is_known(low, high)) return format_fixed(value, 1) + "  (" + band + ", " + confidence + ")";
-  return "unknown  (" + band + ", wider than " + format_fixed(widest_band_ratio, 0) +
-         "x: the model does not know; " + confidence + ")";
+  return "unknown  (" + band + ", wider than " + format_fixed(widest_band_ratio, 0) + "x: the model does not know; " +
+         confidence + ")";
 }
 
 void put_images_per_second(nlohmann::json& out, double value, double low, double high) {
@@ -79,11 +79,13 @@ std::string prediction_text(const Prediction& p) {
           << format_percent(seconds, p.iteration_seconds) << ")\n";
   if (t.communication > 0)
     out << "  communication " << format_seconds(t.communication) << " in all, "
-        << format_percent(t.communication - t.exposed_communication, t.communication) << " hidden behind the backward pass\n";
+        << format_percent(t.communication - t.exposed_communication, t.communication)
+        << " hidden behind the backward pass\n";
   if (p.configuration.nodes > 1) out << "  scaling efficiency " << format_fixed(100 * p.scaling_efficiency, 1) << "%\n";
   if (!p.step_spread_source.empty()) out << "  step spread   " << p.step_spread_source << "\n";
   out << "  bottleneck    " << p.bottleneck << "\n";
-  out << "  measured      " << format_fixed(100 * p.measured_fraction, 0) << "% of layer time from this machine's micro-runs\n";
+  out << "  measured      " << format_fixed(100 * p.measured_fraction, 0)
+      << "% of layer time from this machine's micro-runs\n";
   out << "  anchor        " << anchor_text(p.anchor) << "\n";
   if (p.context_corrected_share > 0)
     out << "  context       " << format_fixed(100 * p.context_corrected_share, 0)
@@ -95,57 +97,59 @@ std::string prediction_text(const Prediction& p) {
 nlohmann::json prediction_json(const Prediction& p) {
   const IterationTerms& t = p.terms;
   const TrainingConfiguration& c = p.configuration;
-  nlohmann::json out = {{"network", p.network},
-          {"backend", p.backend},
-          {"machine", p.machine},
-          {"configuration",
-           {{"batch_per_process", c.batch_per_process},
-            {"processes_per_node", c.processes_per_node},
-            {"threads_per_process", c.threads_per_process},
-            {"smt", c.smt},
-            {"nodes", c.nodes},
-            {"scheme", c.scheme == CommunicationScheme::allreduce ? "allreduce" : "parameter-server"},
-            {"parameter_servers", c.parameter_servers},
-            {"asynchronous", c.asynchronous},
-            {"fusion_bytes", c.fusion_bytes},
-            {"fabric", c.fabric}}},
-          {"placement",
-           {{"processes_per_package", p.placement.processes_per_package},
-            {"packages_spanned", p.placement.packages_spanned},
-            {"cores_per_process", p.placement.cores_per_process}}},
-          {"iteration_seconds", p.iteration_seconds},
-          {"scaling_efficiency", p.scaling_efficiency},
-          {"terms_seconds",
-           {{"forward", t.forward},
-            {"backward_data", t.backward_data},
-            {"backward_weights", t.backward_weights},
-            {"gradient_sums", t.gradient_sums},
-            {"optimizer", t.optimizer},
-            {"communication", t.communication},
-            {"exposed_communication", t.exposed_communication},
-            {"communication_cpu", t.communication_cpu},
-            {"stragglers", t.stragglers}}},
-          {"layer_time_by_bound_seconds",
-           {{"compute", t.compute_bound}, {"memory", t.memory_bound}, {"overhead", t.overhead_bound}}},
-          {"measured_fraction", p.measured_fraction},
-          {"confidence", p.confidence},
-          {"anchor", p.anchor.used ? nlohmann::json{{"exact", p.anchor.exact},
-                                                    {"network", p.anchor.anchor.network},
-                                                    {"batch", p.anchor.anchor.batch},
-                                                    {"threads", p.anchor.anchor.threads},
-                                                    {"smt", p.anchor.anchor.smt},
-                                                    {"processes", p.anchor.anchor.processes},
-                                                    {"steps", p.anchor.anchor.steps},
-                                                    {"runs", p.anchor.anchor.runs},
-                                                    {"run_spread_log_sd", p.run_spread_log_sd},
-                                                    {"measured_images_per_second", anchor_images_per_second(p.anchor.anchor)},
-                                                    {"layers_images_per_second", layers_images_per_second(p.anchor.anchor)},
-                                                    {"forward_ratio", p.anchor.forward_ratio},
-                                                    {"backward_ratio", p.anchor.backward_ratio},
-                                                    {"text", anchor_text(p.anchor)}}
-                                   : nlohmann::json(nullptr)},
-          {"context_corrected_share", p.context_corrected_share},
-          {"bottleneck", p.bottleneck}};
+  nlohmann::json out = {
+      {"network", p.network},
+      {"backend", p.backend},
+      {"machine", p.machine},
+      {"configuration",
+       {{"batch_per_process", c.batch_per_process},
+        {"processes_per_node", c.processes_per_node},
+        {"threads_per_process", c.threads_per_process},
+        {"smt", c.smt},
+        {"nodes", c.nodes},
+        {"scheme", c.scheme == CommunicationScheme::allreduce ? "allreduce" : "parameter-server"},
+        {"parameter_servers", c.parameter_servers},
+        {"asynchronous", c.asynchronous},
+        {"fusion_bytes", c.fusion_bytes},
+        {"fabric", c.fabric}}},
+      {"placement",
+       {{"processes_per_package", p.placement.processes_per_package},
+        {"packages_spanned", p.placement.packages_spanned},
+        {"cores_per_process", p.placement.cores_per_process}}},
+      {"iteration_seconds", p.iteration_seconds},
+      {"scaling_efficiency", p.scaling_efficiency},
+      {"terms_seconds",
+       {{"forward", t.forward},
+        {"backward_data", t.backward_data},
+        {"backward_weights", t.backward_weights},
+        {"gradient_sums", t.gradient_sums},
+        {"optimizer", t.optimizer},
+        {"communication", t.communication},
+        {"exposed_communication", t.exposed_communication},
+        {"communication_cpu", t.communication_cpu},
+        {"stragglers", t.stragglers}}},
+      {"layer_time_by_bound_seconds",
+       {{"compute", t.compute_bound}, {"memory", t.memory_bound}, {"overhead", t.overhead_bound}}},
+      {"measured_fraction", p.measured_fraction},
+      {"confidence", p.confidence},
+      {"anchor",
+       p.anchor.used ? nlohmann::json{{"exact", p.anchor.exact},
+                                      {"network", p.anchor.anchor.network},
+                                      {"batch", p.anchor.anchor.batch},
+                                      {"threads", p.anchor.anchor.threads},
+                                      {"smt", p.anchor.anchor.smt},
+                                      {"processes", p.anchor.anchor.processes},
+                                      {"steps", p.anchor.anchor.steps},
+                                      {"runs", p.anchor.anchor.runs},
+                                      {"run_spread_log_sd", p.run_spread_log_sd},
+                                      {"measured_images_per_second", anchor_images_per_second(p.anchor.anchor)},
+                                      {"layers_images_per_second", layers_images_per_second(p.anchor.anchor)},
+                                      {"forward_ratio", p.anchor.forward_ratio},
+                                      {"backward_ratio", p.anchor.backward_ratio},
+                                      {"text", anchor_text(p.anchor)}}
+                     : nlohmann::json(nullptr)},
+      {"context_corrected_share", p.context_corrected_share},
+      {"bottleneck", p.bottleneck}};
   put_images_per_second(out, p.images_per_second, p.images_per_second_low, p.images_per_second_high);
   if (!p.step_spread_source.empty()) out["step_spread"] = p.step_spread_source;
   return out;
@@ -185,7 +189,8 @@ std::string fit_report_text(const Calibration& calibration) {
   }
   out << "    (" << pinned << " parameters pinned: the measurements cannot identify them)\n";
   out << "  intra-node link: " << format_fixed(calibration.links.intra_node.latency_seconds * 1e6, 2) << " us, "
-      << format_fixed(calibration.links.intra_node.bandwidth_gbs, 2) << " GB/s (" << calibration.links.intra_node.source << ")\n";
+      << format_fixed(calibration.links.intra_node.bandwidth_gbs, 2) << " GB/s (" << calibration.links.intra_node.source
+      << ")\n";
   const LinkModel& inter = calibration.links.inter_node;
   out << "  inter-node link: ";
   if (inter.measured)

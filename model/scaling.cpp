@@ -109,7 +109,8 @@ std::string scaling_svg(const std::vector<ScalingRow>& rows, const std::string& 
   const double min_nodes = rows.empty() ? 1 : rows.front().nodes;
   const double x_span = std::max(1e-9, std::log2(max_nodes) - std::log2(min_nodes));
   auto x_of = [&](double nodes) {
-    return rows.size() < 2 ? left + plot_width / 2 : left + plot_width * (std::log2(nodes) - std::log2(min_nodes)) / x_span;
+    return rows.size() < 2 ? left + plot_width / 2
+                           : left + plot_width * (std::log2(nodes) - std::log2(min_nodes)) / x_span;
   };
   const Panel rate{50, 300, std::log10(std::max(1e-9, min_rate)), std::log10(max_rate)};
   // Efficiency in steps of 1, 2, 5, 10 or 20 points, so its labels stay few and round.
@@ -132,7 +133,8 @@ std::string scaling_svg(const std::vector<ScalingRow>& rows, const std::string& 
     const double middle = panel.top + panel.height / 2;
     svg << "<text x=\"18\" y=\"" << middle << "\" text-anchor=\"middle\" transform=\"rotate(-90 18 " << middle << ")\">"
         << xml_escaped(label) << "</text>\n";
-    for (const ScalingRow& row : rows) text(x_of(row.nodes), panel.top + panel.height + 16, "middle", std::to_string(row.nodes));
+    for (const ScalingRow& row : rows)
+      text(x_of(row.nodes), panel.top + panel.height + 16, "middle", std::to_string(row.nodes));
   };
   svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
       << "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
@@ -147,13 +149,15 @@ std::string scaling_svg(const std::vector<ScalingRow>& rows, const std::string& 
       text(left - 6, rate.y(std::log10(value)) + 4, "end", format_significant(value, 1));
     }
   svg << "<polygon fill=\"#9ecae1\" fill-opacity=\"0.5\" stroke=\"none\" points=\"";  // the band: high edge, low edge back
-  for (const ScalingRow& row : rows) svg << x_of(row.nodes) << "," << rate.y(std::log10(row.prediction.images_per_second_high)) << " ";
+  for (const ScalingRow& row : rows)
+    svg << x_of(row.nodes) << "," << rate.y(std::log10(row.prediction.images_per_second_high)) << " ";
   for (auto row = rows.rbegin(); row != rows.rend(); ++row)
     svg << x_of(row->nodes) << "," << rate.y(std::log10(row->prediction.images_per_second_low)) << " ";
   svg << "\"/>\n<polyline fill=\"none\" stroke=\"#999\" stroke-dasharray=\"6,4\" points=\"";
   for (const ScalingRow& row : rows) svg << x_of(row.nodes) << "," << rate.y(std::log10(per_node * row.nodes)) << " ";
   svg << "\"/>\n<polyline fill=\"none\" stroke=\"#08519c\" stroke-width=\"2\" points=\"";
-  for (const ScalingRow& row : rows) svg << x_of(row.nodes) << "," << rate.y(std::log10(row.prediction.images_per_second)) << " ";
+  for (const ScalingRow& row : rows)
+    svg << x_of(row.nodes) << "," << rate.y(std::log10(row.prediction.images_per_second)) << " ";
   svg << "\"/>\n";
   text(left + 10, rate.top + 14, "start", "predicted images/s (90% band shaded)", "fill=\"#08519c\"");
   text(left + 10, rate.top + 30, "start", "ideal: linear in nodes", "fill=\"#777\"");
@@ -170,8 +174,9 @@ std::string scaling_svg(const std::vector<ScalingRow>& rows, const std::string& 
   for (const ScalingRow& row : rows)
     svg << "<circle cx=\"" << x_of(row.nodes) << "\" cy=\"" << efficiency.y(100 * row.efficiency)
         << "\" r=\"3\" fill=\"#08519c\"><title>"
-        << xml_escaped(std::to_string(row.nodes) + " nodes: " + format_significant(row.prediction.images_per_second, 3) +
-                       " images/s (90% band " + format_significant(row.prediction.images_per_second_low, 3) + "-" +
+        << xml_escaped(std::to_string(row.nodes) +
+                       " nodes: " + format_significant(row.prediction.images_per_second, 3) + " images/s (90% band " +
+                       format_significant(row.prediction.images_per_second_low, 3) + "-" +
                        format_significant(row.prediction.images_per_second_high, 3) + "), " +
                        format_significant(100 * row.efficiency, 3) + "% efficiency")
         << "</title></circle>\n";

@@ -10,8 +10,8 @@ namespace {
 
 std::string describe_reference_machine(const records::MachineProfile& machine) {
   return machine.name + " (" + (machine.cpu.model.empty() ? "CPU unknown" : machine.cpu.model) + ", " +
-         std::to_string(machine.topology.cores) + " cores, " +
-         (machine.topology.pus_per_core > 1 ? "SMT" : "no SMT") + ")";
+         std::to_string(machine.topology.cores) + " cores, " + (machine.topology.pus_per_core > 1 ? "SMT" : "no SMT") +
+         ")";
 }
 
 }  // namespace

@@ -16,8 +16,8 @@ struct PriorValue {
 };
 
 struct PriorRule {
-  const char* field;               // the parameter's name within its class, or a global's name
-  std::vector<LayerClass> classes; // empty: a global parameter
+  const char* field;                // the parameter's name within its class, or a global's name
+  std::vector<LayerClass> classes;  // empty: a global parameter
   // Why the reference cannot identify this parameter for `target` ("" when it can).
   std::function<std::string(const Calibration& reference, const records::MachineProfile& target,
                             const ParameterEstimate* estimate)>
@@ -30,8 +30,8 @@ const std::vector<LayerClass> compute_bound_classes = {LayerClass::conv_spatial,
                                                        LayerClass::conv_grouped, LayerClass::conv_native,
                                                        LayerClass::inner_product};
 const std::vector<LayerClass> streaming_classes = {
-    LayerClass::batch_norm,      LayerClass::eltwise,          LayerClass::pooling_max, LayerClass::pooling_average,
-    LayerClass::pooling_adaptive, LayerClass::add,             LayerClass::concat,      LayerClass::loss,
+    LayerClass::batch_norm,       LayerClass::eltwise, LayerClass::pooling_max, LayerClass::pooling_average,
+    LayerClass::pooling_adaptive, LayerClass::add,     LayerClass::concat,      LayerClass::loss,
     LayerClass::reshape};
 
 std::vector<LayerClass> all_classes() {
@@ -43,7 +43,7 @@ std::vector<LayerClass> all_classes() {
 int reference_threads(const Calibration& reference) { return std::max(1, reference.machine.topology.cores); }
 
 std::string no_smt_in_reference(const Calibration& reference, const records::MachineProfile& target,
-                                 const ParameterEstimate* estimate) {
+                                const ParameterEstimate* estimate) {
   if (target.topology.pus_per_core <= 1) return "";
   if (reference.machine.topology.pus_per_core > 1 && estimate && !estimate->pinned) return "";
   return "the reference has no SMT siblings to measure; its fit kept the default";
@@ -66,19 +66,23 @@ constexpr double skylake_8180_contention = 0.013;
 const std::vector<PriorRule>& spec_prior_rules() {
   static const std::vector<PriorRule> rules = {
       {"smt_gain", compute_bound_classes, no_smt_in_reference,
-       [](const records::MachineProfile&) { return PriorValue{0.0, -0.15, 0.10}; },
+       [](const records::MachineProfile&) {
+         return PriorValue{0.0, -0.15, 0.10};
+       },
        "Intel 64 and IA-32 Architectures Optimization Reference Manual: SMT siblings share one core's FMA "
        "units, so a kernel that keeps them busy gains nothing; PyTorch's CPU performance tuning guide: train "
        "on physical cores, not logical ones"},
       {"smt_gain", streaming_classes, no_smt_in_reference,
-       [](const records::MachineProfile&) { return PriorValue{0.10, 0.0, 0.25}; },
+       [](const records::MachineProfile&) {
+         return PriorValue{0.10, 0.0, 0.25};
+       },
        "assumption (no published figure for these kernels): a sibling hides part of the DRAM latency of a "
        "streaming kernel; range 0 to +25%"},
       {"contention", compute_bound_classes, fewer_threads_in_reference,
        [](const records::MachineProfile& target) {
          const double per_core = bandwidth_per_core_gbs(target);
-         const double scaled = per_core > 0 ? skylake_8180_contention * skylake_8180_gbs_per_core / per_core
-                                            : skylake_8180_contention;
+         const double scaled =
+             per_core > 0 ? skylake_8180_contention * skylake_8180_gbs_per_core / per_core : skylake_8180_contention;
          const double value = std::clamp(scaled, 0.004, 0.04);
          return PriorValue{value, value / 2, value * 2};
        },
@@ -92,18 +96,24 @@ const std::vector<PriorRule>& spec_prior_rules() {
                     ? std::string()
                     : "USL coherency needs 3 or more thread counts; the reference fit pinned it at 0";
        },
-       [](const records::MachineProfile&) { return PriorValue{0.0, 0.0, 1e-4}; },
+       [](const records::MachineProfile&) {
+         return PriorValue{0.0, 0.0, 1e-4};
+       },
        "assumption (not measured anywhere dnntune can cite): 0, up to 1e-4, so that 28 threads lose at most "
        "7% to it (28 x 27 x 1e-4)"},
-      {"bandwidth_efficiency", {},
+      {"bandwidth_efficiency",
+       {},
        [](const Calibration&, const records::MachineProfile&, const ParameterEstimate* estimate) {
          if (!estimate) return std::string();
          const ParameterDescriptor& info = parameter_table()[parameter_index("bandwidth_efficiency")];
          const bool at_bound = estimate->value >= info.upper * 0.99 || estimate->value <= info.lower * 1.01;
-         return at_bound ? "the reference fit left it at a bound of its range (" + format_significant(estimate->value, 3) + ")"
+         return at_bound ? "the reference fit left it at a bound of its range (" +
+                               format_significant(estimate->value, 3) + ")"
                          : std::string();
        },
-       [](const records::MachineProfile&) { return PriorValue{1.0, 0.8, 1.2}; },
+       [](const records::MachineProfile&) {
+         return PriorValue{1.0, 0.8, 1.2};
+       },
        "the machine's rates are already a sustained STREAM-triad bandwidth (probed, or 80% of a spec sheet's "
        "DRAM peak: McCalpin's STREAM on 2-socket Xeon and EPYC nodes), so a kernel streaming at the triad's "
        "rate is 1.0; range +-20% (assumption)"},

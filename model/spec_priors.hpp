@@ -20,16 +20,16 @@ namespace dnntune::model {
 
 // One rule applied to a group of parameters (e.g. smt_gain of the compute-bound classes).
 struct AppliedPrior {
-  std::string field;                     // "smt_gain", "contention", "coherency", "bandwidth_efficiency"
-  std::vector<std::string> parameters;   // the full names it set ("conv_spatial.smt_gain", ...)
-  double value = 0;                      // what the answer uses
-  double low = 0, high = 0;              // the range the replicates draw from
-  std::string why_unidentified;          // what the reference could not measure
-  std::string source;                    // where the value comes from
+  std::string field;                    // "smt_gain", "contention", "coherency", "bandwidth_efficiency"
+  std::vector<std::string> parameters;  // the full names it set ("conv_spatial.smt_gain", ...)
+  double value = 0;                     // what the answer uses
+  double low = 0, high = 0;             // the range the replicates draw from
+  std::string why_unidentified;         // what the reference could not measure
+  std::string source;                   // where the value comes from
 };
 
 struct SpecPriors {
-  Calibration calibration;               // the reference with the priors applied and drawn
+  Calibration calibration;  // the reference with the priors applied and drawn
   std::vector<AppliedPrior> applied;
   // The reference with the priors applied but not drawn: its band is what the identified
   // parameters alone leave (the difference is what the unidentified ones cause).

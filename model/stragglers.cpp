@@ -11,10 +11,10 @@ namespace {
 
 // Phi^-1(p) for 0.5 <= p < 1, by Acklam's rational approximation (relative error below 1.2e-9).
 double standard_normal_quantile(double p) {
-  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
                              1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
   static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
-                             6.680131188771972e+01,  -1.328068155288572e+01};
+                             6.680131188771972e+01, -1.328068155288572e+01};
   static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
                              -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
   static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
@@ -77,7 +77,8 @@ StepSpread step_spread(const std::vector<Anchor>& anchors, const std::string& ne
   spread.coefficient_of_variation_low = spread.coefficient_of_variation_high = median.value;
   spread.anchors = static_cast<int>(median.anchors);
   spread.source = "median step spread of " + std::to_string(median.anchors) + " anchor" +
-                  (median.anchors == 1 ? "" : "s") + (median.own ? " of " + network : " of other networks on this node");
+                  (median.anchors == 1 ? "" : "s") +
+                  (median.own ? " of " + network : " of other networks on this node");
   return spread;
 }
 

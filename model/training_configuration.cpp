@@ -63,10 +63,10 @@ Expected<Placement> place(const TrainingConfiguration& configuration, const Mach
 std::string describe(const TrainingConfiguration& configuration) {
   const int threads = configuration.threads_per_process;
   std::string text = std::to_string(configuration.processes_per_node) + " ppn x " + std::to_string(threads) +
-                     (threads == 1 ? " thread" : " threads") + ", SMT " +
-                     (configuration.smt ? "on" : "off") + ", batch " +
-                     std::to_string(configuration.batch_per_process) + "/process";
-  if (configuration.nodes > 1) text += ", " + std::to_string(configuration.nodes) + " nodes (" + configuration.fabric + ")";
+                     (threads == 1 ? " thread" : " threads") + ", SMT " + (configuration.smt ? "on" : "off") +
+                     ", batch " + std::to_string(configuration.batch_per_process) + "/process";
+  if (configuration.nodes > 1)
+    text += ", " + std::to_string(configuration.nodes) + " nodes (" + configuration.fabric + ")";
   if (configuration.scheme == CommunicationScheme::parameter_server)
     text += ", parameter server x" + std::to_string(configuration.parameter_servers) +
             (configuration.asynchronous ? " async" : " sync");

@@ -27,8 +27,8 @@ struct TrainingConfiguration {
   bool smt = false;  // place threads on SMT siblings too (hyper-threading on)
   int nodes = 1;
   CommunicationScheme scheme = CommunicationScheme::allreduce;
-  int parameter_servers = 0;    // parameter_server: ranks that serve (the rest are workers)
-  bool asynchronous = false;    // parameter_server: workers do not wait for each other
+  int parameter_servers = 0;                   // parameter_server: ranks that serve (the rest are workers)
+  bool asynchronous = false;                   // parameter_server: workers do not wait for each other
   double fusion_bytes = default_fusion_bytes;  // all-reduce fusion threshold
   std::string fabric = default_fabric;         // inter-node network (communication.hpp presets)
 };

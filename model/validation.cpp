@@ -91,10 +91,12 @@ std::string validation_text(const std::vector<ValidationRow>& rows, const Valida
   std::snprintf(line, sizeof line, " overall %.1f%% over %zu runs\n", summary.mape_overall, rows.size());
   out << line << "Ranking of configurations (predicted vs measured):\n";
   for (const RankingCheck& check : summary.rankings) {
-    std::snprintf(line, sizeof line, "  %-14s batch %-4lld %-13s predicted best %-7s measured best %-7s (choosing by the model loses %.1f%%)\n",
-                  check.network.c_str(), static_cast<long long>(check.batch),
-                  check.same_order ? "same order," : "DIFFERENT order,", check.predicted_best.c_str(),
-                  check.measured_best.c_str(), check.regret_percent);
+    std::snprintf(
+        line, sizeof line,
+        "  %-14s batch %-4lld %-13s predicted best %-7s measured best %-7s (choosing by the model loses %.1f%%)\n",
+        check.network.c_str(), static_cast<long long>(check.batch),
+        check.same_order ? "same order," : "DIFFERENT order,", check.predicted_best.c_str(),
+        check.measured_best.c_str(), check.regret_percent);
     out << line;
     if (check.differs_only_within_spread)
       out << "    (it differs only for configurations whose measured step ranges overlap: a tie at this "

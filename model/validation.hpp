@@ -30,14 +30,14 @@ struct ValidationRow {
 struct RankingCheck {
   std::string network;
   std::int64_t batch = 0;
-  bool same_order = false;               // predicted order of images/s == measured order
+  bool same_order = false;  // predicted order of images/s == measured order
   // Every pair the model orders otherwise than the measurement has overlapping measured step
   // ranges (slowest to fastest step): the measurement itself cannot tell those two apart, and
   // another run may order them either way. False when the order is the same.
   bool differs_only_within_spread = false;
-  std::string predicted_best;            // "2x1"
+  std::string predicted_best;  // "2x1"
   std::string measured_best;
-  double regret_percent = 0;             // measured best over the measured images/s of the predicted best, - 1
+  double regret_percent = 0;  // measured best over the measured images/s of the predicted best, - 1
 };
 
 struct ValidationSummary {

@@ -21,8 +21,12 @@ using Coverage = std::vector<workloads::NetworkAtBatch>;
 struct Entry {
   std::string directory, measurements, machine, calibration, coverage, lock;
   explicit Entry(const std::string& path)
-      : directory(path), measurements(path + "/measurements"), machine(measurements + "/machine.json"),
-        calibration(path + "/calibration.json"), coverage(path + "/covered.json"), lock(path + ".lock") {}
+      : directory(path),
+        measurements(path + "/measurements"),
+        machine(measurements + "/machine.json"),
+        calibration(path + "/calibration.json"),
+        coverage(path + "/covered.json"),
+        lock(path + ".lock") {}
 };
 
 // How covered.json names the network `model` (a --model argument, checked): a built-in network by

@@ -79,8 +79,8 @@ Expected<void> check_request(const DefaultCalibrationRequest& request) {
   if (request.batches.empty()) return bad_input("no batch size given");
   for (const std::int64_t batch : request.batches)
     if (batch < 1 || batch > workloads::max_batch)
-      return bad_input("batch " + std::to_string(batch) + " out of range (1 to " + std::to_string(workloads::max_batch) +
-                       ")");
+      return bad_input("batch " + std::to_string(batch) + " out of range (1 to " +
+                       std::to_string(workloads::max_batch) + ")");
   if (!(request.first_run_seconds > 0) || !std::isfinite(request.first_run_seconds))
     return bad_input("the first run's budget must be a positive number of seconds");
   return {};
@@ -89,8 +89,8 @@ Expected<void> check_request(const DefaultCalibrationRequest& request) {
 // Moves an unusable measurement directory aside, kept for inspection, so the entry is rebuilt.
 Expected<void> move_aside(const std::string& directory, const std::string& why, const Progress& progress) {
   if (!fs::exists(directory)) return {};
-  const auto stamp = std::chrono::duration_cast<std::chrono::seconds>(
-                         std::chrono::system_clock::now().time_since_epoch()).count();
+  const auto stamp =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   const std::string kept = directory + ".unusable-" + std::to_string(stamp);
   std::error_code error;
   fs::rename(directory, kept, error);
@@ -103,8 +103,8 @@ Expected<void> move_aside(const std::string& directory, const std::string& why, 
 Expected<std::string> entry_directory(const records::MachineProfile& machine, const std::string& backend_name) {
   auto version = calibrate::backend_version(backend_name);
   if (!version) return version.error();
-  return cache_directory() + "/" + records::fingerprint(machine) + "-" + backend_name + "-" +
-         file_safe(*version) + "-dnntune" + DNNTUNE_VERSION;
+  return cache_directory() + "/" + records::fingerprint(machine) + "-" + backend_name + "-" + file_safe(*version) +
+         "-dnntune" + DNNTUNE_VERSION;
 }
 
 }  // namespace
@@ -159,8 +159,9 @@ Expected<calibrate::PreparedCalibration> prepare_entry(const Entry& entry, const
   auto prepared = calibrate::prepare_calibration(calibrate, progress);
   if (!prepared && calibrate.resume) {
     // The request was checked: what failed is the directory (corrupt, or another machine's).
-    if (auto moved = move_aside(entry.measurements, "the cached measurements cannot be resumed (" +
-                                                        prepared.error().message + ")", progress);
+    if (auto moved =
+            move_aside(entry.measurements,
+                       "the cached measurements cannot be resumed (" + prepared.error().message + ")", progress);
         !moved)
       return moved.error();
     coverage.clear();
@@ -178,13 +179,14 @@ Expected<DefaultCalibration> fit_entry(const Entry& entry, const DefaultCalibrat
   auto inputs = read_measurement_inputs({entry.measurements});
   if (inputs)
     for (const auto& line : skipped_lines_report(inputs->skipped_lines)) progress(line);
-  const bool measured = inputs && std::any_of(inputs->records.begin(), inputs->records.end(), [](const auto& record) {
-                          return record.kind == records::MeasurementKind::layer &&
-                                 record.status == records::MeasurementStatus::ok;
-                        });
+  const bool measured =
+      inputs && std::any_of(inputs->records.begin(), inputs->records.end(), [](const auto& record) {
+        return record.kind == records::MeasurementKind::layer && record.status == records::MeasurementStatus::ok;
+      });
   if (!measured) {
     result.note = "no layer could be measured within the budget, so this answer is the model's alone (the built-in " +
-                  request.backend + " reference calibration on this machine's probed peaks); the next run measures again";
+                  request.backend +
+                  " reference calibration on this machine's probed peaks); the next run measures again";
     return result;
   }
   progress("fitting the cost model to the measurements");
@@ -257,7 +259,8 @@ Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest
   const Entry entry(*directory);
   const Coverage wanted = wanted_by(request);
   const auto ready = [&]() -> bool {
-    return covers(read_coverage(entry.coverage), wanted) && static_cast<bool>(model::read_calibration(entry.calibration));
+    return covers(read_coverage(entry.coverage), wanted) &&
+           static_cast<bool>(model::read_calibration(entry.calibration));
   };
   if (ready()) return DefaultCalibration{entry.calibration, entry.machine, ""};
 
@@ -277,8 +280,8 @@ Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest
   if (!fs::exists(entry.measurements + "/layers.jsonl")) {
     coverage.clear();  // nothing to refit from (a probed machine.json alone is kept and reused)
   } else if (auto readable = read_measurement_inputs({entry.measurements}); !readable) {
-    if (auto moved = move_aside(entry.measurements, "the cached measurements cannot be read (" +
-                                                        readable.error().message + ")", progress);
+    if (auto moved = move_aside(entry.measurements,
+                                "the cached measurements cannot be read (" + readable.error().message + ")", progress);
         !moved)
       return moved.error();
     coverage.clear();
@@ -293,9 +296,10 @@ Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest
     progress("no calibration of this machine for " + names + " yet: calibrating (once; cached in " + entry.directory +
              ")");
     // Work a --batch list multiplies is announced with its estimate before it starts.
-    const std::size_t new_batches = static_cast<std::size_t>(std::count_if(
-        wanted.begin(), wanted.end(),
-        [&](const auto& item) { return std::find(coverage.begin(), coverage.end(), item) == coverage.end(); }));
+    const std::size_t new_batches =
+        static_cast<std::size_t>(std::count_if(wanted.begin(), wanted.end(), [&](const auto& item) {
+          return std::find(coverage.begin(), coverage.end(), item) == coverage.end();
+        }));
     const double minutes = std::ceil(estimated_calibration_seconds(request) / 60);
     progress("calibrating " + std::to_string(new_batches) + " new " + (new_batches == 1 ? "batch" : "batches") +
              " (about " + std::to_string(static_cast<long long>(minutes)) + " minute" + (minutes == 1 ? "" : "s") +

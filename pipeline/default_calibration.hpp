@@ -57,7 +57,7 @@ struct DefaultCalibrationRequest {
   // and two allocator variants, and with the build of the command a new user's first answer within
   // 6 minutes on 2 cores (docs/first-run.md).
   double first_run_seconds = default_first_run_seconds;
-  Progress progress = nullptr;        // may be empty
+  Progress progress = nullptr;  // may be empty
   // The dnntune binary the workers and trainers run; empty: this program (the command itself;
   // the Python module names the command it found).
   std::string executable = "";

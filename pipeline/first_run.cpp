@@ -80,9 +80,11 @@ StepSeconds step_seconds(const calibrate::PreparedCalibration& prepared,
         record.allocator == "default") {
       double seconds = record.median_seconds;
       calibrate::PlannedMeasurement pass;
-      const auto* named = std::find_if(std::begin(workloads::all_passes), std::end(workloads::all_passes),
-                                       [&](workloads::Pass known) { return workloads::pass_name(known) == record.pass; });
-      if (auto spec = workloads::parse_descriptor(record.descriptor); spec && named != std::end(workloads::all_passes)) {
+      const auto* named =
+          std::find_if(std::begin(workloads::all_passes), std::end(workloads::all_passes),
+                       [&](workloads::Pass known) { return workloads::pass_name(known) == record.pass; });
+      if (auto spec = workloads::parse_descriptor(record.descriptor);
+          spec && named != std::end(workloads::all_passes)) {
         pass.pass = *named;
         pass.spec = *spec;
         pass.batch = record.batch;
@@ -112,9 +114,8 @@ StepSeconds step_seconds(const calibrate::PreparedCalibration& prepared,
       total.step += anchor ? anchor->median_seconds : layers;
       // A step that keeps its memory: glibc-tuned's anchor where it ran (the layers' sum less the
       // faults overstated it by up to half: docs/results.md), which the next variants are priced at.
-      const records::Measurement* kept = calibrate::recorded_anchor(measured.anchors, prepared.fingerprint,
-                                                                    network.name, batch, base,
-                                                                    model::reference_allocator);
+      const records::Measurement* kept = calibrate::recorded_anchor(
+          measured.anchors, prepared.fingerprint, network.name, batch, base, model::reference_allocator);
       total.layers += kept ? kept->median_seconds : layers;
     }
   return total;
@@ -171,8 +172,8 @@ Expected<calibrate::CalibrationSummary> run_micro_runs(const calibrate::Prepared
   progress(line);
   auto summary = calibrate::run_calibration(part, {progress, {}});
   if (!summary) return summary.error();
-  std::snprintf(line, sizeof line, "measured in %.0f s: %d ok, %d failed, %d skipped by the budget",
-                summary->seconds, summary->ok, summary->failed, summary->skipped);
+  std::snprintf(line, sizeof line, "measured in %.0f s: %d ok, %d failed, %d skipped by the budget", summary->seconds,
+                summary->ok, summary->failed, summary->skipped);
   progress(line);
   return summary;
 }
@@ -237,7 +238,6 @@ std::pair<std::vector<calibrate::PlannedMeasurement>, std::vector<calibrate::Pla
     (calibrate::first_priority(measurement) ? first : more).push_back(measurement);
   return {std::move(first), std::move(more)};
 }
-
 
 // The real work behind the first run's stages (first_run_stages.hpp): micro-runs, trainers and fits
 // on the cache entry, each stage's records re-read before the estimates that price the next.

@@ -9,7 +9,9 @@
 namespace dnntune::pipeline {
 namespace {
 
-std::string whole(double seconds) { return std::to_string(static_cast<long long>(std::lround(std::max(0.0, seconds)))); }
+std::string whole(double seconds) {
+  return std::to_string(static_cast<long long>(std::lround(std::max(0.0, seconds))));
+}
 
 // `passes` scaled to the share of their estimate kept (the runner keeps them by priority).
 std::size_t kept_passes(std::size_t passes, double seconds, double kept) {
@@ -113,9 +115,7 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
     return (base_kept ? base_seconds() : 0) + ((reference_kept ? 1 : 0) + (second_kept ? 1 : 0)) * variant +
            (closest_kept ? separating : 0);
   };
-  const auto layers_keep = [&](double share) {
-    return left - minimum() >= std::max(0.0, share * layers);
-  };
+  const auto layers_keep = [&](double share) { return left - minimum() >= std::max(0.0, share * layers); };
   if (closest_kept && !layers_keep(0.5)) closest_kept = false;
   if (second_kept && !layers_keep(0.25)) second_kept = false;
   if (base_kept && reference_kept && !layers_keep(0.25)) base_shortened = true;
@@ -156,16 +156,18 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   add(FirstRunStage::allocators, variants, variant * static_cast<double>(variants));
   add(FirstRunStage::separating_anchors, static_cast<std::size_t>(separatings), separating * separatings);
   if (pytorch_kept) add(FirstRunStage::pytorch_setups, static_cast<std::size_t>(estimates.pytorch_setups), pytorch);
-  add(FirstRunStage::more_layer_passes,
-      kept_passes(estimates.more_layer_passes, estimates.more_layer_seconds, more), more);
+  add(FirstRunStage::more_layer_passes, kept_passes(estimates.more_layer_passes, estimates.more_layer_seconds, more),
+      more);
   for (const PlannedStage& stage : plan.stages) plan.total_seconds += stage.seconds;
   plan.left_seconds = std::max(0.0, left);
-  plan.after_seconds = std::min(plan.left_seconds, 2 * base_anchor_seconds(step, std::max(1, estimates.anchored), warmup) +
-                                                       close_call_share * std::max(0.0, estimates.budget_seconds));
+  plan.after_seconds =
+      std::min(plan.left_seconds, 2 * base_anchor_seconds(step, std::max(1, estimates.anchored), warmup) +
+                                      close_call_share * std::max(0.0, estimates.budget_seconds));
 
   // What the budget leaves out, said so that a user knows what a larger budget buys.
   const std::size_t dropped_layers = estimates.layer_passes - plan.count(FirstRunStage::layer_passes);
-  if (dropped_layers > 0) plan.left_out.push_back(plural(dropped_layers, "layer pass", "layer passes") + " of priority 1");
+  if (dropped_layers > 0)
+    plan.left_out.push_back(plural(dropped_layers, "layer pass", "layer passes") + " of priority 1");
   if (!estimates.base_anchor_done && !base_kept) plan.left_out.push_back("the anchor at " + estimates.base_setting);
   for (std::size_t index = variants; index < estimates.allocators.size(); ++index)
     plan.left_out.push_back("the " + estimates.allocators[index] + " anchor");
@@ -209,16 +211,15 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates, const FirstRunPl
   const bool reference_planned =
       !announced.allocators.empty() && std::find(estimates.allocators.begin(), estimates.allocators.end(),
                                                  announced.allocators.front()) != estimates.allocators.end();
-  if (reference_planned &&
-      keep(FirstRunStage::allocators, 1,
-           allocator_anchor_seconds(estimates.kept_memory_step(), estimates.anchored, warmup,
-                                    estimates.allocator_timed_steps))) {
+  if (reference_planned && keep(FirstRunStage::allocators, 1,
+                                allocator_anchor_seconds(estimates.kept_memory_step(), estimates.anchored, warmup,
+                                                         estimates.allocator_timed_steps))) {
     plan.allocators = {announced.allocators.front()};
     drop_left_out("the " + announced.allocators.front() + " anchor");
   }
-  if (estimates.pytorch_setups > 0 && keep(FirstRunStage::pytorch_setups,
-                                           static_cast<std::size_t>(estimates.pytorch_setups),
-                                           pytorch_setups_seconds(step, warmup)))
+  if (estimates.pytorch_setups > 0 &&
+      keep(FirstRunStage::pytorch_setups, static_cast<std::size_t>(estimates.pytorch_setups),
+           pytorch_setups_seconds(step, warmup)))
     drop_left_out("PyTorch's runs of the answer's setups");
   plan.total_seconds = 0;
   for (const PlannedStage& stage : plan.stages) plan.total_seconds += stage.seconds;
@@ -229,10 +230,14 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates, const FirstRunPl
 
 double announced_stage_share(FirstRunStage stage) {
   switch (stage) {
-    case FirstRunStage::base_anchor: return announced_base_anchor_share;
-    case FirstRunStage::allocators: return announced_reference_allocator_share;
-    case FirstRunStage::pytorch_setups: return announced_pytorch_setups_share;
-    default: return std::numeric_limits<double>::infinity();
+    case FirstRunStage::base_anchor:
+      return announced_base_anchor_share;
+    case FirstRunStage::allocators:
+      return announced_reference_allocator_share;
+    case FirstRunStage::pytorch_setups:
+      return announced_pytorch_setups_share;
+    default:
+      return std::numeric_limits<double>::infinity();
   }
 }
 
@@ -243,10 +248,9 @@ bool announced_stage_stays(const FirstRunPlan& announced, FirstRunStage stage, d
 }
 
 double layer_passes_seconds(const FirstRunPlan& announced, double left_seconds) {
-  const double anchors_share = announced.seconds(FirstRunStage::base_anchor) +
-                               announced.seconds(FirstRunStage::allocators) +
-                               announced.seconds(FirstRunStage::separating_anchors) +
-                               announced.seconds(FirstRunStage::pytorch_setups);
+  const double anchors_share =
+      announced.seconds(FirstRunStage::base_anchor) + announced.seconds(FirstRunStage::allocators) +
+      announced.seconds(FirstRunStage::separating_anchors) + announced.seconds(FirstRunStage::pytorch_setups);
   return std::max(announced.seconds(FirstRunStage::layer_passes), left_seconds - anchors_share);
 }
 
@@ -269,8 +273,12 @@ std::string describe_first_run(const FirstRunPlan& plan) {
     first = false;
     std::string seconds = " (" + whole(stage.seconds) + " s)";
     switch (stage.stage) {
-      case FirstRunStage::probe: text += "probe"; break;
-      case FirstRunStage::layer_passes: text += plural(stage.count, "layer pass", "layer passes"); break;
+      case FirstRunStage::probe:
+        text += "probe";
+        break;
+      case FirstRunStage::layer_passes:
+        text += plural(stage.count, "layer pass", "layer passes");
+        break;
       case FirstRunStage::base_anchor:
         text += stage.count == 1 ? "the anchor at " + plan.base_setting
                                  : plural(stage.count, "anchor", "anchors") + " at " + plan.base_setting;
@@ -289,10 +297,13 @@ std::string describe_first_run(const FirstRunPlan& plan) {
       case FirstRunStage::pytorch_setups:
         text += plural(stage.count, "PyTorch run", "PyTorch runs") + " of the answer's setups";
         break;
-      case FirstRunStage::more_layer_passes: text += plural(stage.count, "more layer pass", "more layer passes"); break;
+      case FirstRunStage::more_layer_passes:
+        text += plural(stage.count, "more layer pass", "more layer passes");
+        break;
       case FirstRunStage::left_out_anchors:  // never planned: they take what the stages leave
       case FirstRunStage::repeated_base_anchor:
-      case FirstRunStage::close_calls: break;
+      case FirstRunStage::close_calls:
+        break;
     }
     text += seconds;
   }

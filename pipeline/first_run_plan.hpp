@@ -46,13 +46,13 @@ inline constexpr int base_anchor_timed_steps = 3;
 
 struct FirstRunEstimates {
   double budget_seconds = default_first_run_seconds;  // the whole first run, probe included
-  double probe_seconds = 0;            // what the probe took (or will take)
-  std::size_t layer_passes = 0;        // priority 1, and their seconds
+  double probe_seconds = 0;                           // what the probe took (or will take)
+  std::size_t layer_passes = 0;                       // priority 1, and their seconds
   double layer_seconds = 0;
-  std::size_t more_layer_passes = 0;   // priorities 2-4, and their seconds
+  std::size_t more_layer_passes = 0;  // priorities 2-4, and their seconds
   double more_layer_seconds = 0;
-  std::string base_setting = "1x1";    // "1x2": processes x threads, for the announcement
-  int anchored = 1;                    // (network, batch) pairs anchored: each anchor stage trains each
+  std::string base_setting = "1x1";  // "1x2": processes x threads, for the announcement
+  int anchored = 1;                  // (network, batch) pairs anchored: each anchor stage trains each
   // One training step at the base setting, summed over those pairs: first the layer passes'
   // estimates summed over the networks, then the base anchor's measured step.
   double step_seconds = 0;
@@ -65,7 +65,7 @@ struct FirstRunEstimates {
     const double step = std::max(0.0, step_seconds);
     return kept_memory_step_seconds > 0 ? std::min(step, kept_memory_step_seconds) : step;
   }
-  bool base_anchor_done = false;       // a replan after it: it costs nothing more
+  bool base_anchor_done = false;  // a replan after it: it costs nothing more
   // What a trainer's warm-up step costs, in steady steps: before any anchor ran, one step and the
   // first touch of the process's memory (first_step_warmup_steps); then what the base anchor's wall
   // time says (its first step creates every kernel and faults every activation in), so that the
@@ -96,11 +96,16 @@ enum class FirstRunStage {
   repeated_base_anchor,
   close_calls
 };
-inline constexpr FirstRunStage first_run_order[] = {
-    FirstRunStage::probe,          FirstRunStage::layer_passes,         FirstRunStage::base_anchor,
-    FirstRunStage::allocators,     FirstRunStage::separating_anchors,   FirstRunStage::pytorch_setups,
-    FirstRunStage::left_out_anchors, FirstRunStage::more_layer_passes, FirstRunStage::repeated_base_anchor,
-    FirstRunStage::close_calls};
+inline constexpr FirstRunStage first_run_order[] = {FirstRunStage::probe,
+                                                    FirstRunStage::layer_passes,
+                                                    FirstRunStage::base_anchor,
+                                                    FirstRunStage::allocators,
+                                                    FirstRunStage::separating_anchors,
+                                                    FirstRunStage::pytorch_setups,
+                                                    FirstRunStage::left_out_anchors,
+                                                    FirstRunStage::more_layer_passes,
+                                                    FirstRunStage::repeated_base_anchor,
+                                                    FirstRunStage::close_calls};
 
 struct PlannedStage {
   FirstRunStage stage = FirstRunStage::probe;
@@ -111,11 +116,11 @@ struct PlannedStage {
 };
 
 struct FirstRunPlan {
-  std::vector<PlannedStage> stages;      // the kept ones, in the order they run
-  std::vector<std::string> allocators;   // the variants kept, in order
-  std::vector<std::string> left_out;     // what the budget drops, for the announcement
-  double total_seconds = 0;              // the stages' estimates, at most the budget (unless the probe alone passes it)
-  double left_seconds = 0;               // after the stages: the repeated base anchors and close calls
+  std::vector<PlannedStage> stages;     // the kept ones, in the order they run
+  std::vector<std::string> allocators;  // the variants kept, in order
+  std::vector<std::string> left_out;    // what the budget drops, for the announcement
+  double total_seconds = 0;             // the stages' estimates, at most the budget (unless the probe alone passes it)
+  double left_seconds = 0;              // after the stages: the repeated base anchors and close calls
   // What of `left_seconds` the run is expected to use after its stages: the base anchor twice more
   // (the C++ trainer, then Python) and the close calls' share; in the announced total, so that a
   // small network's first run, whose stages leave much of the budget, keeps to what it said.

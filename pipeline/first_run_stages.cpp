@@ -22,12 +22,12 @@ struct FirstRun {
   FirstRunEstimates estimates;
   FirstRunPlan announced;
   double first_step_faults = 0;
-  int trained = 0;                              // measurements since the layer passes: a refit when any
-  int separated = 0;                            // separating anchors trained after the first fit
-  std::vector<std::string> variants_left_out;   // by the allocator stage
-  std::optional<FirstRunFit> first_fit;         // the separating anchors rank by it
-  std::optional<FirstRunFit> latest;            // the refit after the stages, and each after it
-  std::optional<DefaultCalibration> answer;     // set: the run ends with it
+  int trained = 0;                             // measurements since the layer passes: a refit when any
+  int separated = 0;                           // separating anchors trained after the first fit
+  std::vector<std::string> variants_left_out;  // by the allocator stage
+  std::optional<FirstRunFit> first_fit;        // the separating anchors rank by it
+  std::optional<FirstRunFit> latest;           // the refit after the stages, and each after it
+  std::optional<DefaultCalibration> answer;    // set: the run ends with it
 
   double left() const { return budget_seconds - clock(); }
   void say(const std::string& line) const {
@@ -71,8 +71,8 @@ Expected<void> base_anchor(FirstRun& run) {
   FirstRunEstimates& estimates = run.estimates;
   if (plan->count(FirstRunStage::base_anchor) == 0) {
     const double estimate = base_anchor_seconds(estimates.step_seconds, estimates.anchored, estimates.warmup_steps, 1);
-    run.say("anchor at " + estimates.base_setting + " not trained: about " + seconds_said(estimate) +
-            " s, past the " + seconds_said(run.left()) + " s left of the first run");
+    run.say("anchor at " + estimates.base_setting + " not trained: about " + seconds_said(estimate) + " s, past the " +
+            seconds_said(run.left()) + " s left of the first run");
     return run.end_with_fit();
   }
   const double started = run.clock();
@@ -81,8 +81,8 @@ Expected<void> base_anchor(FirstRun& run) {
   const double wall = run.clock() - started;
   if (auto steps = run.work.estimate_steps(estimates); !steps) return steps.error();
   if (anchored->trained > 0)
-    estimates.warmup_steps = measured_warmup_steps(wall, estimates.step_seconds, estimates.anchored,
-                                                   anchored->timed_steps);
+    estimates.warmup_steps =
+        measured_warmup_steps(wall, estimates.step_seconds, estimates.anchored, anchored->timed_steps);
   estimates.anchored = 0;
   estimates.base_anchor_done = true;
   return {};
@@ -246,16 +246,26 @@ Expected<void> close_calls(FirstRun& run) {
 
 Expected<void> run_stage(FirstRunStage stage, FirstRun& run) {
   switch (stage) {
-    case FirstRunStage::probe: return {};  // before the plan: its seconds are the clock's so far
-    case FirstRunStage::layer_passes: return layer_passes(run);
-    case FirstRunStage::base_anchor: return base_anchor(run);
-    case FirstRunStage::allocators: return allocators(run);
-    case FirstRunStage::separating_anchors: return separating_anchors(run);
-    case FirstRunStage::pytorch_setups: return pytorch_setups(run);
-    case FirstRunStage::left_out_anchors: return left_out_anchors(run);
-    case FirstRunStage::more_layer_passes: return more_layer_passes(run);
-    case FirstRunStage::repeated_base_anchor: return repeated_base_anchor(run);
-    case FirstRunStage::close_calls: return close_calls(run);
+    case FirstRunStage::probe:
+      return {};  // before the plan: its seconds are the clock's so far
+    case FirstRunStage::layer_passes:
+      return layer_passes(run);
+    case FirstRunStage::base_anchor:
+      return base_anchor(run);
+    case FirstRunStage::allocators:
+      return allocators(run);
+    case FirstRunStage::separating_anchors:
+      return separating_anchors(run);
+    case FirstRunStage::pytorch_setups:
+      return pytorch_setups(run);
+    case FirstRunStage::left_out_anchors:
+      return left_out_anchors(run);
+    case FirstRunStage::more_layer_passes:
+      return more_layer_passes(run);
+    case FirstRunStage::repeated_base_anchor:
+      return repeated_base_anchor(run);
+    case FirstRunStage::close_calls:
+      return close_calls(run);
   }
   return {};
 }

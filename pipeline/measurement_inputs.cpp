@@ -3,7 +3,6 @@
 
 #include <sys/stat.h>
 
-
 namespace dnntune::pipeline {
 namespace {
 
@@ -36,8 +35,9 @@ Expected<MeasurementInputs> read_measurement_inputs(const std::vector<std::strin
     const std::string profile = input + "/machine.json";
     if (result.machine_file.empty() && exists(profile)) result.machine_file = profile;
     if (result.files.size() == before)
-      return bad_input(input + ": no layers.jsonl or comm.jsonl in this directory (is it a `dnntune calibrate -o` "
-                               "directory?)");
+      return bad_input(input +
+                       ": no layers.jsonl or comm.jsonl in this directory (is it a `dnntune calibrate -o` "
+                       "directory?)");
   }
   for (const auto& file : result.files) {
     auto read = records::read_measurements(file);

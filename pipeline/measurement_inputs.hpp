@@ -16,8 +16,8 @@ inline constexpr const char* measurement_directory_files[] = {"layers.jsonl", "c
                                                               "machine.json"};
 
 struct MeasurementInputs {
-  std::vector<std::string> files;            // the .jsonl files read, in order
-  std::string machine_file;                  // the first directory's machine.json, or ""
+  std::vector<std::string> files;  // the .jsonl files read, in order
+  std::string machine_file;        // the first directory's machine.json, or ""
   std::vector<records::Measurement> records;
   std::vector<std::string> truncated_files;  // files whose last line was cut short (dropped)
   std::vector<std::string> skipped_lines;    // "FILE:LINE: why" for each bad line skipped

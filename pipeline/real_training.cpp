@@ -75,10 +75,10 @@ std::optional<MeasuredTraining> RecordedTrainings::find(const std::string& netwo
   const std::string bucket = number_argument(static_cast<double>(configuration.fusion_bytes) / (1024 * 1024));
   for (auto record = iterations_.rbegin(); record != iterations_.rend(); ++record) {
     if (record->machine_fingerprint != fingerprint_ || record->backend != "torch" || record->network != network_name ||
-        record->descriptor != train::strategy_name(configuration.processes_per_node, 0, false) ||
-        record->nodes != 1 || record->processes != configuration.processes_per_node ||
-        record->threads != configuration.threads_per_process || record->smt != configuration.smt ||
-        record->batch != configuration.batch_per_process || record->repetitions != options.iterations ||
+        record->descriptor != train::strategy_name(configuration.processes_per_node, 0, false) || record->nodes != 1 ||
+        record->processes != configuration.processes_per_node || record->threads != configuration.threads_per_process ||
+        record->smt != configuration.smt || record->batch != configuration.batch_per_process ||
+        record->repetitions != options.iterations ||
         !records::trained_by_cpp_trainer(*record) ||  // trained from Python, not as validate trains
         record->warmup_steps != options.warmup || number_argument(record->bucket_megabytes) != bucket)
       continue;

@@ -44,7 +44,7 @@ class RecordedTrainings {
                                        const RealTrainingOptions& options) const;
 
  private:
-  std::string fingerprint_;                     // the machine whose runs count
+  std::string fingerprint_;                       // the machine whose runs count
   std::vector<records::Measurement> iterations_;  // ok "iteration" records, oldest first
 };
 

@@ -221,8 +221,10 @@ std::vector<SetupSide> setup_check_sides(const tuner::Recommendation& recommenda
       if (side.allocator == allocator && side.point->prediction.configuration == c) return;
     const tuner::AllocatorChoice choice = tuner::choose_allocator(allocation, network, point.prediction, installed, "");
     double images_per_second = point.prediction.images_per_second;
-    if (const tuner::AllocatorCandidate* candidate = choice.find(allocator)) images_per_second = candidate->images_per_second;
-    sides.push_back({&point, allocator, static_cast<double>(c.batch_per_process * c.processes_per_node) / images_per_second});
+    if (const tuner::AllocatorCandidate* candidate = choice.find(allocator))
+      images_per_second = candidate->images_per_second;
+    sides.push_back(
+        {&point, allocator, static_cast<double>(c.batch_per_process * c.processes_per_node) / images_per_second});
   };
   const std::string answer_allocator = recommendation.allocator ? recommendation.allocator->chosen : "default";
   add(answer, answer_allocator);
@@ -235,7 +237,8 @@ std::vector<SetupSide> setup_check_sides(const tuner::Recommendation& recommenda
   if (rival && rival_allocator == "default") add(*rival, model::reference_allocator);
   // The answer's layout under the model's pick and the variants its measurements cannot order
   // against it (PyTorch may have switched the answer to one of them already).
-  const tuner::AllocatorChoice modelled = tuner::choose_allocator(allocation, network, answer.prediction, installed, "");
+  const tuner::AllocatorChoice modelled =
+      tuner::choose_allocator(allocation, network, answer.prediction, installed, "");
   if (modelled.chosen != "default") add(answer, modelled.chosen);
   for (const std::string& variant : modelled.close) add(answer, variant);
   if (const tuner::AllocatorCandidate* picked = modelled.find(modelled.chosen);
@@ -257,8 +260,9 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
   for (const std::string& model : request.models) {
     auto network = workloads::load_network(model);
     if (!network) return network.error();
-    const bool anchored_anywhere = std::any_of(calibration.anchors.begin(), calibration.anchors.end(),
-                                               [&](const model::Anchor& anchor) { return anchor.network == network->name; });
+    const bool anchored_anywhere =
+        std::any_of(calibration.anchors.begin(), calibration.anchors.end(),
+                    [&](const model::Anchor& anchor) { return anchor.network == network->name; });
     if (!anchored_anywhere) continue;  // no real step to estimate from (the base anchor did not fit): said already
     tuner::SearchSpaceOptions space;
     space.batches_per_process = request.batches;
@@ -291,7 +295,8 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
                                                     request.warmup * std::max(1.0, request.warmup_steps) + 1);
       if (!recorded_before) {
         if (configuration.smt) {
-          progress("anchor of " + label + " not trained: the trainer binds one thread per core (SMT off), so it stays " +
+          progress("anchor of " + label +
+                   " not trained: the trainer binds one thread per core (SMT off), so it stays " +
                    item.prediction.confidence);
           continue;
         }
@@ -302,8 +307,8 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
                    " GB, this machine can spare " + whole_seconds(static_cast<double>(*spare) / 1e9) + " GB");
           continue;
         }
-        const double budget = trained == 0 ? std::max(request.budget_seconds, request.first_budget_seconds)
-                                           : request.budget_seconds;
+        const double budget =
+            trained == 0 ? std::max(request.budget_seconds, request.first_budget_seconds) : request.budget_seconds;
         if (spent + estimate > budget) {
           progress("anchor of " + label + " skipped: it would take about " + whole_seconds(estimate) +
                    " s, past the anchor budget of " + whole_seconds(budget) + " s (" + whole_seconds(spent) +
@@ -323,8 +328,8 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
       for (const std::string& allocator : paired) {
         if (recorded_at_threads(recorded, fingerprint, network->name, configuration.batch_per_process,
                                 configuration.threads_per_process, allocator) ||
-            std::find(paired_now.begin(), paired_now.end(), std::make_pair(configuration.threads_per_process,
-                                                                           allocator)) != paired_now.end())
+            std::find(paired_now.begin(), paired_now.end(),
+                      std::make_pair(configuration.threads_per_process, allocator)) != paired_now.end())
           continue;
         if (spent + estimate > request.budget_seconds) {
           progress("anchor of " + label + " under " + allocator + " skipped: it would take about " +
@@ -335,9 +340,9 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
         progress("anchor: training " + network->name + " mb" + std::to_string(configuration.batch_per_process) +
                  " for real (" + setting_label(configuration) + ") under " + allocator +
                  ", to compare the layouts under the allocator the answer sets");
-        auto paired_seconds = train_once(
-            request, model, configuration,
-            std::min(request.steps_limit_seconds, request.budget_seconds - spent - start), allocator);
+        auto paired_seconds =
+            train_once(request, model, configuration,
+                       std::min(request.steps_limit_seconds, request.budget_seconds - spent - start), allocator);
         if (!paired_seconds) return paired_seconds.error();
         spent += *paired_seconds;
         ++trained;
@@ -379,14 +384,15 @@ Expected<int> run_close_call_anchor(const model::Calibration& calibration, const
       return prediction.anchor.anchor.runs < request.close_call_runs;
     };
     if (!short_of_runs(pick) && !short_of_runs(rival->prediction)) continue;
-    const bool rival_next = !short_of_runs(pick) ||
-                            (short_of_runs(rival->prediction) && last_run(rival->prediction) <= last_run(pick));
+    const bool rival_next =
+        !short_of_runs(pick) || (short_of_runs(rival->prediction) && last_run(rival->prediction) <= last_run(pick));
     const model::Prediction& next = rival_next ? rival->prediction : pick;
     const model::Prediction& other = rival_next ? pick : rival->prediction;
     const std::string label = network->name + " mb" + std::to_string(next.configuration.batch_per_process) + " at " +
                               setting_label(next.configuration);
-    const double estimate = estimated_run_seconds(anchoring->predictor, *network, next,
-                                                  request.warmup * std::max(1.0, request.warmup_steps) + request.iterations);
+    const double estimate =
+        estimated_run_seconds(anchoring->predictor, *network, next,
+                              request.warmup * std::max(1.0, request.warmup_steps) + request.iterations);
     if (estimate > request.budget_seconds) {
       progress("close call of " + label + " and " + setting_label(other.configuration) +
                " left as it is: one more run would take about " + whole_seconds(estimate) + " s, past the " +
@@ -416,8 +422,8 @@ Expected<int> run_setup_check(const model::Calibration& calibration, const Separ
   if (!allocation) return 0;  // no allocator variant measured: nothing holds PyTorch's setups
   // Every run recorded so far, also those the calibration was fitted before: called again without a
   // refit, this call sees the runs of the calls before it.
-  allocation->pytorch_setups = model::measured_setups_from_records(anchoring->recorded, calibration.machine,
-                                                                   calibration.backend);
+  allocation->pytorch_setups =
+      model::measured_setups_from_records(anchoring->recorded, calibration.machine, calibration.backend);
   const std::vector<tuner::InstalledAllocator> installed = installed_allocators();
   for (const std::string& model : request.models) {
     auto network = workloads::load_network(model);
@@ -433,9 +439,9 @@ Expected<int> run_setup_check(const model::Calibration& calibration, const Separ
     std::vector<std::size_t> runs;  // PyTorch's so far, per side
     for (const SetupSide& side : sides) {
       const model::TrainingConfiguration& c = side.point->prediction.configuration;
-      const model::MeasuredSetup* timed = model::find_setup(allocation->pytorch_setups, network->name,
-                                                            c.batch_per_process, c.processes_per_node,
-                                                            c.threads_per_process, c.smt, side.allocator);
+      const model::MeasuredSetup* timed =
+          model::find_setup(allocation->pytorch_setups, network->name, c.batch_per_process, c.processes_per_node,
+                            c.threads_per_process, c.smt, side.allocator);
       runs.push_back(timed ? timed->iteration_seconds.size() : 0);
     }
     // The side with the fewest runs, the first listed on a tie; none once each has its runs.
@@ -471,16 +477,18 @@ Expected<int> run_setup_check(const model::Calibration& calibration, const Separ
       progress("the setups of " + label + " not timed by PyTorch from Python: " + available.error().message);
       return 0;
     }
-    progress("anchor: timing " + label + " at " + words(sides[next]) + " by PyTorch from Python, as the job runs it, "
-             "against " + others);
+    progress("anchor: timing " + label + " at " + words(sides[next]) +
+             " by PyTorch from Python, as the job runs it, "
+             "against " +
+             others);
     SeparatingAnchorRequest timed = request;
     timed.warmup = request.setup_check_warmup;
     timed.iterations = timed_steps(sides[next]);
     const double start = python_start_seconds * sides[next].point->prediction.configuration.processes_per_node;
-    if (auto seconds = train_once(timed, model, sides[next].point->prediction.configuration,
-                                  std::max(1.0, request.budget_seconds - start -
-                                                    request.setup_check_warmup * sides[next].step_seconds),
-                                  sides[next].allocator, records::kPythonTrainer);
+    if (auto seconds = train_once(
+            timed, model, sides[next].point->prediction.configuration,
+            std::max(1.0, request.budget_seconds - start - request.setup_check_warmup * sides[next].step_seconds),
+            sides[next].allocator, records::kPythonTrainer);
         !seconds)
       return seconds.error();
     return 1;

@@ -42,7 +42,7 @@ struct SeparatingAnchorRequest {
   // up to this instead: a first run's plan kept it, and its estimate from the model's ratio to the
   // base anchor can be longer than the plan's. The others keep to budget_seconds.
   double first_budget_seconds = 0;
-  int warmup = 1, iterations = 3;     // like the first run's base anchor (glibc's default malloc settles late)
+  int warmup = 1, iterations = 3;  // like the first run's base anchor (glibc's default malloc settles late)
   // What one warm-up step costs in steady steps (a first run measures it on its base anchor: the
   // first step creates every kernel and faults every activation in), for the runs' estimates.
   double warmup_steps = 1;
@@ -52,7 +52,7 @@ struct SeparatingAnchorRequest {
   // `iterations`. Without the cap a one-thread cliff setting given the whole budget runs all its
   // timed steps, and the allocator anchors after it are skipped (docs/results.md, "The first run").
   double steps_limit_seconds = 45;
-  std::size_t candidates = 3;         // the top-ranked settings considered per network
+  std::size_t candidates = 3;  // the top-ranked settings considered per network
   // A close call's sides are trained up to this many runs each (run_close_call_anchor): on a
   // drifting machine two settings a few percent apart can stay within their runs' spread however
   // many runs they get, so more runs stop paying.

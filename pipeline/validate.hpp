@@ -22,8 +22,8 @@ struct ValidationRequest {
   std::vector<workloads::Network> networks;
   std::vector<model::TrainingConfiguration> configurations;
   RealTrainingOptions training;
-  bool resume = false;              // read back the runs training.record_path already holds
-  Progress progress = nullptr;      // may be empty
+  bool resume = false;          // read back the runs training.record_path already holds
+  Progress progress = nullptr;  // may be empty
 };
 
 // What can be refused before any work: --resume without a record file to read back, a record

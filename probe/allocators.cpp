@@ -48,7 +48,7 @@ double touch_fresh_mapping(PinnedTeam& team, std::size_t bytes, bool huge) {
 }
 
 records::Figure first_touch_figure(PinnedTeam& team, std::size_t bytes, bool huge, const PeakOptions& options,
-                          const std::string& note) {
+                                   const std::string& note) {
   TimingOptions timing;
   // At least 256 MiB faulted in before the timed runs: on a VM the first fresh pages a guest hands
   // out after a while fault slower (the host backs them first), which a training's churn does not pay.
@@ -58,7 +58,7 @@ records::Figure first_touch_figure(PinnedTeam& team, std::size_t bytes, bool hug
   const auto summary = time_repeatedly([&] { return touch_fresh_mapping(team, bytes, huge); }, timing);
   const double pages_per_thread = static_cast<double>(bytes / page_bytes) / team.size();
   return records::Figure{1e9 * summary.median_seconds / pages_per_thread, records::Provenance::measured,
-                summary.coefficient_of_variation, summary.repetitions, note};
+                         summary.coefficient_of_variation, summary.repetitions, note};
 }
 
 }  // namespace
@@ -67,7 +67,8 @@ std::vector<AllocatorVariant> installed_allocators() {
   std::vector<AllocatorVariant> variants = {
       {"default", "glibc malloc with its defaults (blocks above its dynamic mmap threshold are fresh mappings)", {}},
       // Freed memory stays in the heap, never unmapped or trimmed: no fresh pages after step one.
-      {records::kReferenceAllocator, "glibc malloc keeping freed memory (MALLOC_MMAP_THRESHOLD_ 1 GiB, no trimming)",
+      {records::kReferenceAllocator,
+       "glibc malloc keeping freed memory (MALLOC_MMAP_THRESHOLD_ 1 GiB, no trimming)",
        {{"MALLOC_MMAP_THRESHOLD_", "1073741824"}, {"MALLOC_TRIM_THRESHOLD_", "4294967295"}}}};
   // tcmalloc before jemalloc, the order a first run anchors them in: tcmalloc keeps what it frees in
   // its caches, as glibc-tuned does (and Intel's PyTorch launcher preloads it by default), where
@@ -114,8 +115,8 @@ FirstTouchCosts measure_first_touch(const std::vector<int>& cpus, const PeakOpti
   costs.all_cores = first_touch_figure(all, bytes, false, options,
                                        "each of " + std::to_string(cpus.size()) + " cores faulting its own share");
   if (transparent_huge_pages_offered())
-    costs.huge_pages = first_touch_figure(one, bytes, true, options,
-                                          "transparent huge pages (MADV_HUGEPAGE), per 4 KiB, 1 thread");
+    costs.huge_pages =
+        first_touch_figure(one, bytes, true, options, "transparent huge pages (MADV_HUGEPAGE), per 4 KiB, 1 thread");
   return costs;
 }
 

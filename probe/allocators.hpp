@@ -17,7 +17,7 @@
 namespace dnntune::probe {
 
 struct AllocatorVariant {
-  std::string name;         // "default", "glibc-tuned", "jemalloc", "tcmalloc"
+  std::string name;  // "default", "glibc-tuned", "jemalloc", "tcmalloc"
   std::string description;
   std::vector<std::pair<std::string, std::string>> environment;  // what every rank sets to load it
 };
@@ -46,8 +46,8 @@ bool this_process_maps(const std::string& name);
 // whose seconds a first run's budget pays) and a share of the spare memory.
 struct FirstTouchCosts {
   records::Figure one_thread;
-  records::Figure all_cores;                 // ns per page per thread, every core faulting at once
-  std::optional<records::Figure> huge_pages; // one thread, MADV_HUGEPAGE; absent when THP is off
+  records::Figure all_cores;                  // ns per page per thread, every core faulting at once
+  std::optional<records::Figure> huge_pages;  // one thread, MADV_HUGEPAGE; absent when THP is off
 };
 FirstTouchCosts measure_first_touch(const std::vector<int>& cpus, const PeakOptions& options);
 

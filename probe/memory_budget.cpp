@@ -26,7 +26,7 @@ std::optional<std::uint64_t> bytes_in(const std::string& text) {
 }  // namespace
 
 std::optional<std::uint64_t> spare_memory_bytes_from(const std::string& meminfo, const std::string& cgroup_limit,
-                                                      const std::string& cgroup_usage) {
+                                                     const std::string& cgroup_usage) {
   std::optional<std::uint64_t> spare;
   std::istringstream lines(meminfo);
   std::string key;
@@ -59,8 +59,8 @@ std::optional<std::uint64_t> spare_memory_bytes() {
     const std::string limit_name = v2 ? "/memory.max" : "/memory.limit_in_bytes";
     const std::string usage_name = v2 ? "/memory.current" : "/memory.usage_in_bytes";
     for (std::string path = line.substr(second + 1);; path = path.substr(0, path.rfind('/'))) {
-      if (const auto allowance = spare_memory_bytes_from(
-              "", file_text(root + path + limit_name), file_text(root + path + usage_name)))
+      if (const auto allowance =
+              spare_memory_bytes_from("", file_text(root + path + limit_name), file_text(root + path + usage_name)))
         spare = spare ? std::min(*spare, *allowance) : *allowance;
       if (path.empty() || path == "/") break;
     }

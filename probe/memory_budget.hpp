@@ -19,7 +19,7 @@ std::optional<std::uint64_t> spare_memory_bytes();
 // The same from given file contents (a /proc/meminfo text, the cgroup's limit and usage texts,
 // empty when absent): the rule above, testable on recorded inputs.
 std::optional<std::uint64_t> spare_memory_bytes_from(const std::string& meminfo, const std::string& cgroup_limit,
-                                                      const std::string& cgroup_usage);
+                                                     const std::string& cgroup_usage);
 
 // `wanted` bytes, at most `share` of the spare memory and at most `ceiling`, at least `floor`.
 // With the spare memory unknown, `ceiling` bounds it alone.

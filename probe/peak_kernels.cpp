@@ -86,8 +86,7 @@ struct FmaLoop {
 FmaLoop best_fma_loop() {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) return {fma_loop_avx512, avx512_chains * 16 * 2.0};
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return {fma_loop_avx2, avx2_chains * 8 * 2.0};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {fma_loop_avx2, avx2_chains * 8 * 2.0};
   return {multiply_add_loop_sse, sse_chains * 4 * 2.0};
 }
 
@@ -95,7 +94,7 @@ FmaLoop best_fma_loop() {
 std::atomic<float> result_sink{0};
 
 records::ScalingPoint to_point(const TimingSummary& timing, double work_per_repetition, int cores, int threads,
-                      bool smt) {
+                               bool smt) {
   records::ScalingPoint point;
   point.cores = cores;
   point.threads = threads;
@@ -139,15 +138,15 @@ records::ScalingPoint measure_fma(const std::vector<int>& cpus, int cores, bool 
     }
     iterations *= 4;
   }
-  const auto timing = time_repeatedly(
-      [&] { return team.run([&](int) { result_sink = result_sink + loop.run(iterations); }); },
-      timing_options(options));
+  const auto timing =
+      time_repeatedly([&] { return team.run([&](int) { result_sink = result_sink + loop.run(iterations); }); },
+                      timing_options(options));
   const double flops = loop.flops_per_iteration * static_cast<double>(iterations) * team.size();
   return to_point(timing, flops, cores, team.size(), smt);
 }
 
 records::ScalingPoint measure_triad(const std::vector<int>& cpus, int cores, std::size_t bytes_per_array,
-                           const PeakOptions& options) {
+                                    const PeakOptions& options) {
   PinnedTeam team(cpus);
   const std::size_t elements = bytes_per_array / sizeof(double);
   const std::size_t per_thread = elements / cpus.size();
@@ -178,8 +177,7 @@ records::Figure measure_onednn_sgemm_one_core(int cpu, const PeakOptions& option
   dnnl_status_t status = dnnl_success;
   auto gemm = [&](int) {
     omp_set_num_threads(1);  // per-thread OpenMP setting: this call alone runs on one thread
-    status = dnnl_sgemm('N', 'N', size, size, size, 1.0f, a.data(), size, b.data(), size, 0.0f,
-                        c.data(), size);
+    status = dnnl_sgemm('N', 'N', size, size, size, 1.0f, a.data(), size, b.data(), size, 0.0f, c.data(), size);
   };
   const auto timing = time_repeatedly([&] { return team.run(gemm); }, timing_options(options));
   records::Figure figure;
@@ -214,8 +212,8 @@ Expected<void> measure_node_performance(records::MachineProfile& profile, const 
     usable_cores.push_back(std::move(pus));
   }
   if (usable_cores.empty()) return failure("this process may run on no CPU of the topology");
-  const bool smt_available = std::any_of(usable_cores.begin(), usable_cores.end(),
-                                         [](const auto& pus) { return pus.size() > 1; });
+  const bool smt_available =
+      std::any_of(usable_cores.begin(), usable_cores.end(), [](const auto& pus) { return pus.size() > 1; });
 
   records::Performance& performance = profile.performance;
   performance = records::Performance{};
@@ -236,8 +234,8 @@ Expected<void> measure_node_performance(records::MachineProfile& profile, const 
   }
   const records::ScalingPoint& one_core = performance.fma_scaling.front();
   performance.peak_fp32_gflops_per_core =
-      records::Figure{one_core.median, records::Provenance::measured, one_core.coefficient_of_variation, one_core.repetitions,
-             performance.fma_vector_isa + " FMA loop, 1 thread"};
+      records::Figure{one_core.median, records::Provenance::measured, one_core.coefficient_of_variation,
+                      one_core.repetitions, performance.fma_vector_isa + " FMA loop, 1 thread"};
 
   // Arrays of 4x the last-level cache (all instances), so the triad streams memory — but the
   // reported cache is only a hint (a hypervisor may report hundreds of MB): the three arrays take at
@@ -259,9 +257,9 @@ Expected<void> measure_node_performance(records::MachineProfile& profile, const 
       best_on_one_package = &point;
   if (best_on_one_package)
     performance.memory_bandwidth_gbs_per_package =
-        records::Figure{best_on_one_package->median, records::Provenance::measured, best_on_one_package->coefficient_of_variation,
-               best_on_one_package->repetitions,
-               "best STREAM triad on one package (" + std::to_string(best_on_one_package->cores) + " cores)"};
+        records::Figure{best_on_one_package->median, records::Provenance::measured,
+                        best_on_one_package->coefficient_of_variation, best_on_one_package->repetitions,
+                        "best STREAM triad on one package (" + std::to_string(best_on_one_package->cores) + " cores)"};
 
   report(options, "oneDNN sgemm on 1 core");
   performance.gemm_gflops_one_core = measure_onednn_sgemm_one_core(usable_cores.front().front(), options);

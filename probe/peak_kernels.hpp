@@ -36,7 +36,7 @@ records::ScalingPoint measure_fma(const std::vector<int>& cpus, int cores, bool 
 // bytes split among threads on `cpus` (each thread first-touches its own slice); counts
 // 24 bytes per element as STREAM does (no write-allocate traffic).
 records::ScalingPoint measure_triad(const std::vector<int>& cpus, int cores, std::size_t bytes_per_array,
-                           const PeakOptions& options);
+                                    const PeakOptions& options);
 
 // A 1536^3 oneDNN sgemm on one thread pinned to `cpu`: GFLOP/s.
 records::Figure measure_onednn_sgemm_one_core(int cpu, const PeakOptions& options);

@@ -184,17 +184,17 @@ records::Binding describe_this_process_binding(const records::Topology& topology
                           "): OpenMP will use " + std::to_string(binding.openmp_threads) + " thread" +
                           (binding.openmp_threads == 1 ? "" : "s");
     if (binding.launcher == "openmpi")
-      warning += "; Open MPI binds each rank to one core by default: give each rank its cores with "
-                 "`--map-by ppr:N:socket:PE=M --bind-to core` (or `--bind-to none`)";
+      warning +=
+          "; Open MPI binds each rank to one core by default: give each rank its cores with "
+          "`--map-by ppr:N:socket:PE=M --bind-to core` (or `--bind-to none`)";
     else if (binding.launcher == "slurm")
       warning += "; check --cpus-per-task and --cpu-bind of the job step";
     binding.warnings.push_back(warning);
   }
   if (binding.openmp_threads > allowed_pus)
-    binding.warnings.push_back("OpenMP will start " + std::to_string(binding.openmp_threads) +
-                               " threads on " + std::to_string(allowed_pus) +
-                               " allowed CPUs: threads will time-share (OMP_NUM_THREADS=" +
-                               binding.omp_num_threads_env + ")");
+    binding.warnings.push_back(
+        "OpenMP will start " + std::to_string(binding.openmp_threads) + " threads on " + std::to_string(allowed_pus) +
+        " allowed CPUs: threads will time-share (OMP_NUM_THREADS=" + binding.omp_num_threads_env + ")");
   return binding;
 }
 

@@ -115,9 +115,7 @@ std::string required_name(py::handle value, const std::string& name) {
   if (value.is_none()) throw py::value_error(name + ": a name, not None");
   return *name_of(value, name);
 }
-std::string fabric_of(py::handle value) {
-  return name_of(value, "fabric").value_or(model::default_fabric);
-}
+std::string fabric_of(py::handle value) { return name_of(value, "fabric").value_or(model::default_fabric); }
 
 // allocator=: None for the one recommended; a name is checked when answered (frontend), "" is
 // refused as the command refuses `--allocator ""`.

@@ -14,7 +14,7 @@ std::string job_file_path(const std::string& cache_directory, const std::string&
 
 Expected<JobFile> read_job_file(const std::string& path, const std::string& fingerprint) {
   JobFile file;
-  if (struct stat status {}; ::lstat(path.c_str(), &status) != 0) return file;  // no job recorded yet
+  if (struct stat status{}; ::lstat(path.c_str(), &status) != 0) return file;  // no job recorded yet
   auto read = read_measurements(path);
   if (!read) return read.error();
   file.not_taken = read->skipped_lines;

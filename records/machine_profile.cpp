@@ -21,12 +21,12 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::pair<Provenance, const char*> provenance_words[] = {
-    {Provenance::measured, "measured"}, {Provenance::spec, "spec"}};
+constexpr std::pair<Provenance, const char*> provenance_words[] = {{Provenance::measured, "measured"},
+                                                                   {Provenance::spec, "spec"}};
 constexpr std::pair<ProfileOrigin, const char*> origin_words[] = {
     {ProfileOrigin::probe, "probe"}, {ProfileOrigin::topology_file, "topology-file"}, {ProfileOrigin::spec, "spec"}};
-constexpr std::pair<MachineKind, const char*> kind_words[] = {
-    {MachineKind::cpu_node, "cpu-node"}, {MachineKind::gpu, "gpu"}};
+constexpr std::pair<MachineKind, const char*> kind_words[] = {{MachineKind::cpu_node, "cpu-node"},
+                                                              {MachineKind::gpu, "gpu"}};
 
 template <class T>
 void put_optional(json& object, const char* key, const std::optional<T>& value) {
@@ -40,8 +40,10 @@ void get_optional(const json& object, const char* key, std::optional<T>& value) 
 template <class T>
 void get_or_keep(const json& object, const char* key, T& value) {
   if (!object.contains(key)) return;
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) value = json_integer<T>(object.at(key));
-  else value = object.at(key).get<T>();
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    value = json_integer<T>(object.at(key));
+  else
+    value = object.at(key).get<T>();
 }
 std::vector<int> integers(const json& array) {
   if (!array.is_array()) throw json::type_error::create(302, "must be an array of integers", &array);
@@ -75,8 +77,11 @@ void from_json(const json& in, Figure& figure) {
 }
 
 void to_json(json& out, const ScalingPoint& point) {
-  out = {{"cores", point.cores}, {"threads", point.threads}, {"smt", point.smt},
-         {"median", point.median}, {"coefficient_of_variation", point.coefficient_of_variation},
+  out = {{"cores", point.cores},
+         {"threads", point.threads},
+         {"smt", point.smt},
+         {"median", point.median},
+         {"coefficient_of_variation", point.coefficient_of_variation},
          {"repetitions", point.repetitions}};
 }
 void from_json(const json& in, ScalingPoint& point) {
@@ -98,8 +103,10 @@ void from_json(const json& in, Core& core) {
 }
 
 void to_json(json& out, const NumaNode& node) {
-  out = {{"os_index", node.os_index}, {"package", node.package},
-         {"memory_bytes", node.memory_bytes}, {"cores", node.cores}};
+  out = {{"os_index", node.os_index},
+         {"package", node.package},
+         {"memory_bytes", node.memory_bytes},
+         {"cores", node.cores}};
   if (!node.kind.empty()) out["kind"] = node.kind;
 }
 void from_json(const json& in, NumaNode& node) {
@@ -111,8 +118,11 @@ void from_json(const json& in, NumaNode& node) {
 }
 
 void to_json(json& out, const CacheLevel& cache) {
-  out = {{"level", cache.level}, {"type", cache.type}, {"size_bytes", cache.size_bytes},
-         {"instances", cache.instances}, {"pus_sharing", cache.pus_sharing}};
+  out = {{"level", cache.level},
+         {"type", cache.type},
+         {"size_bytes", cache.size_bytes},
+         {"instances", cache.instances},
+         {"pus_sharing", cache.pus_sharing}};
 }
 void from_json(const json& in, CacheLevel& cache) {
   cache.level = json_integer<int>(in.at("level"));
@@ -123,11 +133,16 @@ void from_json(const json& in, CacheLevel& cache) {
 }
 
 void to_json(json& out, const Topology& topology) {
-  out = {{"packages", topology.packages}, {"numa_nodes", topology.numa_nodes},
-         {"cores", topology.cores}, {"pus", topology.pus},
-         {"cores_per_package", topology.cores_per_package}, {"pus_per_core", topology.pus_per_core},
-         {"offline_pus", topology.offline_pus}, {"memory_bytes", topology.memory_bytes},
-         {"core_list", topology.core_list}, {"numa_list", topology.numa_list},
+  out = {{"packages", topology.packages},
+         {"numa_nodes", topology.numa_nodes},
+         {"cores", topology.cores},
+         {"pus", topology.pus},
+         {"cores_per_package", topology.cores_per_package},
+         {"pus_per_core", topology.pus_per_core},
+         {"offline_pus", topology.offline_pus},
+         {"memory_bytes", topology.memory_bytes},
+         {"core_list", topology.core_list},
+         {"numa_list", topology.numa_list},
          {"caches", topology.caches}};
 }
 void from_json(const json& in, Topology& topology) {
@@ -145,9 +160,11 @@ void from_json(const json& in, Topology& topology) {
 }
 
 void to_json(json& out, const Binding& binding) {
-  out = {{"allowed_pus", binding.allowed_pus}, {"allowed_cores", binding.allowed_cores},
+  out = {{"allowed_pus", binding.allowed_pus},
+         {"allowed_cores", binding.allowed_cores},
          {"openmp_threads", binding.openmp_threads},
-         {"omp_num_threads_env", binding.omp_num_threads_env}, {"launcher", binding.launcher},
+         {"omp_num_threads_env", binding.omp_num_threads_env},
+         {"launcher", binding.launcher},
          {"warnings", binding.warnings}};
 }
 void from_json(const json& in, Binding& binding) {
@@ -160,7 +177,9 @@ void from_json(const json& in, Binding& binding) {
 }
 
 void to_json(json& out, const Cpu& cpu) {
-  out = {{"model", cpu.model}, {"isa", cpu.isa}, {"onednn_isa", cpu.onednn_isa},
+  out = {{"model", cpu.model},
+         {"isa", cpu.isa},
+         {"onednn_isa", cpu.onednn_isa},
          {"fp32_flops_per_cycle_per_core", cpu.fp32_flops_per_cycle_per_core}};
   put_optional(out, "base_ghz", cpu.base_ghz);
   put_optional(out, "max_ghz", cpu.max_ghz);
@@ -212,8 +231,10 @@ void from_json(const json& in, GpuInterconnect& link) {
 }
 
 void to_json(json& out, const Gpu& gpu) {
-  out = {{"model", gpu.model}, {"fp32_tflops", gpu.fp32_tflops},
-         {"memory_bandwidth_gbs", gpu.memory_bandwidth_gbs}, {"memory_bytes", gpu.memory_bytes}};
+  out = {{"model", gpu.model},
+         {"fp32_tflops", gpu.fp32_tflops},
+         {"memory_bandwidth_gbs", gpu.memory_bandwidth_gbs},
+         {"memory_bytes", gpu.memory_bytes}};
   if (!gpu.architecture.empty()) out["architecture"] = gpu.architecture;
   if (gpu.gpus_per_node > 0) out["gpus_per_node"] = gpu.gpus_per_node;
   if (gpu.multiprocessors > 0) out["multiprocessors"] = gpu.multiprocessors;
@@ -250,8 +271,8 @@ std::string fingerprint(const MachineProfile& profile) {
   const Topology& topology = profile.topology;
   // Memory size is left out: a virtual machine's reported memory can change while it runs
   // (docs/results.md), and it does not change what a kernel costs.
-  identity["topology"] = {{"packages", topology.packages}, {"numa_nodes", topology.numa_nodes},
-                          {"cores", topology.cores}, {"pus", topology.pus},
+  identity["topology"] = {{"packages", topology.packages},   {"numa_nodes", topology.numa_nodes},
+                          {"cores", topology.cores},         {"pus", topology.pus},
                           {"core_list", topology.core_list}, {"caches", topology.caches}};
   if (profile.gpu) identity["gpu"] = {{"model", profile.gpu->model}, {"memory_bytes", profile.gpu->memory_bytes}};
   return digest_hex(identity.dump());
@@ -302,7 +323,8 @@ Expected<void> check_physical_figures(const MachineProfile& profile, const std::
           !held)
         return held;
   for (const ScalingPoint& point : performance.triad_scaling)
-    if (!(point.median >= package_bandwidth_gbs_range.low && point.median <= package_bandwidth_gbs_range.high * packages))
+    if (!(point.median >= package_bandwidth_gbs_range.low &&
+          point.median <= package_bandwidth_gbs_range.high * packages))
       return check_physical(point.median, package_bandwidth_gbs_range, origin, "/performance/triad_scaling median");
   if (!profile.gpu) return {};
   const Gpu& gpu = *profile.gpu;
@@ -312,10 +334,11 @@ Expected<void> check_physical_figures(const MachineProfile& profile, const std::
                                  "/gpu/memory_bandwidth_gbs/value");
       !held)
     return held;
-  const std::pair<const char*, const std::optional<Figure>*> peaks[] = {{"/gpu/tensor_tflops/value", &gpu.tensor_tflops},
-                                                                       {"/gpu/tf32_tflops/value", &gpu.tf32_tflops},
-                                                                       {"/gpu/bf16_tflops/value", &gpu.bf16_tflops},
-                                                                       {"/gpu/fp16_tflops/value", &gpu.fp16_tflops}};
+  const std::pair<const char*, const std::optional<Figure>*> peaks[] = {
+      {"/gpu/tensor_tflops/value", &gpu.tensor_tflops},
+      {"/gpu/tf32_tflops/value", &gpu.tf32_tflops},
+      {"/gpu/bf16_tflops/value", &gpu.bf16_tflops},
+      {"/gpu/fp16_tflops/value", &gpu.fp16_tflops}};
   for (const auto& [member, figure] : peaks)
     if (*figure)
       if (auto held = check_physical((*figure)->value, gpu_precision_tflops_range, origin, member); !held) return held;
@@ -360,11 +383,12 @@ Expected<void> check_figures(const MachineProfile& profile, const std::string& o
     return bad_input(origin + ": (/gpu) needs gpus_per_node 0..1024, multiprocessors 0..100000 and tensor_tflops > 0");
   if (profile.gpu && profile.gpu->interconnect) {
     const GpuInterconnect& link = *profile.gpu->interconnect;
-    if ((link.bus_gbs && !positive(link.bus_gbs->value)) || (link.host_pcie_gbs && !positive(link.host_pcie_gbs->value)) ||
-        !std::isfinite(link.latency_us) || link.latency_us < 0 || link.latency_us > 1e6 || link.fabric_links < 1 ||
-        link.fabric_links > 1024)
-      return bad_input(origin + ": (/gpu/interconnect) needs bus_gbs and host_pcie_gbs > 0, latency_us 0..1e6 and "
-                                "fabric_links 1..1024");
+    if ((link.bus_gbs && !positive(link.bus_gbs->value)) ||
+        (link.host_pcie_gbs && !positive(link.host_pcie_gbs->value)) || !std::isfinite(link.latency_us) ||
+        link.latency_us < 0 || link.latency_us > 1e6 || link.fabric_links < 1 || link.fabric_links > 1024)
+      return bad_input(origin +
+                       ": (/gpu/interconnect) needs bus_gbs and host_pcie_gbs > 0, latency_us 0..1e6 and "
+                       "fabric_links 1..1024");
   }
   // Every figure's spread, and the first-touch costs (0: not measured), are finite and >= 0.
   const std::pair<const char*, const std::optional<Figure>*> spread_figures[] = {
@@ -380,7 +404,8 @@ Expected<void> check_figures(const MachineProfile& profile, const std::string& o
     if (*figure && (!std::isfinite((*figure)->value) || (*figure)->value < 0 ||
                     !std::isfinite((*figure)->coefficient_of_variation) || (*figure)->coefficient_of_variation < 0 ||
                     (*figure)->repetitions < 0))
-      return bad_input(origin + ": (" + member + ") needs a finite value, coefficient_of_variation >= 0 and repetitions >= 0");
+      return bad_input(origin + ": (" + member +
+                       ") needs a finite value, coefficient_of_variation >= 0 and repetitions >= 0");
   if (profile.cpu.fp32_flops_per_cycle_per_core < 0 || profile.cpu.fp32_flops_per_cycle_per_core > 1024)
     return bad_input(origin + ": (/cpu/fp32_flops_per_cycle_per_core) must be 0..1024");
   // A GPU's memory bounds every batch it holds: 0 or 2^64-1 (a -1 read as unsigned) is no GPU.
@@ -400,10 +425,8 @@ Expected<void> check_figures(const MachineProfile& profile, const std::string& o
   return {};
 }
 
-Expected<MachineProfile> machine_profile_from_document(const json& document,
-                                                       const std::string& origin_name) {
-  if (auto valid = check_schema(document, machine_profile_schema, machine_profile_schema_version,
-                                origin_name); !valid)
+Expected<MachineProfile> machine_profile_from_document(const json& document, const std::string& origin_name) {
+  if (auto valid = check_schema(document, machine_profile_schema, machine_profile_schema_version, origin_name); !valid)
     return valid.error();
   MachineProfile profile;
   try {
@@ -443,8 +466,7 @@ Expected<MachineProfile> machine_profile_from_document(const json& document,
 
 }  // namespace
 
-Expected<MachineProfile> machine_profile_from_json_text(const std::string& text,
-                                                        const std::string& origin_name) {
+Expected<MachineProfile> machine_profile_from_json_text(const std::string& text, const std::string& origin_name) {
   auto document = parse_json(text, origin_name);
   if (!document) return document.error();
   return machine_profile_from_document(*document, origin_name);

@@ -40,25 +40,25 @@ struct ScalingPoint {
 };
 
 struct Core {
-  int package = 0;              // logical package index
-  int numa_node = 0;            // OS index of the first NUMA node local to the core
-  std::vector<int> pus;         // OS indices of its hardware threads (SMT siblings), online only
+  int package = 0;       // logical package index
+  int numa_node = 0;     // OS index of the first NUMA node local to the core
+  std::vector<int> pus;  // OS indices of its hardware threads (SMT siblings), online only
 };
 
 struct NumaNode {
   int os_index = 0;
-  int package = -1;             // logical package index holding it (-1: none or several)
+  int package = -1;                // logical package index holding it (-1: none or several)
   std::uint64_t memory_bytes = 0;  // 0 when unknown
-  int cores = 0;                // cores local to it
-  std::string kind;             // hwloc subtype when known (e.g. "MCDRAM"), else ""
+  int cores = 0;                   // cores local to it
+  std::string kind;                // hwloc subtype when known (e.g. "MCDRAM"), else ""
 };
 
 struct CacheLevel {
-  int level = 0;                // 1, 2, 3
-  std::string type;             // "data", "unified" or "instruction"
-  std::uint64_t size_bytes = 0; // one instance
+  int level = 0;                 // 1, 2, 3
+  std::string type;              // "data", "unified" or "instruction"
+  std::uint64_t size_bytes = 0;  // one instance
   int instances = 0;
-  int pus_sharing = 0;          // PUs sharing one instance
+  int pus_sharing = 0;  // PUs sharing one instance
 };
 
 struct Topology {
@@ -66,11 +66,11 @@ struct Topology {
   int numa_nodes = 0;
   int cores = 0;
   int pus = 0;
-  int cores_per_package = 0;    // the largest, when packages differ (offline CPUs)
-  int pus_per_core = 0;         // the largest (SMT ways)
-  int offline_pus = 0;          // PUs present but offline or unusable
+  int cores_per_package = 0;       // the largest, when packages differ (offline CPUs)
+  int pus_per_core = 0;            // the largest (SMT ways)
+  int offline_pus = 0;             // PUs present but offline or unusable
   std::uint64_t memory_bytes = 0;  // 0 when unknown (a spec sheet names no node memory)
-  std::vector<Core> core_list;  // empty for spec profiles: a spec sheet has no OS numbering
+  std::vector<Core> core_list;     // empty for spec profiles: a spec sheet has no OS numbering
   std::vector<NumaNode> numa_list;
   std::vector<CacheLevel> caches;
 };
@@ -88,8 +88,8 @@ struct Binding {
 
 struct Cpu {
   std::string model;
-  std::vector<std::string> isa;     // DNN-relevant: avx2, fma, avx512f, avx512_vnni, avx512_bf16, amx_tile...
-  std::string onednn_isa;           // what oneDNN dispatches to on this machine ("" if not probed)
+  std::vector<std::string> isa;  // DNN-relevant: avx2, fma, avx512f, avx512_vnni, avx512_bf16, amx_tile...
+  std::string onednn_isa;        // what oneDNN dispatches to on this machine ("" if not probed)
   std::optional<Figure> base_ghz;
   std::optional<Figure> max_ghz;
   int fp32_flops_per_cycle_per_core = 0;  // 0 when unknown
@@ -104,18 +104,18 @@ struct Performance {
   std::optional<Figure> first_touch_ns_per_page;
   std::optional<Figure> first_touch_ns_per_page_all_cores;
   std::optional<Figure> first_touch_ns_per_page_huge;
-  std::string fma_vector_isa;                  // the vector width the FMA loop used
-  std::vector<ScalingPoint> fma_scaling;       // GFLOP/s over cores, with and without SMT
-  std::vector<ScalingPoint> triad_scaling;     // GB/s over cores (STREAM triad bytes)
+  std::string fma_vector_isa;               // the vector width the FMA loop used
+  std::vector<ScalingPoint> fma_scaling;    // GFLOP/s over cores, with and without SMT
+  std::vector<ScalingPoint> triad_scaling;  // GB/s over cores (STREAM triad bytes)
 };
 
 // How the GPUs of one node exchange data, and how the node reaches the others.
 struct GpuInterconnect {
-  std::string kind;              // "nvlink-hybrid-cube-mesh", "nvswitch", "pcie-switch", ...
-  std::optional<Figure> bus_gbs; // GB/s of a ring step between neighbouring GPUs (one direction, usable)
-  double latency_us = 0;         // per ring step (NCCL's base latency on this link)
+  std::string kind;                     // "nvlink-hybrid-cube-mesh", "nvswitch", "pcie-switch", ...
+  std::optional<Figure> bus_gbs;        // GB/s of a ring step between neighbouring GPUs (one direction, usable)
+  double latency_us = 0;                // per ring step (NCCL's base latency on this link)
   std::optional<Figure> host_pcie_gbs;  // GPU <-> host link, one direction
-  int fabric_links = 1;          // network ports per node (DGX: one per GPU); they share the fabric's load
+  int fabric_links = 1;                 // network ports per node (DGX: one per GPU); they share the fabric's load
 };
 
 struct Gpu {
@@ -128,8 +128,8 @@ struct Gpu {
   std::uint64_t memory_bytes = 0;
   // The node and the chip beyond the four figures above (absent in old profiles: then one GPU
   // per node, the model's defaults, and the prediction says so).
-  int gpus_per_node = 0;               // 0: unknown (one GPU is modelled)
-  int multiprocessors = 0;             // SMs: how much parallel work fills the chip; 0: unknown
+  int gpus_per_node = 0;    // 0: unknown (one GPU is modelled)
+  int multiprocessors = 0;  // SMs: how much parallel work fills the chip; 0: unknown
   std::uint64_t l2_bytes = 0;
   // Tensor-core peak, flagged: the study (and dnntune by default) trains in fp32, which does not
   // use it (TF32 on A100/H100 is opt-in in PyTorch for convolutions' matmuls).
@@ -141,7 +141,7 @@ struct Gpu {
   std::optional<Figure> bf16_tflops;
   std::optional<Figure> fp16_tflops;
   std::optional<GpuInterconnect> interconnect;
-  std::string host_cpu;                // the node's CPUs, as its spec sheet names them
+  std::string host_cpu;  // the node's CPUs, as its spec sheet names them
 };
 
 enum class MachineKind { cpu_node, gpu };
@@ -149,7 +149,7 @@ enum class MachineKind { cpu_node, gpu };
 enum class ProfileOrigin { probe, topology_file, spec };
 
 struct MachineProfile {
-  std::string name;         // spec name ("skylake-8180"), hostname, or the XML file's stem
+  std::string name;  // spec name ("skylake-8180"), hostname, or the XML file's stem
   std::string description;
   MachineKind kind = MachineKind::cpu_node;
   ProfileOrigin origin = ProfileOrigin::spec;
@@ -174,8 +174,7 @@ std::string to_string(MachineKind kind);
 // JSON text (with schema header and fingerprint) and back. `origin_name` names the source in
 // error messages ("FILE.json", "<built-in skylake-8180>").
 std::string to_json_text(const MachineProfile& profile);
-Expected<MachineProfile> machine_profile_from_json_text(const std::string& text,
-                                                        const std::string& origin_name);
+Expected<MachineProfile> machine_profile_from_json_text(const std::string& text, const std::string& origin_name);
 Expected<MachineProfile> read_machine_profile(const std::string& path);
 
 }  // namespace dnntune::records

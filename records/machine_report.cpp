@@ -37,9 +37,8 @@ void write_topology(std::ostringstream& out, const Topology& topology) {
   if (!topology.caches.empty()) {
     out << "  caches:";
     for (const CacheLevel& cache : topology.caches)
-      out << "  L" << cache.level << (cache.type == "data" ? "d" : "") << " " << format_bytes(cache.size_bytes)
-          << " x" << cache.instances << " (" << cache.pus_sharing << " PU" << (cache.pus_sharing == 1 ? "" : "s")
-          << " each)";
+      out << "  L" << cache.level << (cache.type == "data" ? "d" : "") << " " << format_bytes(cache.size_bytes) << " x"
+          << cache.instances << " (" << cache.pus_sharing << " PU" << (cache.pus_sharing == 1 ? "" : "s") << " each)";
     out << "\n";
   }
   if (!topology.core_list.empty()) {
@@ -82,11 +81,14 @@ void write_performance(std::ostringstream& out, const Performance& performance) 
   if (performance.peak_fp32_gflops_per_core)
     out << "Peak fp32 per core   " << figure_text(*performance.peak_fp32_gflops_per_core, "GFLOP/s") << "\n";
   if (performance.memory_bandwidth_gbs_per_package)
-    out << "Memory bandwidth     " << figure_text(*performance.memory_bandwidth_gbs_per_package, "GB/s per package") << "\n";
+    out << "Memory bandwidth     " << figure_text(*performance.memory_bandwidth_gbs_per_package, "GB/s per package")
+        << "\n";
   if (performance.gemm_gflops_one_core) {
     out << "oneDNN sgemm 1 core  " << figure_text(*performance.gemm_gflops_one_core, "GFLOP/s");
     if (performance.peak_fp32_gflops_per_core && performance.peak_fp32_gflops_per_core->value > 0)
-      out << ", " << format_fixed(100 * performance.gemm_gflops_one_core->value / performance.peak_fp32_gflops_per_core->value, 0)
+      out << ", "
+          << format_fixed(100 * performance.gemm_gflops_one_core->value / performance.peak_fp32_gflops_per_core->value,
+                          0)
           << "% of the FMA peak";
     out << "\n";
   }
@@ -112,7 +114,8 @@ std::string format_bytes(std::uint64_t bytes) {
   int unit = 0;
   while (value >= 1024 && unit < 4) value /= 1024, ++unit;
   return (value == static_cast<std::uint64_t>(value) ? std::to_string(static_cast<std::uint64_t>(value))
-                                                     : format_fixed(value, 1)) + " " + units[unit];
+                                                     : format_fixed(value, 1)) +
+         " " + units[unit];
 }
 
 std::string machine_report_text(const MachineProfile& profile) {

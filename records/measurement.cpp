@@ -28,12 +28,16 @@ using nlohmann::json;
 namespace {
 
 constexpr std::pair<MeasurementKind, const char*> measurement_kind_words[] = {
-    {MeasurementKind::layer, "layer"}, {MeasurementKind::network, "network"},
+    {MeasurementKind::layer, "layer"},
+    {MeasurementKind::network, "network"},
     {MeasurementKind::communication, "communication"},
-    {MeasurementKind::module, "module"}, {MeasurementKind::job, "job"}};
+    {MeasurementKind::module, "module"},
+    {MeasurementKind::job, "job"}};
 constexpr std::pair<MeasurementStatus, const char*> status_words[] = {
-    {MeasurementStatus::ok, "ok"}, {MeasurementStatus::skipped, "skipped"},
-    {MeasurementStatus::unimplemented, "unimplemented"}, {MeasurementStatus::failed, "failed"}};
+    {MeasurementStatus::ok, "ok"},
+    {MeasurementStatus::skipped, "skipped"},
+    {MeasurementStatus::unimplemented, "unimplemented"},
+    {MeasurementStatus::failed, "failed"}};
 
 constexpr const char* trainer_words[] = {kCppTrainer, kPythonTrainer};
 
@@ -55,8 +59,8 @@ Expected<void> check_typed_fields(const Measurement& m, const std::string& origi
     return bad_input(origin + ": unknown precision '" + m.precision + "' (known: " + names_text(precision_names()) +
                      ")");
   if (!is_memory_format_name(m.memory_format))
-    return bad_input(origin + ": unknown memory_format '" + m.memory_format + "' (known: " +
-                     names_text(memory_format_names()) + ")");
+    return bad_input(origin + ": unknown memory_format '" + m.memory_format +
+                     "' (known: " + names_text(memory_format_names()) + ")");
   if (!m.trainer.empty() && !is_one_of(m.trainer, trainer_words))
     return bad_input(origin + ": unknown trainer '" + m.trainer + "' (known: " + listed(trainer_words) + ")");
   if (m.warmup_steps < 0 || m.steps < 0 || !(m.bucket_megabytes >= 0))
@@ -81,9 +85,10 @@ Expected<void> check_job_fields(const Measurement& m, const std::string& origin)
   if (m.status != MeasurementStatus::ok) return bad_input(origin + ": job " + job.id + " is not an ok record");
   const std::size_t ranks = static_cast<std::size_t>(m.processes) * static_cast<std::size_t>(m.nodes);
   if (job.rank_median_seconds.size() != ranks)
-    return bad_input(origin + ": job " + job.id + " has the times of " + std::to_string(job.rank_median_seconds.size()) +
-                     " rank(s) of its " + std::to_string(ranks) + " (" + std::to_string(m.processes) + " per node x " +
-                     std::to_string(m.nodes) + " node(s)): a rank died or its times were lost");
+    return bad_input(origin + ": job " + job.id + " has the times of " +
+                     std::to_string(job.rank_median_seconds.size()) + " rank(s) of its " + std::to_string(ranks) +
+                     " (" + std::to_string(m.processes) + " per node x " + std::to_string(m.nodes) +
+                     " node(s)): a rank died or its times were lost");
   for (std::size_t rank = 0; rank < ranks; ++rank)
     if (!(job.rank_median_seconds[rank] > 0) || !(job.rank_median_seconds[rank] <= max_record_seconds))
       return bad_input(origin + ": job " + job.id + ": rank " + std::to_string(rank) + "'s median step " +
@@ -134,16 +139,17 @@ bool is_module_name(const std::string& name) {
 }
 
 std::string measurement_key(const Measurement& m) {
-  return to_string(m.kind) + "|" + m.backend + "|" + m.machine_fingerprint + "|" + m.network + "|" +
-         m.descriptor + "|" + m.pass + "|mb" + std::to_string(m.batch) + "|bytes" + std::to_string(m.message_bytes) +
-         "|t" + std::to_string(m.threads) + (m.smt ? "|smt" : "|nosmt") + "|p" + std::to_string(m.processes) + "|n" +
+  return to_string(m.kind) + "|" + m.backend + "|" + m.machine_fingerprint + "|" + m.network + "|" + m.descriptor +
+         "|" + m.pass + "|mb" + std::to_string(m.batch) + "|bytes" + std::to_string(m.message_bytes) + "|t" +
+         std::to_string(m.threads) + (m.smt ? "|smt" : "|nosmt") + "|p" + std::to_string(m.processes) + "|n" +
          std::to_string(m.nodes) + (m.allocator == "default" ? "" : "|alloc=" + m.allocator) +
          (m.kind == MeasurementKind::module ? "|module=" + m.module : "") +
          (m.precision == "fp32" ? "" : "|precision=" + m.precision) +
          (m.memory_format == "contiguous" ? "" : "|format=" + m.memory_format) +
          // A training run's warm-up and bucket change what its steps measure; how many were timed does not.
-         (m.trainer.empty() ? "" : "|trainer=" + m.trainer + "|warmup" + std::to_string(m.warmup_steps) +
-                                       "|bucket" + json(m.bucket_megabytes).dump());
+         (m.trainer.empty() ? ""
+                            : "|trainer=" + m.trainer + "|warmup" + std::to_string(m.warmup_steps) + "|bucket" +
+                                  json(m.bucket_megabytes).dump());
 }
 
 std::string to_json_line(const Measurement& m) {
@@ -267,8 +273,8 @@ Expected<Measurement> measurement_from_json_line(const std::string& line, const 
     if (m.pass != "forward" && m.pass != "backward")
       return bad_input(origin + ": a module record's pass must be forward or backward, not '" + m.pass + "'");
     if (!is_module_name(m.module))
-      return bad_input(origin + ": a module record needs a module name of 1 to " + std::to_string(max_module_name_bytes) +
-                       " bytes without control characters");
+      return bad_input(origin + ": a module record needs a module name of 1 to " +
+                       std::to_string(max_module_name_bytes) + " bytes without control characters");
     if (m.network.empty()) return bad_input(origin + ": a module record needs the network it was timed in");
   }
   if (m.threads < 1 || m.processes < 1 || m.nodes < 1)
@@ -286,9 +292,10 @@ Expected<void> append_measurement(const std::string& path, const Measurement& me
   // fsync makes a record durable before the next measurement starts.
   // Never through a link, never blocking on a FIFO: records go only into a regular file.
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
-  if (fd < 0 && errno == ELOOP) return bad_input(path + ": is a symbolic link; records are appended to a regular file only");
+  if (fd < 0 && errno == ELOOP)
+    return bad_input(path + ": is a symbolic link; records are appended to a regular file only");
   if (fd < 0) return failure(path + ": cannot append (" + std::strerror(errno) + ")");
-  if (struct stat status {}; ::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+  if (struct stat status{}; ::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
     ::close(fd);
     return bad_input(path + ": not a regular file; records are appended to a regular file only");
   }
@@ -340,7 +347,8 @@ Expected<void> drop_unterminated_last_line(const std::string& path) {
   // As append_measurement: never through a link, never blocking on a FIFO.
   const int fd = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT) return {};
-  if (fd < 0 && errno == ELOOP) return bad_input(path + ": is a symbolic link; records are appended to a regular file only");
+  if (fd < 0 && errno == ELOOP)
+    return bad_input(path + ": is a symbolic link; records are appended to a regular file only");
   if (fd < 0) return failure(path + ": cannot open (" + std::strerror(errno) + ")");
   struct stat status {};
   if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
@@ -354,7 +362,8 @@ Expected<void> drop_unterminated_last_line(const std::string& path) {
   if (last != '\n') {
     char buffer[4096];
     for (off_t position = end; position > 0 && keep == 0;) {
-      const off_t start = position > static_cast<off_t>(sizeof buffer) ? position - static_cast<off_t>(sizeof buffer) : 0;
+      const off_t start =
+          position > static_cast<off_t>(sizeof buffer) ? position - static_cast<off_t>(sizeof buffer) : 0;
       const ssize_t got = ::pread(fd, buffer, static_cast<std::size_t>(position - start), start);
       if (got <= 0) break;
       for (ssize_t index = got - 1; index >= 0; --index)

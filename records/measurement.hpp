@@ -46,8 +46,8 @@ enum class MeasurementStatus { ok, skipped, unimplemented, failed };
 
 // What a job record (kind job) holds besides the setting and the job's step times.
 struct JobRun {
-  std::string id;        // the scheduler's job id (SLURM_JOB_ID), DNNTUNE_JOB_ID, or the hook's own
-  std::string launcher;  // how its ranks were started: "slurm", "torchrun", "mpirun", "none"
+  std::string id;                           // the scheduler's job id (SLURM_JOB_ID), DNNTUNE_JOB_ID, or the hook's own
+  std::string launcher;                     // how its ranks were started: "slurm", "torchrun", "mpirun", "none"
   std::string device = "cpu";               // "cpu" or "cuda"
   std::vector<double> rank_median_seconds;  // each rank's median step, by rank: processes x nodes of them
   // What dnntune predicted for this setup before the job (the launch line's
@@ -70,9 +70,9 @@ struct Measurement {
   std::int64_t message_bytes = 0;  // communication
 
   // The setting.
-  int threads = 1;         // per process
-  bool smt = false;        // threads placed on SMT siblings too
-  int processes = 1;       // co-running processes (layer), ranks (network, communication)
+  int threads = 1;    // per process
+  bool smt = false;   // threads placed on SMT siblings too
+  int processes = 1;  // co-running processes (layer), ranks (network, communication)
   int nodes = 1;
   std::vector<std::vector<int>> cpu_sets;  // the OS CPUs each process really had, by rank
   // The memory allocator every process ran under (probe/allocators.hpp): "default" (glibc's
@@ -98,7 +98,7 @@ struct Measurement {
 
   // The result (seconds, per repetition; for a layer: one pass over the whole batch).
   MeasurementStatus status = MeasurementStatus::ok;
-  std::string reason;      // why it failed / was skipped
+  std::string reason;  // why it failed / was skipped
   double median_seconds = 0;
   double coefficient_of_variation = 0;
   double min_seconds = 0;
@@ -107,8 +107,8 @@ struct Measurement {
 
   JobRun job;  // kind job only (written only then); its median_seconds is the slowest rank's step, step by step
 
-  std::string command;     // a dnntune command line that reproduces this record
-  std::string timestamp;   // UTC, ISO 8601
+  std::string command;    // a dnntune command line that reproduces this record
+  std::string timestamp;  // UTC, ISO 8601
 };
 
 // A job record's launchers and devices.

@@ -78,9 +78,11 @@ Expected<void> check_topology_bounds(const Topology& t, const std::string& origi
                                                 {"/topology/pus_per_core", t.pus_per_core}};
   for (const auto& [field, value] : counts)
     if (!within(value, 1, t.pus)) return outside(origin, field, std::to_string(value), "1..pus");
-  if (!within(t.numa_nodes, 0, t.pus)) return outside(origin, "/topology/numa_nodes", std::to_string(t.numa_nodes), "0..pus");
+  if (!within(t.numa_nodes, 0, t.pus))
+    return outside(origin, "/topology/numa_nodes", std::to_string(t.numa_nodes), "0..pus");
   if (!within(t.offline_pus, 0, max_node_pus))
-    return outside(origin, "/topology/offline_pus", std::to_string(t.offline_pus), "0.." + std::to_string(max_node_pus));
+    return outside(origin, "/topology/offline_pus", std::to_string(t.offline_pus),
+                   "0.." + std::to_string(max_node_pus));
   if (t.memory_bytes > max_record_bytes)
     return outside(origin, "/topology/memory_bytes", std::to_string(t.memory_bytes), "0..2^52");
   // A probe lists every NUMA node it counts; a list that disagrees with the count (none beside

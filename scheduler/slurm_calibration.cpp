@@ -51,8 +51,8 @@ void report(const SlurmCalibrationRequest& request, const std::string& line) {
 }
 
 // The #SBATCH head of a calibration job on `nodes` exclusive nodes (tuner/sbatch_header.hpp).
-std::string job_head(const SlurmCalibrationRequest& request, const std::string& name, const std::string& log,
-                     int nodes, int tasks_per_node) {
+std::string job_head(const SlurmCalibrationRequest& request, const std::string& name, const std::string& log, int nodes,
+                     int tasks_per_node) {
   tuner::SbatchHeader header;
   header.job_name = name;
   header.nodes = nodes;
@@ -110,12 +110,14 @@ Expected<void> wait_for(const SlurmCalibrationRequest& request, const std::strin
 Expected<void> check_cache_directory_for_jobs(const std::string& cache_directory) {
   if (cache_directory.empty() || cache_directory.front() != '/' ||
       cache_directory.find_first_of(" \t\n\r'\"\\$`") != std::string::npos)
-    return bad_input("the cache directory \"" + cache_directory + "\" goes into #SBATCH lines: give DNNTUNE_CACHE_DIR "
+    return bad_input("the cache directory \"" + cache_directory +
+                     "\" goes into #SBATCH lines: give DNNTUNE_CACHE_DIR "
                      "an absolute path without spaces or quotes, on a file system the compute nodes share");
   // SLURM expands %j, %u, %N ... in #SBATCH --output: the job's log would land elsewhere than the
   // path this command then follows.
   if (cache_directory.find('%') != std::string::npos)
-    return bad_input("the cache directory \"" + cache_directory + "\" holds '%', which SLURM expands in the job's "
+    return bad_input("the cache directory \"" + cache_directory +
+                     "\" holds '%', which SLURM expands in the job's "
                      "#SBATCH --output (%j: the job id): give DNNTUNE_CACHE_DIR a path without '%'");
   return {};
 }
@@ -146,8 +148,8 @@ Expected<SubmittedCalibration> calibrate_through_slurm(const SlurmCalibrationReq
   submitted.node_log = slurm_directory() + "/jobs/calibrate-" + request.partition + "-" + stamp + ".out";
   const std::string node_script = job_head(request, "dnntune-calibrate", submitted.node_log, 1, 0) + environment +
                                   "exec " + command_line(commands.node_job(request)) + "\n";
-  auto node_job = submit(slurm_directory() + "/jobs/calibrate-" + request.partition + "-" + stamp + ".sbatch",
-                         node_script, {});
+  auto node_job =
+      submit(slurm_directory() + "/jobs/calibrate-" + request.partition + "-" + stamp + ".sbatch", node_script, {});
   if (!node_job) return node_job.error();
   submitted.node_job = *node_job;
   report(request, "submitted job " + *node_job + " (one exclusive node of " + request.partition + ", of " +

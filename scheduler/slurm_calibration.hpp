@@ -28,12 +28,12 @@ namespace dnntune::scheduler {
 
 struct SlurmCalibrationRequest {
   std::string partition;
-  std::string account;                 // "" : the user's default
-  std::string time_limit = "01:00:00"; // per job
+  std::string account;                  // "" : the user's default
+  std::string time_limit = "01:00:00";  // per job
   std::vector<std::string> models;
   std::vector<std::int64_t> batches;
   std::string backend = "torch";
-  double budget_seconds = 60;          // layer micro-runs on the node (the default calibration's)
+  double budget_seconds = 60;  // layer micro-runs on the node (the default calibration's)
   bool wait = true;
   double poll_seconds = 5;
   pipeline::Progress progress = nullptr;  // submissions, job states, the jobs' progress lines; may be empty
@@ -52,8 +52,8 @@ struct JobCommandLines {
 
 struct SubmittedCalibration {
   std::size_t partition_nodes = 0;
-  std::string node_job, node_log;      // the single-node calibration
-  std::string fabric_job, fabric_log;  // the two-node sweep and refit; "" on a one-node partition
+  std::string node_job, node_log;        // the single-node calibration
+  std::string fabric_job, fabric_log;    // the two-node sweep and refit; "" on a one-node partition
   std::optional<NodeRecord> calibrated;  // the node's record, when waited for
 };
 

@@ -42,7 +42,7 @@ TEST_CASE("co-running processes get disjoint cores, SMT siblings when asked", "[
   const auto siblings = cpu_sets_for({4, true, 2}, cores);
   REQUIRE(siblings);
   CHECK(*siblings == std::vector<std::vector<int>>{{0, 4, 1, 5}, {2, 6, 3, 7}});
-  CHECK_FALSE(cpu_sets_for({3, false, 2}, cores));  // 6 cores needed
+  CHECK_FALSE(cpu_sets_for({3, false, 2}, cores));      // 6 cores needed
   CHECK_FALSE(cpu_sets_for({2, true, 1}, {{0}, {1}}));  // no SMT siblings
 }
 

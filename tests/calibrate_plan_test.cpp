@@ -56,7 +56,9 @@ TEST_CASE("the grid's settings: base first, threads, SMT, co-running processes",
 }
 
 TEST_CASE("layer classes separate the kernels that differ", "[layers][plan]") {
-  const auto class_of = [](const std::string& descriptor) { return layer_class(*workloads::parse_descriptor(descriptor)); };
+  const auto class_of = [](const std::string& descriptor) {
+    return layer_class(*workloads::parse_descriptor(descriptor));
+  };
   CHECK(class_of("conv:ic64ih56iw56oc256kh1kw1sh1ph0") == "conv1x1");
   CHECK(class_of("conv:ic256ih56iw56oc512kh1kw1sh2ph0") == "conv1x1_strided");
   CHECK(class_of("conv:ic64ih56iw56oc64kh3kw3sh1ph1") == "conv3x3");
@@ -111,8 +113,8 @@ TEST_CASE("the plan respects the budget and samples what the model needs first",
     std::set<std::string> other_same_kernel;
     for (const auto& measurement : plan.measurements)
       if (!measurement.whole_network && measurement.setting != request.settings.front() &&
-          workloads::dispatched_class(measurement.spec, *workloads::find_backend(measurement.backend), measurement.batch,
-                                      measurement.setting.threads) ==
+          workloads::dispatched_class(measurement.spec, *workloads::find_backend(measurement.backend),
+                                      measurement.batch, measurement.setting.threads) ==
               workloads::dispatched_class(measurement.spec, *workloads::find_backend(measurement.backend),
                                           measurement.batch, request.settings.front().threads))
         other_same_kernel.insert(measurement.descriptor);
@@ -123,7 +125,8 @@ TEST_CASE("the plan respects the budget and samples what the model needs first",
   }
 }
 
-TEST_CASE("where the framework runs another kernel, a class's extremes come with the base setting's", "[layers][plan]") {
+TEST_CASE("where the framework runs another kernel, a class's extremes come with the base setting's",
+          "[layers][plan]") {
   // libtorch runs an unstrided 1x1 convolution at batch 8 on its own kernel at one thread,
   // oneDNN's at two: a cliff the base setting (2 threads) never shows.
   PlanRequest request = request_for({"resnet50"}, 0);
@@ -132,8 +135,8 @@ TEST_CASE("where the framework runs another kernel, a class's extremes come with
   const auto native = [](const PlannedMeasurement& measurement) {
     return !measurement.whole_network &&
            workloads::dispatched_class(measurement.spec, *workloads::find_backend(measurement.backend),
-                                       measurement.batch, measurement.setting.threads) ==
-               workloads::KernelClass::conv_native;
+                                       measurement.batch,
+                                       measurement.setting.threads) == workloads::KernelClass::conv_native;
   };
   for (const std::string backend : {"torch", "onednn"}) {
     INFO(backend);
@@ -211,8 +214,10 @@ TEST_CASE("operand sets rotate small layers out of the cache", "[layers][plan]")
   CHECK(operand_sets_for_cold_cache(large, workloads::Pass::forward, 32 << 20) == 1);
 }
 
-TEST_CASE("a micro-run's estimate counts the pages it faults in: its operand sets once, an output glibc maps afresh every run",
-          "[layers][plan]") {
+TEST_CASE(
+    "a micro-run's estimate counts the pages it faults in: its operand sets once, an output glibc maps afresh every "
+    "run",
+    "[layers][plan]") {
   const auto measurement_of = [](const std::string& descriptor, std::int64_t batch) {
     PlannedMeasurement measurement;
     measurement.backend = "torch";
@@ -262,7 +267,8 @@ TEST_CASE("a training process's first step faults in every page it holds at its 
   CHECK(estimate_first_step_fault_seconds(network, 32, Setting{2, false, 1}, speed) == 0);
 }
 
-TEST_CASE("the cache cold operand sets span is what cores could have, not what a hypervisor reports", "[layers][plan]") {
+TEST_CASE("the cache cold operand sets span is what cores could have, not what a hypervisor reports",
+          "[layers][plan]") {
   records::MachineProfile machine;
   machine.topology.pus_per_core = 2;
   // A VM's two vCPUs, each shown its host's 508 MiB L3: at most 16 MiB a core is believed.

@@ -71,8 +71,8 @@ TEST_CASE("a failing or unimplemented kernel is recorded and the run goes on", "
   // overcommits memory, the worker dies instead), a real failure of the backend either way.
   const std::string too_large = "relu:ic65536ih1024iw1024";
   const std::string uneven_bins = "adaptavgpool:ic8ih7iw7oh3ow3";  // oneDNN has no kernel for it
-  auto request = small_request({"relu:ic8ih8iw8", too_large, uneven_bins, "conv:ic8ih8iw8oc8kh3kw3sh1ph1"},
-                               {"onednn", "torch"});
+  auto request =
+      small_request({"relu:ic8ih8iw8", too_large, uneven_bins, "conv:ic8ih8iw8oc8kh3kw3sh1ph1"}, {"onednn", "torch"});
   // The huge layer's estimate (hundreds of seconds, more where the probed bandwidth is lower) must
   // fit the budget, or the plan drops it unrecorded; it fails at once, so the budget is never spent.
   request.budget_seconds = 1e6;
@@ -141,8 +141,8 @@ TEST_CASE("a worker killed mid-run fails one measurement; its replacement does t
 }
 
 TEST_CASE("resume after an interrupted run re-measures nothing already recorded", "[layers][runner]") {
-  auto request = small_request({"relu:ic8ih8iw8", "relu:ic16ih8iw8", "bnorm:ic8ih8iw8", "maxpool:ic8ih8iw8kh2kw2sh2ph0"},
-                               {"torch"});
+  auto request = small_request(
+      {"relu:ic8ih8iw8", "relu:ic16ih8iw8", "bnorm:ic8ih8iw8", "maxpool:ic8ih8iw8kh2kw2sh2ph0"}, {"torch"});
   const auto first = prepare_calibration(request, {});
   REQUIRE(first);
   REQUIRE(run_calibration(*first, {}));

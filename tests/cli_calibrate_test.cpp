@@ -25,8 +25,8 @@ using test::run_dnntune;
 
 namespace {
 
-const std::vector<std::string> small_layers{"--layer", "relu:ic8ih8iw8", "--layer", "relu:ic16ih8iw8", "--layer",
-                                            "bnorm:ic8ih8iw8", "--layer", "conv:ic8ih8iw8oc8kh3kw3sh1ph1"};
+const std::vector<std::string> small_layers{"--layer", "relu:ic8ih8iw8",  "--layer", "relu:ic16ih8iw8",
+                                            "--layer", "bnorm:ic8ih8iw8", "--layer", "conv:ic8ih8iw8oc8kh3kw3sh1ph1"};
 
 std::vector<std::string> with(std::vector<std::string> arguments, const std::vector<std::string>& more) {
   arguments.insert(arguments.end(), more.begin(), more.end());
@@ -62,8 +62,8 @@ TEST_CASE("calibrate refuses bad input with exit 2", "[layers][cli]") {
   CHECK(run_dnntune({"calibrate", "--model", "resnet18", "--pass", "sideways", "-o", directory}).exit_code == 2);
   CHECK(run_dnntune({"calibrate", "-o", directory}).exit_code == 2);  // nothing to calibrate
   // The CPU backends run fp32 only; a precision word must be one of the four.
-  const auto cpu_precision = run_dnntune(
-      {"calibrate", "--model", "resnet18", "--backend", "torch", "--precision", "fp32,bf16", "-o", directory, "--dry-run"});
+  const auto cpu_precision = run_dnntune({"calibrate", "--model", "resnet18", "--backend", "torch", "--precision",
+                                          "fp32,bf16", "-o", directory, "--dry-run"});
   CHECK(cpu_precision.exit_code == 2);
   CHECK_THAT(cpu_precision.err, Catch::Contains("runs fp32 contiguous only"));
   const auto bad_precision =

@@ -32,8 +32,9 @@ std::string measurement_directory() {
 // `dnntune ARGS` through the shell, with its standard output redirected as `redirect` says
 // (e.g. "> /dev/full"), under the hang guard (exit 124 when it hangs).
 CommandResult run_redirected(const std::string& args, const std::string& redirect) {
-  return dnntune::test::run_program(
-      "/bin/sh", {"-c", "exec timeout " + std::to_string(dnntune::test::hang_guard_seconds) + " " + std::string(DNNTUNE_BINARY) + " " + args + " " + redirect});
+  return dnntune::test::run_program("/bin/sh",
+                                    {"-c", "exec timeout " + std::to_string(dnntune::test::hang_guard_seconds) + " " +
+                                               std::string(DNNTUNE_BINARY) + " " + args + " " + redirect});
 }
 
 // A fresh folder under /tmp, removed with all it holds when the test ends, passed or failed.
@@ -47,7 +48,8 @@ struct TemporaryDirectory {
 
 int error_lines(const std::string& err) {
   int count = 0;
-  for (std::size_t at = err.find("dnntune: error: "); at != std::string::npos; at = err.find("dnntune: error: ", at + 1))
+  for (std::size_t at = err.find("dnntune: error: "); at != std::string::npos;
+       at = err.find("dnntune: error: ", at + 1))
     ++count;
   return count;
 }
@@ -61,8 +63,10 @@ TEST_CASE("an output never replaces an input of the same command") {
 
   const auto over_records = run_dnntune({"fit", directory, "--bootstrap", "0", "-o", records});
   CHECK(over_records.exit_code == 2);
-  CHECK(over_records.err == "dnntune: error: --output " + records + " would replace an input of this command "
-                            "(measurements " + directory + "): write it elsewhere\n");
+  CHECK(over_records.err == "dnntune: error: --output " + records +
+                                " would replace an input of this command "
+                                "(measurements " +
+                                directory + "): write it elsewhere\n");
   CHECK(read_whole_file(records) == measured);
   // Through another name of the same file, too.
   const auto through_dots = run_dnntune({"fit", records, "--bootstrap", "0", "-o", directory + "/./layers.jsonl"});
@@ -82,8 +86,8 @@ TEST_CASE("an output never replaces an input of the same command") {
   CHECK(read_whole_file(calibration) == fitted);
 
   const std::string plot = directory + "/scaling.svg";
-  const auto two_outputs = run_dnntune({"scale", "--model", "resnet18", "--machine", "skylake-8180", "--nodes", "1,2",
-                                        "--plot", plot, "-o", plot});
+  const auto two_outputs = run_dnntune(
+      {"scale", "--model", "resnet18", "--machine", "skylake-8180", "--nodes", "1,2", "--plot", plot, "-o", plot});
   CHECK(two_outputs.exit_code == 2);
   CHECK(two_outputs.err.find("name the same file") != std::string::npos);
 }
@@ -159,8 +163,8 @@ TEST_CASE("a file a command appends to passes the output check: never the cache'
   const std::string calibration = cache + "/entry/calibration.json";
   dnntune::test::write_file(calibration, "{\"schema\": \"dnntune.calibration\"}\n");
   const std::string network = source_path("tests/fixtures/tiny_network.json");
-  const std::vector<std::string> train = {"train", "--model", network, "--batch", "1", "--iters", "1", "--warmup", "0",
-                                          "--threads", "1", "--device", "cpu"};
+  const std::vector<std::string> train = {"train",    "--model", network,     "--batch", "1",        "--iters", "1",
+                                          "--warmup", "0",       "--threads", "1",       "--device", "cpu"};
   const auto with_record = [&](const std::string& path) {
     auto args = train;
     args.insert(args.end(), {"--record", path});

@@ -191,12 +191,13 @@ TEST_CASE("fuzz files: values just outside each physical range are refused by na
     double outside, inside;
     std::vector<std::string> args;  // FILE: the mutated file
   };
-  const std::vector<std::string> cpu = {"predict", "--model", "resnet18", "--ppn", "1", "--threads", "1", "--machine", "FILE"};
+  const std::vector<std::string> cpu = {"predict",   "--model", "resnet18",  "--ppn", "1",
+                                        "--threads", "1",       "--machine", "FILE"};
   const std::vector<std::string> gpu = {"probe", "--machine", "FILE"};  // a GPU profile file is read here
-  const std::vector<std::string> calibration = {"predict", "--model", "resnet18", "--ppn", "1", "--threads", "1",
-                                                "--calibration", "FILE"};
-  const std::vector<std::string> gpu_calibration = {"predict", "--model", "resnet18", "--machine", "h200", "--gpus", "1",
-                                                    "--batch", "32", "--calibration", "FILE"};
+  const std::vector<std::string> calibration = {"predict",   "--model", "resnet18",      "--ppn", "1",
+                                                "--threads", "1",       "--calibration", "FILE"};
+  const std::vector<std::string> gpu_calibration = {"predict", "--model", "resnet18", "--machine",     "h200", "--gpus",
+                                                    "1",       "--batch", "32",       "--calibration", "FILE"};
   const Mutation mutations[] = {
       {"data/machines/skylake-8180.json", "/performance/peak_fp32_gflops_per_core/value", 0.499, 0.5, cpu},
       {"data/machines/skylake-8180.json", "/performance/peak_fp32_gflops_per_core/value", 1000.1, 1000, cpu},
@@ -239,9 +240,9 @@ TEST_CASE("fuzz files: values just outside each physical range are refused by na
   }
   // The option that states a link, just outside and at its ends.
   for (const char* gbits : {"0.999", "1600.1"}) {
-    const CommandResult refused = dnntune::test::run_dnntune(
-        {"predict", "--model", "resnet18", "--machine", "skylake-8180", "--ppn", "1", "--threads", "1", "--nodes", "4",
-         "--link-gbps", gbits, "--link-latency-us", "1"});
+    const CommandResult refused =
+        dnntune::test::run_dnntune({"predict", "--model", "resnet18", "--machine", "skylake-8180", "--ppn", "1",
+                                    "--threads", "1", "--nodes", "4", "--link-gbps", gbits, "--link-latency-us", "1"});
     INFO(gbits << ": " << refused.err);
     CHECK(refused.exit_code == 2);
     CHECK(refused.err.find("--link-gbps") != std::string::npos);

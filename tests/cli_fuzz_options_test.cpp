@@ -36,11 +36,50 @@ double children_cpu_seconds() {
 
 // Number and list texts no option should misread, and a few it must take.
 const std::vector<std::string>& mutated_numbers() {
-  static const std::vector<std::string> texts = {
-      "0", "-1", "-0", "08", "1e3", "1E1", "1e-320", "1e999", "0x10", "+8", " 8", "8 ", "", ",", "8,", ",8", "8,,16",
-      "1..", "..8", "8..1", "1..8", "0..8", "1..1048576", "2147483648", "9223372036854775808", "1.5", "1.", ".5",
-      "nan", "inf", "-inf", "4096", "4097", "65536", "65537", "1048577", "1,2,3", "\xff", "\xd9\xa3", "1_000",
-      "1'000", "5e-1", "1e+2", "00000000000000000000000008"};
+  static const std::vector<std::string> texts = {"0",
+                                                 "-1",
+                                                 "-0",
+                                                 "08",
+                                                 "1e3",
+                                                 "1E1",
+                                                 "1e-320",
+                                                 "1e999",
+                                                 "0x10",
+                                                 "+8",
+                                                 " 8",
+                                                 "8 ",
+                                                 "",
+                                                 ",",
+                                                 "8,",
+                                                 ",8",
+                                                 "8,,16",
+                                                 "1..",
+                                                 "..8",
+                                                 "8..1",
+                                                 "1..8",
+                                                 "0..8",
+                                                 "1..1048576",
+                                                 "2147483648",
+                                                 "9223372036854775808",
+                                                 "1.5",
+                                                 "1.",
+                                                 ".5",
+                                                 "nan",
+                                                 "inf",
+                                                 "-inf",
+                                                 "4096",
+                                                 "4097",
+                                                 "65536",
+                                                 "65537",
+                                                 "1048577",
+                                                 "1,2,3",
+                                                 "\xff",
+                                                 "\xd9\xa3",
+                                                 "1_000",
+                                                 "1'000",
+                                                 "5e-1",
+                                                 "1e+2",
+                                                 "00000000000000000000000008"};
   return texts;
 }
 
@@ -119,8 +158,16 @@ TEST_CASE("fuzz: durations that overflow give a --time within the limit") {
   std::mt19937 random(61);
   for (int run = 0; run < 12; ++run) {
     const auto& [network, machine] = answers[random() % answers.size()];
-    const std::vector<std::string> args = {"recommend", "--model", network, "--machine", machine, "--format", "slurm",
-                                           "--epochs", epochs[random() % epochs.size()], "--dataset-images",
+    const std::vector<std::string> args = {"recommend",
+                                           "--model",
+                                           network,
+                                           "--machine",
+                                           machine,
+                                           "--format",
+                                           "slurm",
+                                           "--epochs",
+                                           epochs[random() % epochs.size()],
+                                           "--dataset-images",
                                            images[random() % images.size()]};
     // A sinfo that says UNLIMITED (the path that wrote the whole, overflowing training) or cannot say.
     const bool unlimited = random() % 2;
@@ -132,8 +179,8 @@ TEST_CASE("fuzz: durations that overflow give a --time within the limit") {
     REQUIRE(result.exit_code == 0);
     std::smatch time;
     REQUIRE(std::regex_search(result.out, time, time_line));
-    const long seconds = std::stol(time[1]) * 86400 + std::stol(time[2]) * 3600 + std::stol(time[3]) * 60 +
-                         std::stol(time[4]);
+    const long seconds =
+        std::stol(time[1]) * 86400 + std::stol(time[2]) * 3600 + std::stol(time[3]) * 60 + std::stol(time[4]);
     CHECK(seconds > 0);
     CHECK(seconds <= 86400);
   }

@@ -15,8 +15,8 @@
 #include "tests/topology_fixtures.hpp"
 
 using dnntune::test::CommandResult;
-using dnntune::test::run_dnntune;
 using dnntune::test::read_whole_file;
+using dnntune::test::run_dnntune;
 using dnntune::test::source_path;
 using dnntune::test::write_file;
 
@@ -30,14 +30,15 @@ std::vector<std::string> mutations(const std::string& original, unsigned seed, i
   std::string garbage(4096, '\0');
   for (char& byte : garbage) byte = static_cast<char>(random() & 0xff);
   result.push_back(garbage);
-  result.push_back(std::regex_replace(original, std::regex("\"schema_version\": *[0-9]+"),
-                                      "\"schema_version\": 1099511627776"));
+  result.push_back(
+      std::regex_replace(original, std::regex("\"schema_version\": *[0-9]+"), "\"schema_version\": 1099511627776"));
   // Numbers: the n-th number in the file replaced by something no reader should take as it is.
   const std::regex number("-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?");
   std::vector<std::pair<std::size_t, std::size_t>> spans;
   for (auto it = std::sregex_iterator(original.begin(), original.end(), number); it != std::sregex_iterator(); ++it)
     spans.emplace_back(it->position(), it->length());
-  const char* replacements[] = {"1e999", "-1", "0", "NaN", "-1e308", "\"nan\"", "Infinity", "1e-320", "9223372036854775808"};
+  const char* replacements[] = {
+      "1e999", "-1", "0", "NaN", "-1e308", "\"nan\"", "Infinity", "1e-320", "9223372036854775808"};
   while (static_cast<int>(result.size()) < count) {
     std::string mutated = original;
     if (!spans.empty() && random() % 3 != 0) {

@@ -21,9 +21,9 @@ TEST_CASE("dnntune recommend --machine GPU --format slurm writes the pick's job 
   REQUIRE(answer.exit_code == 0);
   const auto document = nlohmann::json::parse(answer.out);
   const auto& best = document.at("best").at("configuration");
-  const auto result = run_dnntune({"recommend", "--model", "resnet50", "--machine", "h200", "--format", "slurm",
-                                   "--partition", "gpu", "--account", "proj1", "--", "python", "train.py", "--tag",
-                                   "a b"});
+  const auto result =
+      run_dnntune({"recommend", "--model", "resnet50", "--machine", "h200", "--format", "slurm", "--partition", "gpu",
+                   "--account", "proj1", "--", "python", "train.py", "--tag", "a b"});
   REQUIRE(result.exit_code == 0);
   const std::string& script = result.out;
   const std::string gpus = std::to_string(best.at("gpus_per_node").get<int>());
@@ -42,8 +42,8 @@ TEST_CASE("dnntune recommend --machine GPU --format slurm writes the pick's job 
     CHECK(has(script, "export " + name + "=" + value.get<std::string>() + "\n"));
   CHECK(has(script, "dnntune-rank python train.py --tag 'a b'\n"));
 
-  const auto torchrun = run_dnntune({"recommend", "--model", "resnet50", "--machine", "h200", "--format", "torchrun",
-                                     "--", "python", "train.py"});
+  const auto torchrun = run_dnntune(
+      {"recommend", "--model", "resnet50", "--machine", "h200", "--format", "torchrun", "--", "python", "train.py"});
   REQUIRE(torchrun.exit_code == 0);
   CHECK(has(torchrun.out, "torchrun --nnodes=1 --nproc_per_node=" + gpus + " "));
   CHECK(has(torchrun.out, "export DNNTUNE_PRECISION=" + best.at("precision").get<std::string>() + "\n"));
@@ -56,17 +56,18 @@ TEST_CASE("dnntune recommend --machine v100 --format slurm never asks for TF32 o
   CHECK_FALSE(has(result.out, "tf32"));
   CHECK_FALSE(has(result.out, "bf16"));
   CHECK_FALSE(has(result.out, "bfloat16"));
-  const auto strict = run_dnntune({"recommend", "--model", "resnet50", "--machine", "v100", "--precision", "fp32",
-                                   "--format", "slurm"});
+  const auto strict = run_dnntune(
+      {"recommend", "--model", "resnet50", "--machine", "v100", "--precision", "fp32", "--format", "slurm"});
   REQUIRE(strict.exit_code == 0);
   CHECK(has(strict.out, "export DNNTUNE_PRECISION=fp32\n"));
   CHECK_FALSE(has(strict.out, "tf32"));
 }
 
 TEST_CASE("dnntune recommend --machine GPU: what a GPU job cannot take is refused with one line") {
-  for (const std::vector<std::string>& arguments :
-       {std::vector<std::string>{"--format", "mpirun"}, {"--format", "slurm", "--allocator", "jemalloc"},
-        {"--format", "slurm", "--partition", "a b"}, {"--format", "slurm", "--time", "soon"}}) {
+  for (const std::vector<std::string>& arguments : {std::vector<std::string>{"--format", "mpirun"},
+                                                    {"--format", "slurm", "--allocator", "jemalloc"},
+                                                    {"--format", "slurm", "--partition", "a b"},
+                                                    {"--format", "slurm", "--time", "soon"}}) {
     std::vector<std::string> command = {"recommend", "--model", "resnet50", "--machine", "h200"};
     command.insert(command.end(), arguments.begin(), arguments.end());
     const auto result = run_dnntune(command);

@@ -12,15 +12,17 @@ using dnntune::test::run_dnntune;
 TEST_CASE("dnntune GPU commands: precision rules") {
   SECTION("no TF32 or bf16 on a V100") {
     for (const char* precision : {"tf32", "bf16"}) {
-      const auto result = run_dnntune({"predict", "--model", "resnet50", "--machine", "v100", "--precision", precision});
+      const auto result =
+          run_dnntune({"predict", "--model", "resnet50", "--machine", "v100", "--precision", precision});
       CHECK(result.exit_code == 2);
       CHECK(result.out.empty());
       CHECK(result.err.find("v100") != std::string::npos);
     }
     CHECK(run_dnntune({"predict", "--model", "resnet50", "--machine", "v100", "--precision", "fp16"}).exit_code == 0);
     CHECK(run_dnntune({"predict", "--model", "resnet50", "--machine", "v100", "--precision", "fp8"}).exit_code == 2);
-    CHECK(run_dnntune({"predict", "--model", "resnet50", "--machine", "skylake-8180", "--precision", "bf16"})
-              .exit_code == 2);
+    CHECK(
+        run_dnntune({"predict", "--model", "resnet50", "--machine", "skylake-8180", "--precision", "bf16"}).exit_code ==
+        2);
   }
   SECTION("an H200 in bf16 channels_last answers with a band, what it rests on and the script's settings") {
     const auto result = run_dnntune({"predict", "--model", "resnet50", "--machine", "h200", "--batch", "256",

@@ -71,11 +71,14 @@ TEST_CASE("numbers out of range are refused when parsed, before the cached calib
   check_refused({"recommend", "--model", "resnet18", "--network", "ib"}, "edr, hdr");
   check_refused({"predict", "--model", "resnet18", "--batch", "70000"}, "--batch: Value 70000 not in range 1 to 65536");
   check_refused({"scale", "--model", "resnet18", "--batch", "0"}, "not in range 1 to 65536");
-  check_refused({"recommend", "--model", "resnet18", "--batch", "8,70000"}, "--batch: Value 70000 not in range 1 to 65536");
+  check_refused({"recommend", "--model", "resnet18", "--batch", "8,70000"},
+                "--batch: Value 70000 not in range 1 to 65536");
   check_refused({"recommend", "--model", "resnet18", "--global-batch", "99999999"}, "at most 65536");
-  check_refused({"recommend", "--model", "resnet18", "--epochs", "-1"}, "--epochs: Value -1 not in range 0 (excluded) to 1000000");
+  check_refused({"recommend", "--model", "resnet18", "--epochs", "-1"},
+                "--epochs: Value -1 not in range 0 (excluded) to 1000000");
   check_refused({"recommend", "--model", "resnet18", "--epochs", "nan"}, "Value nan is not a number");
-  check_refused({"recommend", "--model", "resnet18", "--epochs", "1e308"}, "Value 1e308 not in range 0 (excluded) to 1000000");
+  check_refused({"recommend", "--model", "resnet18", "--epochs", "1e308"},
+                "Value 1e308 not in range 0 (excluded) to 1000000");
   check_refused({"recommend", "--model", "resnet18", "--dataset-images", "-5"}, "Value -5 not in range 1 to 1e+12");
   check_refused({"recommend", "--model", "resnet18", "--fusion-mb", "nan"}, "--fusion-mb: Value nan is not a number");
   check_refused({"predict", "--model", "resnet18", "--fusion-mb", "nan"}, "--fusion-mb: Value nan is not a number");
@@ -85,7 +88,8 @@ TEST_CASE("numbers out of range are refused when parsed, before the cached calib
   check_refused({"train", "--model", "resnet18", "--threads", "0"}, "--threads: Value 0 not in range 1 to 4096");
   check_refused({"train", "--model", "resnet18", "--batch", "70000"}, "--batch must be at most 65536, not 70000");
   check_refused({"train", "--model", "resnet18", "--lr", "inf"}, "--lr: Value inf not in range");
-  check_refused({"calibrate", "--model", "resnet18", "--budget", "0.5"}, "--budget: Value 0.5 not in range 10 to 10000000");
+  check_refused({"calibrate", "--model", "resnet18", "--budget", "0.5"},
+                "--budget: Value 0.5 not in range 10 to 10000000");
   CHECK(is_empty_directory(cache));
   unsetenv("DNNTUNE_CACHE_DIR");
 }
@@ -210,7 +214,8 @@ TEST_CASE("every option reads numbers by the one grammar: decimal, exponent when
     check_refused({"compare", "--model", "resnet18", "--machine", "v100", "--machine", "a100", "--batch", bad},
                   "empty item");
   }
-  check_refused({"recommend", "--model", "resnet18", "--calibration", calibration, "--nodes", "8..1"}, "runs backwards");
+  check_refused({"recommend", "--model", "resnet18", "--calibration", calibration, "--nodes", "8..1"},
+                "runs backwards");
   // 08 is 8 and 1e1 is 10, as written in decimal.
   const auto show = [](const std::string& batch) {
     return run_dnntune({"models", "show", "resnet18", "--json", "--batch", batch}).out;
@@ -220,9 +225,8 @@ TEST_CASE("every option reads numbers by the one grammar: decimal, exponent when
   CHECK(show("1e1") == show("10"));
   check_refused({"models", "show", "resnet18", "--batch", "1.5e0"}, "is not an integer");
   // --dataset-images says "to 1e+12": 1e12 is taken.
-  const CommandResult images =
-      run_dnntune({"recommend", "--model", "resnet18", "--calibration", calibration, "--objective", "time-to-train",
-                   "--dataset-images", "1e12", "--json"});
+  const CommandResult images = run_dnntune({"recommend", "--model", "resnet18", "--calibration", calibration,
+                                            "--objective", "time-to-train", "--dataset-images", "1e12", "--json"});
   INFO(images.err);
   CHECK(images.exit_code == 0);
   CHECK(is_empty_directory(cache));
@@ -239,7 +243,7 @@ TEST_CASE("more processes than cores says how many fit, never that 0 threads wou
 
 TEST_CASE("SLURM's --time takes its formats with fields in range and more than zero, and nothing else") {
   const std::vector<std::string> slurm = {"recommend", "--model", "resnet18", "--calibration", reference_calibration(),
-                                          "--format", "slurm", "--time"};
+                                          "--format",  "slurm",   "--time"};
   for (const char* bad : {"99:99:99", "1-24:00:00", "00:00:00", "0", "1-00:60", "10:60", "1:2:3:4", "5-"}) {
     std::vector<std::string> args = slurm;
     args.push_back(bad);
@@ -301,9 +305,9 @@ TEST_CASE("calibrate and compare take comma lists as recommend does; a repeated 
                                    "--backend", "torch", "--dry-run", "-o", directory});
   INFO(listed.err);
   REQUIRE(listed.exit_code == 0);
-  const auto repeated = run_dnntune({"calibrate", "--model", "resnet18", "--model", "resnet50", "--batch", "8", "--batch",
-                                     "16", "--threads", "1", "--threads", "2", "--backend", "torch", "--dry-run", "-o",
-                                     directory});
+  const auto repeated =
+      run_dnntune({"calibrate", "--model", "resnet18", "--model", "resnet50", "--batch", "8", "--batch", "16",
+                   "--threads", "1", "--threads", "2", "--backend", "torch", "--dry-run", "-o", directory});
   REQUIRE(repeated.exit_code == 0);
   CHECK(listed.out == repeated.out);
   CHECK(listed.out.find("resnet18 (") != std::string::npos);
@@ -336,10 +340,18 @@ TEST_CASE("no absurd figure with exit 0: a network that computes nothing, anchor
 
   // An anchor that says the forward pass took no time, or ran -2 threads: refused by name.
   json calibration = read_json(reference_calibration());
-  const json anchor = {{"network", "resnet18"}, {"batch", 8}, {"threads", 1}, {"smt", false}, {"processes", 1},
-                       {"steps", 3}, {"forward_seconds", 1.0}, {"backward_seconds", 2.0},
-                       {"iteration_seconds", 3.2}, {"iteration_coefficient_of_variation", 0.02},
-                       {"layers_forward_seconds", 1.1}, {"layers_backward_seconds", 2.1}};
+  const json anchor = {{"network", "resnet18"},
+                       {"batch", 8},
+                       {"threads", 1},
+                       {"smt", false},
+                       {"processes", 1},
+                       {"steps", 3},
+                       {"forward_seconds", 1.0},
+                       {"backward_seconds", 2.0},
+                       {"iteration_seconds", 3.2},
+                       {"iteration_coefficient_of_variation", 0.02},
+                       {"layers_forward_seconds", 1.1},
+                       {"layers_backward_seconds", 2.1}};
   calibration["anchors"] = json::array({anchor});
   const std::vector<std::string> resnet18 = {"--model", "resnet18", "--ppn", "1", "--threads", "1", "--batch", "8"};
   std::vector<std::string> good = {"predict", "--calibration", write_json(directory, "anchored.json", calibration)};
@@ -359,8 +371,8 @@ TEST_CASE("no absurd figure with exit 0: a network that computes nothing, anchor
   // fit took a record of 1e9 threads, batch 0 or a median of 1e300 in silence.
   const auto records = dnntune::test::synthetic_records(dnntune::test::test_machine(), 0.02, 11);
   const std::string machine = write_json(directory, "machine.json", calibration["machine"]);
-  for (const auto& [field, value] : std::vector<std::pair<std::string, json>>{
-           {"threads", 1000000000}, {"batch", 0}, {"median_seconds", 1e300}}) {
+  for (const auto& [field, value] :
+       std::vector<std::pair<std::string, json>>{{"threads", 1000000000}, {"batch", 0}, {"median_seconds", 1e300}}) {
     const std::string path = directory + "/layers.jsonl";
     std::ofstream out(path);
     json bad = json::parse(dnntune::records::to_json_line(records.front()));
@@ -415,8 +427,8 @@ TEST_CASE("a job's --time stays within the partition's limit or the stated day, 
                          "broadwell-e5-2680v4"}),
                  "1-00:00:00", "sinfo says UNLIMITED");
     // 15 days at the default epochs: the default day, not the whole training.
-    const auto fifteen_days = run_dnntune({"recommend", "--model", "resnet152", "--machine", "skylake-8180",
-                                           "--format", "slurm", "--partition", "batch"});
+    const auto fifteen_days = run_dnntune({"recommend", "--model", "resnet152", "--machine", "skylake-8180", "--format",
+                                           "slurm", "--partition", "batch"});
     check_capped(fifteen_days, "1-00:00:00", "partition batch has none: sinfo says UNLIMITED");
   }
   // A sinfo that cannot say: the same day (tests/cli_model_test.cpp, and the fuzzing of durations).
@@ -495,8 +507,8 @@ TEST_CASE("work is bounded: compare's machines by a list limit, recommend's sear
                 "fusion sizes) or raise --max-minutes");
   check_refused({"recommend", "--model", "resnet152", "--machine", "skylake-8180", "--max-minutes", "0"},
                 "--max-minutes: Value 0 not in range 0 (excluded) to 10000000");
-  const auto small = run_dnntune({"recommend", "--model", "resnet18", "--machine", "skylake-8180", "--max-minutes",
-                                  "0.5", "--json"});
+  const auto small =
+      run_dnntune({"recommend", "--model", "resnet18", "--machine", "skylake-8180", "--max-minutes", "0.5", "--json"});
   INFO(small.err);
   CHECK(small.exit_code == 0);  // a few hundred candidates are never timed, never refused
 }

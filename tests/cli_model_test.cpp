@@ -74,12 +74,14 @@ TEST_CASE("the predict_scaling example loads a calibration and predicts over nod
   const std::string directory = write_calibration_directory();
   const std::string calibration = directory + "/calibration.json";
   REQUIRE(run_dnntune({"fit", directory, "-o", calibration, "--bootstrap", "2"}).exit_code == 0);
-  const auto result = dnntune::test::run_program(DNNTUNE_EXAMPLES_DIR "/predict_scaling", {calibration, "resnet50", "2", "2", "8"});
+  const auto result =
+      dnntune::test::run_program(DNNTUNE_EXAMPLES_DIR "/predict_scaling", {calibration, "resnet50", "2", "2", "8"});
   INFO(result.err);
   REQUIRE(result.exit_code == 0);
   CHECK(std::count(result.out.begin(), result.out.end(), '\n') == 6);  // 1, 4, 16, 64, 256, 1024 nodes
   CHECK(result.out.find(" 1024 nodes:") != std::string::npos);
-  CHECK(dnntune::test::run_program(DNNTUNE_EXAMPLES_DIR "/predict_scaling", {calibration, "resnet9000"}).exit_code == 2);
+  CHECK(dnntune::test::run_program(DNNTUNE_EXAMPLES_DIR "/predict_scaling", {calibration, "resnet9000"}).exit_code ==
+        2);
 }
 
 TEST_CASE("model commands: bad input is exit 2 with a clear message") {
@@ -101,7 +103,8 @@ TEST_CASE("model commands: bad input is exit 2 with a clear message") {
                      calibration}),
         "edr");
   std::ofstream(directory + "/corrupt.json") << "{\"schema\": \"dnntune.calibration\", \"schema_version\": 1";
-  check(run_dnntune({"predict", "--model", "resnet18", "--calibration", directory + "/corrupt.json"}), "not valid JSON");
+  check(run_dnntune({"predict", "--model", "resnet18", "--calibration", directory + "/corrupt.json"}),
+        "not valid JSON");
   check(run_dnntune({"scale", "--model", "resnet18", "--nodes", "64..2", "--calibration", calibration}), "backwards");
   // validate trains here: a calibration of another machine (the test machine) is not judged by it.
   check(run_dnntune({"validate", "--quick", "--calibration", calibration}), "validate trains on this one");
@@ -146,8 +149,8 @@ TEST_CASE("fit on a recorded calibration with anchors: predict reproduces the re
   }
   REQUIRE(anchor_images_per_second > 0);
   const auto predict = [&](const std::string& threads, bool json_output) {
-    std::vector<std::string> arguments = {"predict", "--model", "resnet18", "--ppn", "1", "--threads", threads,
-                                          "--batch", "8", "--calibration", calibration};
+    std::vector<std::string> arguments = {"predict", "--model", "resnet18", "--ppn",         "1",        "--threads",
+                                          threads,   "--batch", "8",        "--calibration", calibration};
     if (json_output) arguments.push_back("--json");
     return run_dnntune(arguments);
   };
@@ -193,8 +196,8 @@ TEST_CASE("an emulated cluster's inter-node records calibrate the link and numbe
   REQUIRE(fit.exit_code == 0);
   CHECK(fit.out.find("inter-node link: 60.00 us, 0.0250 GB/s") != std::string::npos);
   const auto predict = [&](std::vector<std::string> extra) {
-    std::vector<std::string> arguments{"predict", "--model", "resnet18", "--batch", "8", "--nodes", "2",
-                                       "--calibration", calibration, "--json"};
+    std::vector<std::string> arguments{"predict", "--model", "resnet18",      "--batch",   "8",
+                                       "--nodes", "2",       "--calibration", calibration, "--json"};
     arguments.insert(arguments.end(), extra.begin(), extra.end());
     const auto result = run_dnntune(arguments);
     INFO(result.err);
@@ -224,8 +227,8 @@ TEST_CASE("an emulated cluster's inter-node records calibrate the link and numbe
 // Defaults users mean (issue 39): a layout nobody asked for is the recommended one, said so; an
 // empty --machine is a mistake; a job script's --time stays within what the partition allows.
 TEST_CASE("scale without --ppn and --threads answers for the recommended layout, not 1 x 1, and says so") {
-  const auto scale = run_dnntune({"scale", "--model", "resnet152", "--machine", "skylake-8180", "--nodes", "1..256",
-                                  "--json"});
+  const auto scale =
+      run_dnntune({"scale", "--model", "resnet152", "--machine", "skylake-8180", "--nodes", "1..256", "--json"});
   INFO(scale.err);
   REQUIRE(scale.exit_code == 0);
   const auto rows = json::parse(scale.out)["rows"];
@@ -252,8 +255,8 @@ TEST_CASE("the SLURM script's --time stays within the limit and says the whole t
   REQUIRE(std::system(("chmod +x " + folder + "/sinfo").c_str()) == 0);
   const std::string path = std::getenv("PATH");
   setenv("PATH", (folder + ":" + path).c_str(), 1);
-  const auto script = run_dnntune({"recommend", "--model", "resnet152", "--nodes", "4", "--format", "slurm",
-                                   "--machine", "skylake-8180"});
+  const auto script = run_dnntune(
+      {"recommend", "--model", "resnet152", "--nodes", "4", "--format", "slurm", "--machine", "skylake-8180"});
   setenv("PATH", path.c_str(), 1);
   INFO(script.err);
   REQUIRE(script.exit_code == 0);

@@ -17,10 +17,9 @@ using nlohmann::json;
 
 namespace {
 
-const char* const all_networks[] = {"resnet18", "resnet34", "resnet50", "resnet101",
-                                    "resnet152", "inception_v3", "inception_v3_noaux",
-                                    "inception_v4", "vgg16", "alexnet", "mobilenet_v2"};
-
+const char* const all_networks[] = {"resnet18",  "resnet34",     "resnet50",           "resnet101",
+                                    "resnet152", "inception_v3", "inception_v3_noaux", "inception_v4",
+                                    "vgg16",     "alexnet",      "mobilenet_v2"};
 
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -53,8 +52,8 @@ TEST_CASE("dnntune models show prints the totals, and every layer with --layers"
   REQUIRE(totals.exit_code == 0);
   CHECK(totals.out.find("resnet152: ") == 0);
   CHECK(totals.out.find("parameters 60,192,808") != std::string::npos);
-  for (const char* row : {"forward", "backward-data", "backward-weights", "gradient sums",
-                          "training total", "optimizer update"})
+  for (const char* row :
+       {"forward", "backward-data", "backward-weights", "gradient sums", "training total", "optimizer update"})
     CHECK(totals.out.find(row) != std::string::npos);
   CHECK(totals.out.find("layer4.2.conv3") == std::string::npos);
 

@@ -14,10 +14,7 @@ using dnntune::test::check_bad_input;
 using dnntune::test::run_dnntune;
 using nlohmann::json;
 
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("dnntune --help, --version and a missing subcommand") {
   const auto help = run_dnntune({"--help"});

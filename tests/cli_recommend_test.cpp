@@ -25,7 +25,8 @@ TEST_CASE("recommend calibrates on first use, then answers from the cache") {
   // 90 s: what is tested here is the cache, not what a default first run measures; enough for
   // layer passes after a probe slowed by a neighbouring test (46 s seen at 45 s, which left none)
   // (tests/cache/separating_anchor_test.sh runs one).
-  const auto first = run_dnntune({"recommend", "--model", tiny_network(), "--batch", "4", "--calibration-budget", "90"});
+  const auto first =
+      run_dnntune({"recommend", "--model", tiny_network(), "--batch", "4", "--calibration-budget", "90"});
   INFO(first.err);
   REQUIRE(first.exit_code == 0);
   CHECK(first.err.find("calibrating") != std::string::npos);
@@ -90,5 +91,6 @@ TEST_CASE("recommend: bad input is exit 2 with a clear message") {
   check(run_dnntune({"recommend", "--model", "resnet18", "--batch", "0"}), "--batch");
   check(run_dnntune({"recommend", "--model", "resnet18", "--nodes", "0"}), "node count");
   check(run_dnntune({"recommend", "--model", "resnet18", "--format", "pdf"}), "--format");
-  check(run_dnntune({"recommend", "--model", "resnet18", "--topology", "/nonexistent.xml"}), "--topology needs --calibration");
+  check(run_dnntune({"recommend", "--model", "resnet18", "--topology", "/nonexistent.xml"}),
+        "--topology needs --calibration");
 }

@@ -43,7 +43,8 @@ TEST_CASE("a spec answer names its reference, what it could not identify, and wh
   CHECK(all.find("of the pick's band") != std::string::npos);
   const std::string chosen_by = answer.at("chosen_by").get<std::string>();
   CHECK((chosen_by == "model" || chosen_by == "tie-break"));
-  if (chosen_by == "tie-break") CHECK(answer.at("choice_note").get<std::string>().find("tie-break") != std::string::npos);
+  if (chosen_by == "tie-break")
+    CHECK(answer.at("choice_note").get<std::string>().find("tie-break") != std::string::npos);
   CHECK(answer.at("how_to_settle").get<std::string>().find("calibrate --slurm") != std::string::npos);
 }
 

@@ -44,9 +44,7 @@ std::string read_whole_file(const std::string& path) {
 
 std::string make_temporary_directory() { return temporary_directory("test"); }
 
-std::string source_path(const std::string& relative) {
-  return std::string(DNNTUNE_SOURCE_DIR) + "/" + relative;
-}
+std::string source_path(const std::string& relative) { return std::string(DNNTUNE_SOURCE_DIR) + "/" + relative; }
 
 std::string seed_cache(const std::string& cache_directory) {
   const auto seeded =
@@ -82,10 +80,8 @@ CommandResult run_program(const std::string& program, const std::vector<std::str
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = 0;
   const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);

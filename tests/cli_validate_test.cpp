@@ -37,9 +37,11 @@ TEST_CASE("validate compares real training with the model, and resumes from its 
   setenv("DNNTUNE_CACHE_DIR", (directory + "/cache").c_str(), 1);
   dnntune::test::seed_cache(directory + "/cache");
   const std::string records = directory + "/runs.jsonl";
-  const std::vector<std::string> validate = {"validate", "--model",
-                                             dnntune::test::source_path("tests/fixtures/tiny_network.json"),
-                                             "--batch", "4", "--iters", "2", "--record", records, "--json"};
+  const std::vector<std::string> validate = {
+      "validate", "--model",  dnntune::test::source_path("tests/fixtures/tiny_network.json"),
+      "--batch",  "4",        "--iters",
+      "2",        "--record", records,
+      "--json"};
   const auto first = run_dnntune(validate);
   INFO(first.err);
   REQUIRE(first.exit_code == 0);

@@ -78,19 +78,19 @@ TEST_CASE("fault cost per byte: one thread pays the one-thread figure, several s
 
 TEST_CASE("each variant's non-reuse fraction is fitted against glibc-tuned's anchor, with its band") {
   // 1e8 fresh bytes at 1 ns each: 0.1 s per unit of non-reuse.
-  const std::vector<AllocatorAnchor> anchors = {
-      anchor("glibc-tuned", 1.0, 0.003), anchor("default", 1.12, 0.004),
-      // tcmalloc at two batches: -0.1 and +0.1, so 0 with the scatter's band
-      anchor("tcmalloc", 0.99, 0), anchor("glibc-tuned", 2.0, 0, 2e8, 16), anchor("tcmalloc", 2.02, 0, 2e8, 16),
-      // jemalloc where glibc-tuned never ran: nothing to fit against
-      anchor("jemalloc", 3.0, 0.01, 1e8, 32)};
+  const std::vector<AllocatorAnchor> anchors = {anchor("glibc-tuned", 1.0, 0.003), anchor("default", 1.12, 0.004),
+                                                // tcmalloc at two batches: -0.1 and +0.1, so 0 with the scatter's band
+                                                anchor("tcmalloc", 0.99, 0), anchor("glibc-tuned", 2.0, 0, 2e8, 16),
+                                                anchor("tcmalloc", 2.02, 0, 2e8, 16),
+                                                // jemalloc where glibc-tuned never ran: nothing to fit against
+                                                anchor("jemalloc", 3.0, 0.01, 1e8, 32)};
   const auto model = fit_allocation(anchors, 4096, 8192);
   REQUIRE(model);
   const AllocatorFit reference = model->variant("glibc-tuned");
   CHECK(reference.non_reuse == 0);
   CHECK(reference.anchors == 2);
   const AllocatorFit glibc = model->variant("default");
-  CHECK(glibc.non_reuse == Approx(1.2));                 // (1.12 - 1.0) / 0.1
+  CHECK(glibc.non_reuse == Approx(1.2));                        // (1.12 - 1.0) / 0.1
   CHECK(glibc.high - glibc.non_reuse == Approx(1.645 * 0.05));  // hypot(0.003, 0.004) / 0.1
   CHECK(glibc.anchors == 1);
   CHECK(glibc.own_sd == Approx(0.04));  // its own step's 0.004 s / 0.1, without glibc-tuned's
@@ -159,10 +159,10 @@ TEST_CASE("a step under a variant is the default's plus the difference of the al
   model.variants = {{"glibc-tuned", 0, 0, 0, 1}, {"default", 1.2, 1.1, 1.3, 1}, {"tcmalloc", 0.2, 0.1, 0.3, 1}};
   const auto tcmalloc = predict_allocator(model, "tcmalloc", 1.0, 1e8, 1, 1);
   CHECK(tcmalloc.measured);
-  CHECK(tcmalloc.iteration_seconds == Approx(0.9));     // 1.0 + 0.1 x (0.2 - 1.2)
+  CHECK(tcmalloc.iteration_seconds == Approx(0.9));  // 1.0 + 0.1 x (0.2 - 1.2)
   CHECK(tcmalloc.gain == Approx(1 / 0.9));
-  CHECK(tcmalloc.gain_low == Approx(1 / 0.92));         // 1.0 + 0.1 x (0.3 - 1.1)
-  CHECK(tcmalloc.gain_high == Approx(1 / 0.88));        // 1.0 + 0.1 x (0.1 - 1.3)
+  CHECK(tcmalloc.gain_low == Approx(1 / 0.92));   // 1.0 + 0.1 x (0.3 - 1.1)
+  CHECK(tcmalloc.gain_high == Approx(1 / 0.88));  // 1.0 + 0.1 x (0.1 - 1.3)
   const auto same = predict_allocator(model, "default", 1.0, 1e8, 1, 1);
   CHECK(same.gain == 1);
   CHECK(same.gain_low == 1);
@@ -270,7 +270,7 @@ TEST_CASE("the recommended allocator: the largest measured median gain, else the
   CHECK(tied.note.find("within each other's band") != std::string::npos);
   CHECK(tied.note.find("glibc-tuned (1.25x)") != std::string::npos);
   CHECK(tied.close == std::vector<std::string>{"glibc-tuned"});  // what a first run times by PyTorch
-  CHECK(choice.close.empty());  // tcmalloc's band lies below glibc-tuned's
+  CHECK(choice.close.empty());                                   // tcmalloc's band lies below glibc-tuned's
   // A faster median whose band reaches below no gain: still the better bet, and the note says its
   // band includes no gain.
   tied_model.variants[2] = {"tcmalloc", -0.01 / (fresh * 1e-9), -0.04 / (fresh * 1e-9), 0.25 / (fresh * 1e-9), 1};
@@ -316,9 +316,9 @@ TEST_CASE("pairs at several thread counts are also fitted per count, and a predi
   AllocationModel costs = one_ns_per_byte();
   const double one_thread_unit = 1e8 * fault_seconds_per_byte(costs, 1, 2);
   const double two_thread_unit = 1e8 * fault_seconds_per_byte(costs, 2, 1);
-  const auto model = fit_allocation({at("glibc-tuned", 1.0, 1, 2), at("default", 1.1, 1, 2), at("glibc-tuned", 0.5, 2, 1),
-                                     at("default", 0.9, 2, 1)},
-                                    costs.fault_ns_per_page, costs.fault_ns_per_page_all_cores);
+  const auto model = fit_allocation(
+      {at("glibc-tuned", 1.0, 1, 2), at("default", 1.1, 1, 2), at("glibc-tuned", 0.5, 2, 1), at("default", 0.9, 2, 1)},
+      costs.fault_ns_per_page, costs.fault_ns_per_page_all_cores);
   REQUIRE(model);
   CHECK(model->variant("default").anchors == 2);  // the pooled fit, both pairs
   CHECK(model->variant("default").threads == 0);
@@ -345,8 +345,8 @@ TEST_CASE("pairs at several thread counts are also fitted per count, and a predi
   twice["variants"].push_back(twice["variants"][1]);
   CHECK_FALSE(allocation_from_json(twice, "test"));
   // One thread count only: the pooled fit alone.
-  const auto pooled = fit_allocation({at("glibc-tuned", 1.0, 1, 2), at("default", 1.1, 1, 2)},
-                                     costs.fault_ns_per_page, costs.fault_ns_per_page_all_cores);
+  const auto pooled = fit_allocation({at("glibc-tuned", 1.0, 1, 2), at("default", 1.1, 1, 2)}, costs.fault_ns_per_page,
+                                     costs.fault_ns_per_page_all_cores);
   REQUIRE(pooled);
   CHECK_FALSE(pooled->fitted_at("default", 1));
   // ... which is measured at that count, and not at another; the counts written and read back.
@@ -384,7 +384,8 @@ TEST_CASE("a close call under glibc's defaults is decided under the recommended 
   REQUIRE(tuner::within_run_spread(recommendation.ranking[0].prediction, recommendation.ranking[1].prediction));
   const double fresh = fresh_bytes_per_step(*network, 8);
   AllocationModel model = one_ns_per_byte();
-  const double unit_one = fresh * fault_seconds_per_byte(model, 1, 2), unit_two = fresh * fault_seconds_per_byte(model, 2, 1);
+  const double unit_one = fresh * fault_seconds_per_byte(model, 1, 2),
+               unit_two = fresh * fault_seconds_per_byte(model, 2, 1);
   const auto fit = [](const std::string& name, double non_reuse, int threads) {
     AllocatorFit result{name, non_reuse, 0.95 * non_reuse, 1.05 * non_reuse, 1};
     result.own_sd = 0.01 * non_reuse;
@@ -392,8 +393,9 @@ TEST_CASE("a close call under glibc's defaults is decided under the recommended 
     return result;
   };
   // glibc's defaults fault in 0.05 s a step more at one thread per process, 0.5 s at two.
-  model.variants = {fit("glibc-tuned", 0, 0), fit("default", 0.3 / unit_two, 0), fit("glibc-tuned", 0, 1),
-                    fit("default", 0.05 / unit_one, 1), fit("glibc-tuned", 0, 2), fit("default", 0.5 / unit_two, 2)};
+  model.variants = {fit("glibc-tuned", 0, 0), fit("default", 0.3 / unit_two, 0),
+                    fit("glibc-tuned", 0, 1), fit("default", 0.05 / unit_one, 1),
+                    fit("glibc-tuned", 0, 2), fit("default", 0.5 / unit_two, 2)};
   const std::vector<tuner::InstalledAllocator> installed = {
       {"default", {}}, {"glibc-tuned", {{"MALLOC_MMAP_THRESHOLD_", "1073741824"}}}};
   tuner::Recommendation decided = recommendation;
@@ -402,7 +404,8 @@ TEST_CASE("a close call under glibc's defaults is decided under the recommended 
   CHECK(decided.allocator->chosen == "glibc-tuned");
   CHECK(decided.best.prediction.configuration.processes_per_node == 1);  // 16 images/s against 8.4
   CHECK(decided.chosen_by_tie_break);
-  CHECK(decided.choice_note.find("1 ppn x 2 threads, SMT off, batch 8/process under glibc-tuned is predicted 16.0 images/s against 8.4 under glibc-tuned") != std::string::npos);
+  CHECK(decided.choice_note.find("1 ppn x 2 threads, SMT off, batch 8/process under glibc-tuned is predicted 16.0 "
+                                 "images/s against 8.4 under glibc-tuned") != std::string::npos);
 
   // Pooled over pairs of unknown thread counts (a calibration written before they were kept): the
   // pooled fit says nothing about the layouts, the pick stays.
@@ -426,7 +429,8 @@ TEST_CASE("a close call under glibc's defaults is decided under the recommended 
   CHECK(checked.allocator->chosen == "glibc-tuned");
   CHECK(checked.best.prediction.configuration.processes_per_node == 1);
   CHECK(checked.chosen_by_tie_break);
-  CHECK(checked.choice_note.find("glibc-tuned's gain at 1 thread per process is the pooled fit's, glibc-tuned's at 2 threads per process was measured") != std::string::npos);
+  CHECK(checked.choice_note.find("glibc-tuned's gain at 1 thread per process is the pooled fit's, glibc-tuned's at 2 "
+                                 "threads per process was measured") != std::string::npos);
   // glibc's defaults asked for (--allocator default): the close call stays glibc's defaults'.
   tuner::Recommendation asked = recommendation;
   tuner::recommend_allocator(asked, model, *network, installed, "default");
@@ -527,7 +531,8 @@ TEST_CASE("the close call's setups timed by PyTorch decide it where they are apa
   // --verify trained the layouts for real and kept 2x1: the layout and its note stand; the
   // allocator is still decided for that layout.
   tuner::Recommendation verified = recommendation;
-  verified.verified = {{recommendation.ranking[0].prediction, 8.5, 8.0, 9.0}, {recommendation.ranking[1].prediction, 8.4, 7.9, 8.9}};
+  verified.verified = {{recommendation.ranking[0].prediction, 8.5, 8.0, 9.0},
+                       {recommendation.ranking[1].prediction, 8.4, 7.9, 8.9}};
   verified.choice_note = "verified: the model's pick measured fastest (8.50 images/s)";
   timed.pytorch_setups = {setup(2, 1, {1.8}), setup(1, 2, {0.70})};
   tuner::recommend_allocator(verified, timed, *network, installed, "");
@@ -616,7 +621,8 @@ TEST_CASE("PyTorch's runs of other settings, the top score the tie-break passed 
   REQUIRE(network);
   const auto point = [](int processes, int threads, double images_per_second, const std::string& confidence) {
     const bool measured = confidence == "measured";
-    return close_call_setting(processes, threads, images_per_second, 0.5, 2, confidence, measured ? 0.05 : 0, measured ? 1 : 0);
+    return close_call_setting(processes, threads, images_per_second, 0.5, 2, confidence, measured ? 0.05 : 0,
+                              measured ? 1 : 0);
   };
   // The model ranked 2x1 first, modelled only; the tie-break gave the pick to 1x2, measured.
   tuner::Recommendation recommendation;

@@ -42,7 +42,8 @@ namespace {
 void add_anchor_run(std::vector<records::Measurement>& runs, const Calibration& calibration, const std::string& network,
                     std::int64_t batch, double iteration, const std::string& trainer = records::kCppTrainer) {
   for (const auto& [pass, seconds] : {std::pair<const char*, double>{"forward", 0.4 * iteration},
-                                      {"backward", 0.5 * iteration}, {"iteration", iteration}}) {
+                                      {"backward", 0.5 * iteration},
+                                      {"iteration", iteration}}) {
     records::Measurement record;
     record.kind = records::MeasurementKind::network;
     record.backend = calibration.backend;
@@ -71,7 +72,8 @@ ResNet18AtBatch8 resnet18_at_batch_8() {
   REQUIRE(network);
   resnet18.network = std::move(*network);
   resnet18.calibration = every_layer_measured(*resnet18.network);
-  const auto uncorrected = Predictor::from_calibration(resnet18.calibration)->predict(*resnet18.network, one_thread_at(8));
+  const auto uncorrected =
+      Predictor::from_calibration(resnet18.calibration)->predict(*resnet18.network, one_thread_at(8));
   REQUIRE(uncorrected);
   resnet18.base = uncorrected->iteration_seconds;
   return resnet18;
@@ -123,7 +125,8 @@ TEST_CASE("an anchor corrects its own step into the band, and is carried to anot
   CHECK(checked->images_per_second_high >= measured);
 
   const auto carried = predictor->predict(*network, one_thread_at(16));
-  const auto carried_without = Predictor::from_calibration(every_layer_measured(*network))->predict(*network, one_thread_at(16));
+  const auto carried_without =
+      Predictor::from_calibration(every_layer_measured(*network))->predict(*network, one_thread_at(16));
   REQUIRE(carried);
   REQUIRE(carried_without);
   CHECK(carried->confidence != "measured");
@@ -188,7 +191,8 @@ TEST_CASE("an anchor's measured optimizer replaces the model's streaming terms i
   CHECK(checked->iteration_seconds == Approx(anchor.iteration_seconds).epsilon(0.01));
   // Carried to another batch, the streaming terms take the same ratio.
   const auto carried = Predictor::from_calibration(calibration)->predict(*network, one_thread_at(16));
-  const auto carried_without = Predictor::from_calibration(every_layer_measured(*network))->predict(*network, one_thread_at(16));
+  const auto carried_without =
+      Predictor::from_calibration(every_layer_measured(*network))->predict(*network, one_thread_at(16));
   REQUIRE(carried);
   REQUIRE(carried_without);
   CHECK(carried->terms.optimizer == Approx(0.1 * carried_without->terms.optimizer));
@@ -251,7 +255,8 @@ TEST_CASE("a calibration file without anchors loads, and one with anchors keeps 
   CHECK(old->anchors.empty());
 }
 
-TEST_CASE("an anchor pools every run of its setting, its band holds each of them, and a setting run once gets their spread") {
+TEST_CASE(
+    "an anchor pools every run of its setting, its band holds each of them, and a setting run once gets their spread") {
   const ResNet18AtBatch8 resnet18 = resnet18_at_batch_8();
   const auto& network = resnet18.network;
   const Calibration& calibration = resnet18.calibration;
@@ -363,8 +368,7 @@ TEST_CASE("a Python run joins a setting's median only as the third of three runs
   REQUIRE(anchors.size() == 1);
   CHECK(anchors[0].runs == 3);
   CHECK(anchors[0].iteration_seconds == Approx(base));
-  CHECK(anchors[0].between_runs_log_sd ==
-        Approx(sample_standard_deviation({0.0, std::log(0.8), std::log(1.6)})));
+  CHECK(anchors[0].between_runs_log_sd == Approx(sample_standard_deviation({0.0, std::log(0.8), std::log(1.6)})));
   // Runs by PyTorch alone (no C++ run to compare with) still make an anchor.
   std::vector<records::Measurement> python_only;
   add_anchor_run(python_only, calibration, network->name, 8, 0.8 * base, python);

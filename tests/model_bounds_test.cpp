@@ -91,7 +91,7 @@ TEST_CASE("the algorithms: only a stride-1 spatial convolution may beat its dire
   CHECK(arithmetic_saving_bound(conv(1, 1)) == 1);
   CHECK(arithmetic_saving_bound(conv(3, 2)) == 1);
   CHECK(arithmetic_saving_bound(conv(3, 1)) >= winograd_f4x4_3x3_arithmetic_saving);  // F(4x4,3x3)
-  CHECK(arithmetic_saving_bound(conv(7, 1)) > arithmetic_saving_bound(conv(3, 1)));  // FFT
+  CHECK(arithmetic_saving_bound(conv(7, 1)) > arithmetic_saving_bound(conv(3, 1)));   // FFT
   workloads::LayerSpec gemm;
   gemm.kind = workloads::LayerKind::inner_product;
   CHECK(arithmetic_saving_bound(gemm) == 1);
@@ -103,10 +103,17 @@ TEST_CASE("a measured step faster than the roofline is refused by file and field
   auto document = nlohmann::json::parse(data::builtin_reference_calibration("torch"));
   REQUIRE(calibration_from_json_text(document.dump(), "calibration.json"));
   // A 2-core VM: resnet152 at batch 32 needs seconds a step at its peak, not a microsecond.
-  document["allocation"] = {{"fault_ns_per_page", 300}, {"fault_ns_per_page_all_cores", 400}, {"variants", nlohmann::json::array()},
-                            {"pytorch_setups", {{{"network", "resnet152"}, {"batch", 32}, {"processes_per_node", 1},
-                                                 {"threads_per_process", 2}, {"smt", false}, {"allocator", "tcmalloc"},
-                                                 {"iteration_seconds", {1e-6}}}}}};
+  document["allocation"] = {{"fault_ns_per_page", 300},
+                            {"fault_ns_per_page_all_cores", 400},
+                            {"variants", nlohmann::json::array()},
+                            {"pytorch_setups",
+                             {{{"network", "resnet152"},
+                               {"batch", 32},
+                               {"processes_per_node", 1},
+                               {"threads_per_process", 2},
+                               {"smt", false},
+                               {"allocator", "tcmalloc"},
+                               {"iteration_seconds", {1e-6}}}}}};
   const auto refused = calibration_from_json_text(document.dump(), "calibration.json");
   REQUIRE_FALSE(refused);
   CHECK(refused.error().kind == ErrorKind::bad_input);
@@ -123,8 +130,8 @@ TEST_CASE("a peak, bandwidth or NUMA list no real machine has is refused by name
     bad["performance"][member]["value"] = 1e-300;
     const auto refused = records::machine_profile_from_json_text(bad.dump(), "node.json");
     REQUIRE_FALSE(refused);
-    CHECK(refused.error().message.find(std::string("node.json: (/performance/") + member + "/value) 1e-300 is outside") ==
-          0);
+    CHECK(refused.error().message.find(std::string("node.json: (/performance/") + member +
+                                       "/value) 1e-300 is outside") == 0);
   }
   auto no_numa = profile;
   no_numa["topology"]["numa_list"] = nlohmann::json::array();
@@ -140,8 +147,8 @@ TEST_CASE("a GPU efficiency above its algorithm's reach, or no class at all, is 
   bad["efficiencies"]["classes"]["matmul"]["compute_by_precision"]["bf16"] = {2.0, 0.45, 0.4};
   auto refused = gpu_calibration_from_json_text(bad.dump(), "gpu.json");
   REQUIRE_FALSE(refused);
-  CHECK(refused.error().message.find("gpu.json: (/efficiencies/classes/matmul/compute_by_precision/bf16) 2 is outside (0, 1]") ==
-        0);
+  CHECK(refused.error().message.find(
+            "gpu.json: (/efficiencies/classes/matmul/compute_by_precision/bf16) 2 is outside (0, 1]") == 0);
   bad = nlohmann::json::parse(reference);
   bad["efficiencies"]["classes"]["convolution"]["compute"] = {1.5, 1.3, 1.1};  // Winograd can: accepted
   CHECK(gpu_calibration_from_json_text(bad.dump(), "gpu.json"));
@@ -202,7 +209,8 @@ TEST_CASE("no band reaches past what the link carries: each node's port moves 2(
   const auto prediction = predictor->predict(*network, configuration);
   REQUIRE(prediction);
   const double gradient_bytes = static_cast<double>(workloads::network_cost(*network, 32)->gradient_bytes);
-  const double link_seconds = 2.0 * 63 / 64 * gradient_bytes / (fabric_preset(configuration.fabric)->bandwidth_gbs * 1e9);
+  const double link_seconds =
+      2.0 * 63 / 64 * gradient_bytes / (fabric_preset(configuration.fabric)->bandwidth_gbs * 1e9);
   CHECK(prediction->images_per_second_high <= 32 * 64 / link_seconds * (1 + 1e-9));
   CHECK(prediction->images_per_second <= prediction->images_per_second_high);
 }

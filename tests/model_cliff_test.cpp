@@ -31,7 +31,8 @@ constexpr double cliff = 20;  // measured / the layers' sum at one thread per pr
 Calibration fitted(const records::MachineProfile& machine) {
   FitOptions options;
   options.bootstrap_replicates = 4;
-  auto calibration = fit_calibration(test::synthetic_records(machine, 0.01, 5), machine, "torch", {"synthetic"}, options);
+  auto calibration =
+      fit_calibration(test::synthetic_records(machine, 0.01, 5), machine, "torch", {"synthetic"}, options);
   REQUIRE(calibration);
   return *calibration;
 }
@@ -103,9 +104,10 @@ TEST_CASE("a one-thread cliff found by an anchor is carried to nearby settings, 
     CHECK(without->anchor.disagreement == Approx(0).margin(1e-9));
     CHECK(band_ratio(*near_cliff) > band_ratio(*without) * 2);
     // A step that really falls off the cliff lies inside the band.
-    const double fell = processes * 8 / (model_alone->iteration_seconds +
-                                         (cliff - 1) * (model_alone->terms.forward + model_alone->terms.backward_data +
-                                                        model_alone->terms.backward_weights));
+    const double fell =
+        processes * 8 /
+        (model_alone->iteration_seconds + (cliff - 1) * (model_alone->terms.forward + model_alone->terms.backward_data +
+                                                         model_alone->terms.backward_weights));
     CHECK(near_cliff->images_per_second_low <= fell);
     CHECK(near_cliff->images_per_second_high >= fell);
   }

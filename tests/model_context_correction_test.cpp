@@ -147,7 +147,8 @@ TEST_CASE("the context correction moves an un-anchored network by the pass ratio
   // Another network without an anchor of its own: the ratios apply too.
   const auto other = workloads::build_network("resnet34");
   REQUIRE(other);
-  const auto other_before = Predictor::from_calibration(every_layer_measured(*network))->predict(*other, one_thread_at(8));
+  const auto other_before =
+      Predictor::from_calibration(every_layer_measured(*network))->predict(*other, one_thread_at(8));
   const auto other_after = predictor->predict(*other, one_thread_at(8));
   REQUIRE(other_before);
   REQUIRE(other_after);
@@ -208,10 +209,10 @@ TEST_CASE("a calibration without module records has no ratios, and the file memb
   CHECK(loaded->context_ratios.front().ratio == Approx(calibration.context_ratios.front().ratio));
   CHECK(to_json_text(*loaded) == text);
 
-  for (const auto& [from, to] : {std::pair{"\"pass\": \"forward\"", "\"pass\": \"backward_data\""},
-                                 std::pair{"\"ratio\": 0.5", "\"ratio\": -0.5"},
-                                 std::pair{"\"ratio\": 0.5", "\"ratio\": 0"},
-                                 std::pair{"\"ratio\": 0.5", "\"ratio\": \"x\""}}) {
+  for (const auto& [from, to] :
+       {std::pair{"\"pass\": \"forward\"", "\"pass\": \"backward_data\""},
+        std::pair{"\"ratio\": 0.5", "\"ratio\": -0.5"}, std::pair{"\"ratio\": 0.5", "\"ratio\": 0"},
+        std::pair{"\"ratio\": 0.5", "\"ratio\": \"x\""}}) {
     std::string bad = text;
     const auto at = bad.find(from);
     REQUIRE(at != std::string::npos);

@@ -19,7 +19,6 @@ using dnntune::test::synthetic_records;
 using dnntune::test::test_machine;
 using dnntune::test::true_parameters;
 
-
 TEST_CASE("the fit recovers the parameters that generated the measurements") {
   const auto machine = test_machine();
   const auto records = synthetic_records(machine, 0.03, 1);
@@ -52,7 +51,8 @@ TEST_CASE("a saved calibration loads and predicts identically") {
   const auto machine = test_machine();
   FitOptions options;
   options.bootstrap_replicates = 4;
-  const auto calibration = fit_calibration(synthetic_records(machine, 0.02, 2), machine, "torch", {"synthetic"}, options);
+  const auto calibration =
+      fit_calibration(synthetic_records(machine, 0.02, 2), machine, "torch", {"synthetic"}, options);
   REQUIRE(calibration);
   const std::string text = to_json_text(*calibration);
   const auto loaded = calibration_from_json_text(text, "saved.json");
@@ -180,7 +180,8 @@ TEST_CASE("a parameter server's scaling efficiency is per worker against a worke
   const auto machine = test_machine();
   FitOptions options;
   options.bootstrap_replicates = 2;
-  const auto calibration = fit_calibration(synthetic_records(machine, 0.0, 5), machine, "torch", {"synthetic"}, options);
+  const auto calibration =
+      fit_calibration(synthetic_records(machine, 0.0, 5), machine, "torch", {"synthetic"}, options);
   REQUIRE(calibration);
   const auto predictor = Predictor::from_calibration(*calibration);
   REQUIRE(predictor);

@@ -52,20 +52,27 @@ ModelParameters true_parameters() {
 }
 
 std::vector<records::Measurement> synthetic_records(const records::MachineProfile& machine, double noise,
-                                                  unsigned seed) {
+                                                    unsigned seed) {
   const auto rates = *machine_rates(machine);
   const auto parameters = true_parameters();
   std::mt19937 random(seed);
   std::normal_distribution<double> log_noise(0, noise);
   std::vector<records::Measurement> records;
-  const std::vector<std::string> descriptors = {
-      "conv:ic64ih56iw56oc64kh3kw3sh1ph1",  "conv:ic128ih28iw28oc128kh3kw3sh1ph1",
-      "conv:ic256ih14iw14oc256kh3kw3sh1ph1", "conv:ic3ih224iw224oc64kh7kw7sh2ph3",
-      "conv:ic512ih7iw7oc512kh3kw3sh1ph1",  "conv:ic32ih35iw35oc64kh3kw3sh1ph1",
-      "bnorm:ic64ih56iw56",                  "bnorm:ic256ih14iw14",
-      "bnorm:ic128ih28iw28",                 "bnorm:ic512ih7iw7"};
-  const struct { int threads; bool smt; int co_running; } settings[] = {
-      {1, false, 1}, {2, false, 1}, {4, false, 1}, {2, true, 1}, {1, false, 2}, {1, false, 4}};
+  const std::vector<std::string> descriptors = {"conv:ic64ih56iw56oc64kh3kw3sh1ph1",
+                                                "conv:ic128ih28iw28oc128kh3kw3sh1ph1",
+                                                "conv:ic256ih14iw14oc256kh3kw3sh1ph1",
+                                                "conv:ic3ih224iw224oc64kh7kw7sh2ph3",
+                                                "conv:ic512ih7iw7oc512kh3kw3sh1ph1",
+                                                "conv:ic32ih35iw35oc64kh3kw3sh1ph1",
+                                                "bnorm:ic64ih56iw56",
+                                                "bnorm:ic256ih14iw14",
+                                                "bnorm:ic128ih28iw28",
+                                                "bnorm:ic512ih7iw7"};
+  const struct {
+    int threads;
+    bool smt;
+    int co_running;
+  } settings[] = {{1, false, 1}, {2, false, 1}, {4, false, 1}, {2, true, 1}, {1, false, 2}, {1, false, 4}};
   for (const auto& descriptor : descriptors) {
     const auto spec = *workloads::parse_descriptor(descriptor);
     for (workloads::Pass pass : workloads::all_passes)
@@ -92,7 +99,6 @@ std::vector<records::Measurement> synthetic_records(const records::MachineProfil
   }
   return records;
 }
-
 
 Calibration every_layer_measured(const workloads::Network& network) {
   FitOptions options;

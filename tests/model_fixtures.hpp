@@ -23,7 +23,8 @@ model::ModelParameters true_parameters();
 // Torch-backend layer records at batch 8 for a few convolutions and batch norms, in six
 // settings (1, 2, 4 threads; SMT; 2 and 4 co-running processes), each multiplied by
 // exp(N(0, noise)).
-std::vector<records::Measurement> synthetic_records(const records::MachineProfile& machine, double noise, unsigned seed);
+std::vector<records::Measurement> synthetic_records(const records::MachineProfile& machine, double noise,
+                                                    unsigned seed);
 
 // Writes into `directory` what `dnntune calibrate -o` makes: test_machine() as machine.json and
 // its synthetic_records (noise 0.02, seed 11) as layers.jsonl.

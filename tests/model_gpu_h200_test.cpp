@@ -23,8 +23,7 @@ namespace {
 
 std::string measured_folder() {
   const char* shared = std::getenv("DNNTUNE_SHARED");
-  return (shared ? std::string(shared) : std::string(DNNTUNE_SOURCE_DIR) + "/../shared") +
-         "/measured/h200-2026-12-04";
+  return (shared ? std::string(shared) : std::string(DNNTUNE_SOURCE_DIR) + "/../shared") + "/measured/h200-2026-12-04";
 }
 
 std::vector<records::Measurement> layer_records(const std::string& folder) {
@@ -107,8 +106,9 @@ TEST_CASE("the measured H200: per-pass fit and whole steps within their targets"
   const double median_error = (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
   WARN("per-pass median |error| " << 100 * calibration->fitted_median_error << "%, held out "
                                   << 100 * calibration->held_out_median_error << "%; steps: median |error| "
-                                  << 100 * median_error << "%, worst " << 100 * sorted.back() << "%, "
-                                  << inside << " of " << errors.size() << " inside the band\n" << table);
+                                  << 100 * median_error << "%, worst " << 100 * sorted.back() << "%, " << inside
+                                  << " of " << errors.size() << " inside the band\n"
+                                  << table);
   CHECK(calibration->fitted_median_error <= per_pass_target);
   CHECK(median_error <= step_median_target);
   CHECK(sorted.back() <= step_worst_target);

@@ -33,7 +33,8 @@ GpuConfiguration at(std::int64_t batch, GpuPrecision precision,
 }
 
 bool mentions(const std::vector<std::string>& lines, const std::string& word) {
-  return std::any_of(lines.begin(), lines.end(), [&](const std::string& line) { return line.find(word) != std::string::npos; });
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const std::string& line) { return line.find(word) != std::string::npos; });
 }
 
 }  // namespace

@@ -45,9 +45,7 @@ GpuEfficiencies flat_efficiencies() {
   return efficiencies;
 }
 
-workloads::LayerSpec conv3x3_64_56() {
-  return must(workloads::parse_descriptor("conv:ic64ih56iw56oc64kh3kw3sh1ph1"));
-}
+workloads::LayerSpec conv3x3_64_56() { return must(workloads::parse_descriptor("conv:ic64ih56iw56oc64kh3kw3sh1ph1")); }
 
 }  // namespace
 
@@ -96,7 +94,8 @@ TEST_CASE("a tiny kernel waits for the host's dispatch") {
   // A view launches nothing and costs nothing.
   const auto flatten = must(workloads::parse_descriptor("flatten:ic512ih7iw7"));
   CHECK(gpu_pass_time(flatten, workloads::Pass::forward, workloads::layer_cost(flatten, 1).forward, 1, hand_node(),
-                      efficiencies).seconds == 0);
+                      efficiencies)
+            .seconds == 0);
 }
 
 TEST_CASE("a kernel's fixed time adds to its roofline, batch norm in a step streams at cuDNN's bytes") {
@@ -122,8 +121,9 @@ TEST_CASE("a kernel's fixed time adds to its roofline, batch norm in a step stre
   const GpuPassTime in_step = gpu_pass_time(norm, workloads::Pass::forward, norm_cost, 1, hand_node(), efficiencies);
   CHECK(in_step.memory_seconds == Approx(1.5 * norm_cost.bytes / (0.8 * 1e11)));
   const auto norm_backward = workloads::layer_cost(norm, 1).backward_data;
-  CHECK(gpu_pass_time(norm, workloads::Pass::backward_data, norm_backward, 1, hand_node(), efficiencies).memory_seconds ==
-        Approx(norm_backward.bytes / (0.8 * 1e11)));
+  CHECK(
+      gpu_pass_time(norm, workloads::Pass::backward_data, norm_backward, 1, hand_node(), efficiencies).memory_seconds ==
+      Approx(norm_backward.bytes / (0.8 * 1e11)));
 }
 
 TEST_CASE("NCHW batch norm sums each channel in one block: few channels do not fill the chip") {
@@ -287,7 +287,7 @@ TEST_CASE("the GPU tuner searches GPUs, batch and fusion and keeps what it exclu
   tuner::GpuSearchOptions search;
   search.batches_per_gpu = {32, 256};
   const auto recommendation = must(tuner::recommend_gpu(network, k80, gpu_efficiency_priors(), search));
-  CHECK(recommendation.space_size == 4 * 2);  // 1, 2, 4, 8 GPUs x 2 batches
+  CHECK(recommendation.space_size == 4 * 2);   // 1, 2, 4, 8 GPUs x 2 batches
   CHECK(recommendation.excluded.size() == 4);  // batch 256 fits nowhere
   CHECK(recommendation.best.configuration.gpus_per_node == 8);
   CHECK(recommendation.best.configuration.batch_per_gpu == 32);

@@ -32,12 +32,14 @@ TEST_CASE("a calibration's measured layers survive saving, and a bad key is refu
   const auto machine = test::test_machine();
   FitOptions options;
   options.bootstrap_replicates = 2;
-  const auto calibration = fit_calibration(test::synthetic_records(machine, 0.01, 3), machine, "torch", {"synthetic"}, options);
+  const auto calibration =
+      fit_calibration(test::synthetic_records(machine, 0.01, 3), machine, "torch", {"synthetic"}, options);
   REQUIRE(calibration);
   REQUIRE_FALSE(calibration->measured_layers.empty());
   const std::string text = to_json_text(*calibration);
   auto document = nlohmann::json::parse(text);
-  for (const auto& [key, layers] : calibration->measured_layers) CHECK(document.at("measured_layers").contains(key.to_text()));
+  for (const auto& [key, layers] : calibration->measured_layers)
+    CHECK(document.at("measured_layers").contains(key.to_text()));
   const auto loaded = calibration_from_json_text(text, "saved.json");
   REQUIRE(loaded);
   CHECK(loaded->measured_layers.size() == calibration->measured_layers.size());

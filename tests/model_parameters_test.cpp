@@ -34,7 +34,8 @@ Calibration load(const json& document) {
 json without_parameter(json document, const std::string& name) {
   document["parameters"].erase(name);
   auto& estimates = document["fit"]["parameters"];
-  const auto at = std::find_if(estimates.begin(), estimates.end(), [&](const json& item) { return item["name"] == name; });
+  const auto at =
+      std::find_if(estimates.begin(), estimates.end(), [&](const json& item) { return item["name"] == name; });
   REQUIRE(at != estimates.end());
   const auto column = at - estimates.begin();
   estimates.erase(at);
@@ -70,12 +71,16 @@ TEST_CASE("every member of ModelParameters has exactly one row in the parameter 
 TEST_CASE("the flat order runs class by class, then the globals, and names are unique") {
   const auto& table = parameter_table();
   // The order of the existing rows (the fit's coordinate order, so its last digits, follows it).
-  const std::vector<std::string> conv_spatial = {
-      "conv_spatial.efficiency.forward",       "conv_spatial.efficiency.backward_data",
-      "conv_spatial.efficiency.backward_weights", "conv_spatial.overhead_seconds.forward",
-      "conv_spatial.overhead_seconds.backward_data", "conv_spatial.overhead_seconds.backward_weights",
-      "conv_spatial.contention",               "conv_spatial.coherency",
-      "conv_spatial.smt_gain",                 "conv_spatial.corun_slowdown"};
+  const std::vector<std::string> conv_spatial = {"conv_spatial.efficiency.forward",
+                                                 "conv_spatial.efficiency.backward_data",
+                                                 "conv_spatial.efficiency.backward_weights",
+                                                 "conv_spatial.overhead_seconds.forward",
+                                                 "conv_spatial.overhead_seconds.backward_data",
+                                                 "conv_spatial.overhead_seconds.backward_weights",
+                                                 "conv_spatial.contention",
+                                                 "conv_spatial.coherency",
+                                                 "conv_spatial.smt_gain",
+                                                 "conv_spatial.corun_slowdown"};
   int previous = -1;
   for (const std::string& name : conv_spatial) {
     INFO(name);
@@ -155,10 +160,9 @@ TEST_CASE("each parameter is free exactly when the measurements show what its ru
         "smooth_max_exponent"})
     CHECK(free.count(name) == 1);
   // Pinned: what they do not show.
-  for (const char* name :
-       {"conv_spatial.efficiency.backward_data", "conv_spatial.overhead_seconds.backward_weights",
-        "conv_spatial.coherency", "conv_spatial.smt_gain", "conv_spatial.corun_slowdown",
-        "batch_norm.efficiency.forward", "pooling_max.efficiency.forward", "pooling_max.contention"})
+  for (const char* name : {"conv_spatial.efficiency.backward_data", "conv_spatial.overhead_seconds.backward_weights",
+                           "conv_spatial.coherency", "conv_spatial.smt_gain", "conv_spatial.corun_slowdown",
+                           "batch_norm.efficiency.forward", "pooling_max.efficiency.forward", "pooling_max.contention"})
     CHECK(free.count(name) == 0);
   for (const std::string& name : free) {
     INFO(name);
@@ -216,7 +220,8 @@ TEST_CASE("bootstrap columns are read by the names of the file's fit report, in 
   std::reverse(estimates.begin(), estimates.end());
   for (auto& replicate : reordered["bootstrap_parameters"]) std::reverse(replicate.begin(), replicate.end());
   // A parameter of a newer dnntune is dropped, with its column.
-  estimates.push_back({{"name", "conv_spatial.newer_term"}, {"value", 1.0}, {"low", 1.0}, {"high", 1.0}, {"pinned", true}});
+  estimates.push_back(
+      {{"name", "conv_spatial.newer_term"}, {"value", 1.0}, {"low", 1.0}, {"high", 1.0}, {"pinned", true}});
   for (auto& replicate : reordered["bootstrap_parameters"]) replicate.push_back(1.0);
   reordered["parameters"]["conv_spatial.newer_term"] = 1.0;
 

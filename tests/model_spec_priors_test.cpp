@@ -24,7 +24,8 @@ model::Calibration builtin_reference() {
 
 const model::AppliedPrior* applied(const model::SpecPriors& priors, const std::string& field, const std::string& name) {
   for (const auto& prior : priors.applied)
-    if (prior.field == field && std::find(prior.parameters.begin(), prior.parameters.end(), name) != prior.parameters.end())
+    if (prior.field == field &&
+        std::find(prior.parameters.begin(), prior.parameters.end(), name) != prior.parameters.end())
       return &prior;
   return nullptr;
 }
@@ -79,8 +80,8 @@ TEST_CASE("the reference's unidentified parameters get spec priors with sources,
 TEST_CASE("a machine like the reference keeps the reference's own figures") {
   const auto reference = builtin_reference();
   const auto priors = model::apply_spec_priors(reference, reference.machine);
-  CHECK_FALSE(applied(priors, "smt_gain", "conv_spatial.smt_gain"));  // no SMT to predict
-  CHECK_FALSE(applied(priors, "contention", "conv_spatial.contention"));  // no more threads than measured
+  CHECK_FALSE(applied(priors, "smt_gain", "conv_spatial.smt_gain"));       // no SMT to predict
+  CHECK_FALSE(applied(priors, "contention", "conv_spatial.contention"));   // no more threads than measured
   CHECK(applied(priors, "bandwidth_efficiency", "bandwidth_efficiency"));  // still at its bound
 }
 
@@ -152,7 +153,8 @@ TEST_CASE("a spec answer bands every candidate, pairs its comparisons and its no
     // overlap (independent bands of +-0.25 log-sd overlap for almost every candidate).
     std::size_t overlapping = 0;
     for (const auto& point : result->ranking)
-      if (point.prediction.images_per_second_high >= result->ranking.front().prediction.images_per_second_low) ++overlapping;
+      if (point.prediction.images_per_second_high >= result->ranking.front().prediction.images_per_second_low)
+        ++overlapping;
     CHECK(static_cast<std::size_t>(result->tied_candidates) < overlapping);
   }
 }

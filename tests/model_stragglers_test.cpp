@@ -73,7 +73,8 @@ TEST_CASE("stragglers slow synchronous steps across nodes, not one node nor asyn
   const auto machine = test::test_machine();
   FitOptions options;
   options.bootstrap_replicates = 2;
-  auto calibration = fit_calibration(test::synthetic_records(machine, 0.0, 5), machine, "torch", {"synthetic"}, options);
+  auto calibration =
+      fit_calibration(test::synthetic_records(machine, 0.0, 5), machine, "torch", {"synthetic"}, options);
   REQUIRE(calibration);
   const auto network = workloads::build_network("resnet18");
   REQUIRE(network);
@@ -99,14 +100,16 @@ TEST_CASE("stragglers slow synchronous steps across nodes, not one node nor asyn
   CHECK(spread_unknown->terms.stragglers == 0);
   CHECK(spread_unknown->step_spread_source.find("not measured") != std::string::npos);
   const IterationTerms& terms = spread_measured->terms;
-  const double compute = terms.forward + terms.backward_data + terms.backward_weights + terms.gradient_sums + terms.optimizer;
+  const double compute =
+      terms.forward + terms.backward_data + terms.backward_weights + terms.gradient_sums + terms.optimizer;
   CHECK(terms.stragglers == Approx(compute * 0.03 * expected_maximum_of_standard_normals(64)));
   CHECK(spread_measured->iteration_seconds ==
         Approx(compute + terms.exposed_communication + terms.communication_cpu + terms.stragglers));
   // The one-node baseline has no straggler to wait for: efficiency drops by about the term's share.
   CHECK(spread_measured->scaling_efficiency < spread_unknown->scaling_efficiency);
   CHECK(spread_measured->scaling_efficiency ==
-        Approx(spread_unknown->scaling_efficiency * spread_unknown->iteration_seconds / spread_measured->iteration_seconds));
+        Approx(spread_unknown->scaling_efficiency * spread_unknown->iteration_seconds /
+               spread_measured->iteration_seconds));
 
   configuration.scheme = CommunicationScheme::parameter_server;
   configuration.parameter_servers = 1;

@@ -48,8 +48,7 @@ ModelParameters simple_parameters() {
 
 TEST_CASE("libtorch's convolution dispatch decides the class") {
   // ConvParams::use_mkldnn of libtorch 1.13, case by case.
-  const auto class_of = [](const std::string& descriptor, const std::string& backend, std::int64_t batch,
-                           int threads) {
+  const auto class_of = [](const std::string& descriptor, const std::string& backend, std::int64_t batch, int threads) {
     return classify(*workloads::parse_descriptor(descriptor), backend, batch, threads);
   };
   const std::string pointwise = "conv:ic256ih56iw56oc64kh1kw1sh1ph0";
@@ -79,8 +78,8 @@ TEST_CASE("each pooling is a kernel of its own class") {
 TEST_CASE("universal scalability law") {
   CHECK(usl_speedup(1, 0.3, 0.01) == Approx(1));
   CHECK(usl_speedup(4, 0, 0) == Approx(4));
-  CHECK(usl_speedup(4, 0.1, 0) == Approx(4 / 1.3));        // 4 / (1 + 0.1*3)
-  CHECK(usl_speedup(4, 0.1, 0.01) == Approx(4 / 1.42));    // + 0.01*4*3
+  CHECK(usl_speedup(4, 0.1, 0) == Approx(4 / 1.3));      // 4 / (1 + 0.1*3)
+  CHECK(usl_speedup(4, 0.1, 0.01) == Approx(4 / 1.42));  // + 0.01*4*3
 }
 
 TEST_CASE("bandwidth curve interpolates and saturates") {

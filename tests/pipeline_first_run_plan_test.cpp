@@ -174,7 +174,9 @@ TEST_CASE("a replanned first run counts the base anchor done and its measured st
   CHECK(plan.total_seconds <= 160);
 }
 
-TEST_CASE("glibc-tuned's anchor is estimated by the step without glibc's page faults, once the base anchor measured a slower one") {
+TEST_CASE(
+    "glibc-tuned's anchor is estimated by the step without glibc's page faults, once the base anchor measured a slower "
+    "one") {
   FirstRunEstimates estimates = large_network();
   estimates.probe_seconds = 0;
   estimates.layer_seconds = 0;
@@ -186,7 +188,7 @@ TEST_CASE("glibc-tuned's anchor is estimated by the step without glibc's page fa
   estimates.step_seconds = 16;  // glibc's defaults fault its activations in at every step
   INFO(describe_first_run(plan_first_run(estimates)));
   CHECK_FALSE(kept(plan_first_run(estimates), FirstRunStage::allocators));  // 5 + 3 x 16 s
-  estimates.kept_memory_step_seconds = 8;  // the layer passes without those faults
+  estimates.kept_memory_step_seconds = 8;                                   // the layer passes without those faults
   const FirstRunPlan plan = plan_first_run(estimates);
   INFO(describe_first_run(plan));
   CHECK(plan.seconds(FirstRunStage::allocators) == Approx(29));  // 5 + 3 x 8 s
@@ -195,13 +197,14 @@ TEST_CASE("glibc-tuned's anchor is estimated by the step without glibc's page fa
   CHECK_FALSE(kept(plan_first_run(estimates), FirstRunStage::allocators));
 }
 
-TEST_CASE("a warm-up the base anchor measured long makes the later anchors' estimates long, and drops what no longer fits") {
+TEST_CASE(
+    "a warm-up the base anchor measured long makes the later anchors' estimates long, and drops what no longer fits") {
   // The base anchor's wall time: a 5 s start, a warm-up of 3.5 steps and three timed steps of 12 s.
   const double warmup = measured_warmup_steps(5 + 3.5 * 12 + 3 * 12, 12, 1, 3);
   CHECK(warmup == Approx(3.5));
-  CHECK(measured_warmup_steps(20, 12, 1, 3) == Approx(1));     // never below one step
-  CHECK(measured_warmup_steps(1e6, 12, 1, 3) == Approx(10));   // a stalled machine does not empty the plan
-  CHECK(measured_warmup_steps(86, 0, 1, 3) == Approx(1));      // nothing to divide by: the prior
+  CHECK(measured_warmup_steps(20, 12, 1, 3) == Approx(1));    // never below one step
+  CHECK(measured_warmup_steps(1e6, 12, 1, 3) == Approx(10));  // a stalled machine does not empty the plan
+  CHECK(measured_warmup_steps(86, 0, 1, 3) == Approx(1));     // nothing to divide by: the prior
   FirstRunEstimates estimates = large_network();
   estimates.probe_seconds = 0;
   estimates.layer_seconds = 0;
@@ -221,11 +224,12 @@ TEST_CASE("a warm-up the base anchor measured long makes the later anchors' esti
   CHECK(separating_anchor_seconds(12, warmup) == Approx(118));
 }
 
-TEST_CASE("before any anchor, a warm-up is a step and the first touch of the process's memory; the layers make room for it") {
+TEST_CASE(
+    "before any anchor, a warm-up is a step and the first touch of the process's memory; the layers make room for it") {
   CHECK(first_step_warmup_steps(12, 0) == Approx(1));
   CHECK(first_step_warmup_steps(12, 24) == Approx(3));
-  CHECK(first_step_warmup_steps(0, 24) == Approx(1));        // nothing to divide by: one step
-  CHECK(first_step_warmup_steps(1, 1e6) == Approx(10));      // a probe far off does not empty the plan
+  CHECK(first_step_warmup_steps(0, 24) == Approx(1));    // nothing to divide by: one step
+  CHECK(first_step_warmup_steps(1, 1e6) == Approx(10));  // a probe far off does not empty the plan
   // A large network whose first step faults in 24 s on top of a 12 s step: the base anchor is
   // 5 + 6 x 12 s and glibc-tuned 5 + 5 x 12 s, and both stay, the priority-1 layer passes
   // giving up time for them rather than the first run overrunning what it announced.
@@ -349,7 +353,8 @@ TEST_CASE("a first run times the answer's setups by PyTorch before the extra mic
 // on this machine, with its cached probe ($DNNTUNE_CACHE_DIR) when there is one. For the figures
 // in docs/results.md: `build/tests/pipeline_tests '[.figures]' -s`.
 TEST_CASE("the first run's plan on this machine, without measuring", "[.figures]") {
-  for (const auto& [network, batch] : std::vector<std::pair<std::string, std::int64_t>>{{"resnet152", 32}, {"resnet18", 8}}) {
+  for (const auto& [network, batch] :
+       std::vector<std::pair<std::string, std::int64_t>>{{"resnet152", 32}, {"resnet18", 8}}) {
     DefaultCalibrationRequest request;
     request.models = {network};
     request.batches = {batch};
@@ -359,7 +364,8 @@ TEST_CASE("the first run's plan on this machine, without measuring", "[.figures]
   }
 }
 
-TEST_CASE("a replan keeps an announced base anchor, glibc-tuned or PyTorch's pair on what is left, while its share is") {
+TEST_CASE(
+    "a replan keeps an announced base anchor, glibc-tuned or PyTorch's pair on what is left, while its share is") {
   // resnet152 b32 on a loaded 2-core VM (docs/results.md, "First-touch in the plan"): the base
   // anchor, priced at 128 s by the measured passes, was dropped by the replan with 113 s left.
   FirstRunEstimates estimates = large_network();
@@ -397,7 +403,7 @@ TEST_CASE("a replan keeps an announced base anchor, glibc-tuned or PyTorch's pai
   CHECK(replan.on_what_is_left(FirstRunStage::allocators));
   CHECK(replan.seconds(FirstRunStage::allocators) == Approx(47));
   CHECK_FALSE(kept(replan, FirstRunStage::separating_anchors));  // nothing is left beside it
-  estimates.budget_seconds = 30;  // less than half of its 62 s
+  estimates.budget_seconds = 30;                                 // less than half of its 62 s
   CHECK(plan_first_run(estimates, announced).allocators.empty());
   // Once its stage is done (the estimates list no variant), no later replan brings it back.
   estimates.budget_seconds = 47;
@@ -452,21 +458,21 @@ namespace {
 // skipped where it does not fit, as the real ones are.
 struct RecordedCosts {
   double probe = 4;
-  double layer_passes = 83;        // all of priority 1; their share stops them sooner
-  double step = 15.6;              // the base anchor's step under glibc's defaults
-  double warmup_steps = 2.6;       // a trainer's warm-up, in steps (the first touch of its memory)
+  double layer_passes = 83;   // all of priority 1; their share stops them sooner
+  double step = 15.6;         // the base anchor's step under glibc's defaults
+  double warmup_steps = 2.6;  // a trainer's warm-up, in steps (the first touch of its memory)
   std::map<std::string, double> variant_steps = {{"glibc-tuned", 10.6}, {"tcmalloc", 10.6}, {"jemalloc", 30}};
-  double separating_anchor = 60;   // each: a start, a warm-up and its timed steps
+  double separating_anchor = 60;  // each: a start, a warm-up and its timed steps
   int separating_anchors = 2;
-  double setup_run = 40;           // one PyTorch run of the answer's setups
+  double setup_run = 40;  // one PyTorch run of the answer's setups
   int setup_runs = 4;
-  double more_layer_passes = 23;   // all of them
+  double more_layer_passes = 23;  // all of them
   int more_passes = 39;
-  double repeated_anchor = 45;     // each of two (the C++ trainer, PyTorch)
+  double repeated_anchor = 45;  // each of two (the C++ trainer, PyTorch)
   double close_call_run = 50;
   int close_call_runs = 4;
   double fit = 1;
-  double slowdown = 1;             // every cost times this: a slower or busier machine than the plan's
+  double slowdown = 1;  // every cost times this: a slower or busier machine than the plan's
 };
 
 // One piece of work: what, when it started, its share and what it took.
@@ -477,7 +483,8 @@ struct Done {
 
 class RecordedWork final : public FirstRunWork {
  public:
-  RecordedWork(FirstRunEstimates planned, RecordedCosts costs) : planned_(std::move(planned)), costs_(std::move(costs)) {
+  RecordedWork(FirstRunEstimates planned, RecordedCosts costs)
+      : planned_(std::move(planned)), costs_(std::move(costs)) {
     now = cost(costs_.probe);
   }
   double now = 0;
@@ -591,7 +598,8 @@ class RecordedWork final : public FirstRunWork {
     return std::string::npos;
   }
   bool said_that(const std::string& text) const {
-    return std::any_of(said.begin(), said.end(), [&](const std::string& line) { return line.find(text) != std::string::npos; });
+    return std::any_of(said.begin(), said.end(),
+                       [&](const std::string& line) { return line.find(text) != std::string::npos; });
   }
   std::string trace() const {
     std::string text;
@@ -686,11 +694,11 @@ TEST_CASE("a first run's stages run in the plan's order, each within its share, 
   CHECK(work.done.front().share > plan_first_run(planned).seconds(FirstRunStage::layer_passes));
   // The decision's order: the base anchor, the variants glibc-tuned first, the first fit and the
   // separating anchors, PyTorch's runs, the extra passes, the refit, the repeated anchors, the close calls.
-  const std::vector<std::string> order = {"layer passes", "base anchor",      "glibc-tuned",
-                                          "tcmalloc",     "jemalloc",         "fit",
-                                          "separating anchor", "PyTorch run", "more layer passes",
-                                          "refit",        "repeated anchor (C++)", "repeated anchor (PyTorch)",
-                                          "close call"};
+  const std::vector<std::string> order = {
+      "layer passes",      "base anchor", "glibc-tuned",           "tcmalloc",
+      "jemalloc",          "fit",         "separating anchor",     "PyTorch run",
+      "more layer passes", "refit",       "repeated anchor (C++)", "repeated anchor (PyTorch)",
+      "close call"};
   for (std::size_t index = 0; index < order.size(); ++index) {
     INFO(order[index]);
     REQUIRE(work.first(order[index]) != std::string::npos);
@@ -828,7 +836,9 @@ TEST_CASE("a short first-run budget drops the extra passes, then the further anc
   CHECK(tight.first("PyTorch run") == std::string::npos);
 }
 
-TEST_CASE("on a machine two or three times slower than the plan, a first run still trains what the tests rely on, or says it did not") {
+TEST_CASE(
+    "on a machine two or three times slower than the plan, a first run still trains what the tests rely on, or says it "
+    "did not") {
   struct Case {
     const char* name;
     FirstRunEstimates planned;

@@ -19,7 +19,8 @@ TEST_CASE("JSON round trip prints back identically") {
   REQUIRE(profile);
   // Exercise every optional part too: binding and measured figures.
   profile->binding = records::Binding{{0, 1, 2}, 2, 3, "3", "openmpi", {"a warning"}};
-  profile->performance.peak_fp32_gflops_per_core = records::Figure{101.5, records::Provenance::measured, 0.02, 7, "avx512"};
+  profile->performance.peak_fp32_gflops_per_core =
+      records::Figure{101.5, records::Provenance::measured, 0.02, 7, "avx512"};
   profile->performance.fma_scaling.push_back({1, 1, false, 101.5, 0.02, 7});
   profile->performance.triad_scaling.push_back({2, 2, false, 30.25, 0.05, 7});
   const std::string text = records::to_json_text(*profile);
@@ -60,7 +61,8 @@ TEST_CASE("profiles of another schema, version or shape are refused with the fil
     CHECK(result.error().message.find("version 7") != std::string::npos);
   }
   SECTION("another kind of file") {
-    const auto result = records::machine_profile_from_json_text(R"({"schema": "dnntune.network", "schema_version": 1})", "net.json");
+    const auto result =
+        records::machine_profile_from_json_text(R"({"schema": "dnntune.network", "schema_version": 1})", "net.json");
     REQUIRE_FALSE(result);
     CHECK(result.error().message.find("dnntune.network") != std::string::npos);
   }
@@ -94,10 +96,22 @@ TEST_CASE("profiles of another schema, version or shape are refused with the fil
 
 TEST_CASE("built-in spec profiles") {
   const auto names = data::builtin_machine_names();
-  const std::vector<std::string> expected = {
-      "a100", "broadwell-e5-2680v4", "broadwell-e5-2690v4", "cascadelake-8280", "epyc-7551", "epyc-9654",
-      "h100", "h200", "k80", "p100", "sapphirerapids-8480", "skylake-6148", "skylake-8160", "skylake-8170",
-      "skylake-8180", "v100"};
+  const std::vector<std::string> expected = {"a100",
+                                             "broadwell-e5-2680v4",
+                                             "broadwell-e5-2690v4",
+                                             "cascadelake-8280",
+                                             "epyc-7551",
+                                             "epyc-9654",
+                                             "h100",
+                                             "h200",
+                                             "k80",
+                                             "p100",
+                                             "sapphirerapids-8480",
+                                             "skylake-6148",
+                                             "skylake-8160",
+                                             "skylake-8170",
+                                             "skylake-8180",
+                                             "v100"};
   CHECK(names == expected);
   for (const auto& name : names) {
     INFO(name);

@@ -30,7 +30,12 @@ TEST_CASE("time_repeatedly honours its repetition bounds") {
   options.min_repetitions = 3;
   options.max_repetitions = 4;
   options.min_total_seconds = 100;  // never reached: max_repetitions stops it
-  const auto summary = probe::time_repeatedly([&] { ++calls; return 0.5; }, options);
+  const auto summary = probe::time_repeatedly(
+      [&] {
+        ++calls;
+        return 0.5;
+      },
+      options);
   CHECK(summary.repetitions == 4);
   CHECK(calls == 6);
   CHECK(summary.median_seconds == 0.5);

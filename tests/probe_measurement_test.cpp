@@ -162,7 +162,8 @@ TEST_CASE("a resume reads the whole record file before it changes a byte, and cu
 TEST_CASE("bad records are skipped and named by file and line; a file of only bad lines is an error") {
   const std::string path = test::make_temporary_directory() + "/bad.jsonl";
   std::ofstream(path) << records::to_json_line(sample_layer_record()) << "\n{\"not\": \"a record\"}\n"
-                      << "not JSON\n" << records::to_json_line(sample_layer_record()) << "\n";
+                      << "not JSON\n"
+                      << records::to_json_line(sample_layer_record()) << "\n";
   const auto file = records::read_measurements(path);
   REQUIRE(file);
   CHECK(file->records.size() == 2);  // the records around the bad lines are kept

@@ -132,8 +132,8 @@ TEST_CASE("v2 writes the typed fields only where they apply") {
   records::Measurement layer;
   layer.median_seconds = 1;
   const auto plain = nlohmann::json::parse(records::to_json_line(layer));
-  for (const char* absent : {"precision", "memory_format", "trainer", "warmup_steps", "steps", "bucket_megabytes",
-                             "network_source"})
+  for (const char* absent :
+       {"precision", "memory_format", "trainer", "warmup_steps", "steps", "bucket_megabytes", "network_source"})
     CHECK_FALSE(plain.contains(absent));
   layer.precision = "bf16";
   layer.memory_format = "channels_last";
@@ -174,9 +174,13 @@ TEST_CASE("the key tells trainers, warm-ups, buckets, precisions and memory form
 TEST_CASE("v2 refuses unknown words and negative counts in one line naming the place") {
   const auto record = trained_record();
   REQUIRE(records::measurement_from_json_line(records::to_json_line(record), "f.jsonl:3"));
-  for (const auto& [field, value] : std::vector<std::pair<std::string, nlohmann::json>>{
-           {"precision", "fp8"}, {"memory_format", "nhwc"}, {"trainer", "java"}, {"warmup_steps", -1},
-           {"steps", -2}, {"bucket_megabytes", -0.5}, {"precision", 16}}) {
+  for (const auto& [field, value] : std::vector<std::pair<std::string, nlohmann::json>>{{"precision", "fp8"},
+                                                                                        {"memory_format", "nhwc"},
+                                                                                        {"trainer", "java"},
+                                                                                        {"warmup_steps", -1},
+                                                                                        {"steps", -2},
+                                                                                        {"bucket_megabytes", -0.5},
+                                                                                        {"precision", 16}}) {
     INFO(field << " = " << value.dump());
     const auto refused = records::measurement_from_json_line(with_field(record, field, value), "f.jsonl:3");
     REQUIRE_FALSE(refused);

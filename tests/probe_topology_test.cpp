@@ -59,8 +59,7 @@ TEST_CASE("four NUMA nodes per socket, like EPYC 7551") {
 }
 
 TEST_CASE("caches and their sharing") {
-  const auto profile = probe::describe_topology_file(
-      write_synthetic_topology("pack:1 l3:1 l2:4 l1d:1 core:1 pu:2"));
+  const auto profile = probe::describe_topology_file(write_synthetic_topology("pack:1 l3:1 l2:4 l1d:1 core:1 pu:2"));
   REQUIRE(profile);
   const auto& caches = profile->topology.caches;
   REQUIRE(caches.size() == 3);

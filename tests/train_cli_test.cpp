@@ -35,7 +35,8 @@ std::vector<std::string> train_arguments(const std::vector<std::string>& extra) 
       flags.push_back(extra[i]);
       continue;
     }
-    const auto same = std::find_if(options.begin(), options.end(), [&](const auto& option) { return option.first == extra[i]; });
+    const auto same =
+        std::find_if(options.begin(), options.end(), [&](const auto& option) { return option.first == extra[i]; });
     if (same != options.end())
       same->second = extra[i + 1];
     else
@@ -69,7 +70,6 @@ std::vector<std::string> worker_checksums(const json& report) {
     if (rank["role"] == "worker") checksums.push_back(rank["weights_checksum"]);
   return checksums;
 }
-
 
 }  // namespace
 
@@ -138,8 +138,8 @@ TEST_CASE("asynchronous parameter servers make progress and record the staleness
 }
 
 TEST_CASE("the launch helper composes the mpirun line with its binding, prints it and runs it") {
-  const auto dry = run_dnntune(
-      {"train", "--launch", "--ppn", "2", "--threads", "1", "--model", tiny_network(), "--dry-run"});
+  const auto dry =
+      run_dnntune({"train", "--launch", "--ppn", "2", "--threads", "1", "--model", tiny_network(), "--dry-run"});
   INFO(dry.err);
   REQUIRE(dry.exit_code == 0);
   CHECK(dry.out.find("mpirun -np 2 --map-by ppr:2:") == 0);
@@ -189,7 +189,7 @@ TEST_CASE("configurations that cannot work are refused with one clear line") {
 
   // Under mpirun's default binding (one core per rank) a rank cannot have 16 threads.
   const auto bound = run_program(DNNTUNE_MPIEXEC, {"-np", "2", "--allow-run-as-root", DNNTUNE_BINARY, "train",
-                                                    "--model", tiny_network(), "--threads", "16"});
+                                                   "--model", tiny_network(), "--threads", "16"});
   INFO(bound.err);
   CHECK(bound.exit_code == 2);
   CHECK(bound.err.find("dnntune: error: rank 0: --threads 16") != std::string::npos);
@@ -211,8 +211,8 @@ TEST_CASE("train refuses GPU precisions on the CPU and trains channels_last ther
     check_bad_input(run_dnntune(train_arguments({"--precision", "tf32"})), "sees none");
   }
   const std::string records = dnntune::test::make_temporary_directory() + "/train.jsonl";
-  const json report = parsed_report(run_dnntune(
-      train_arguments({"--device", "cpu", "--memory-format", "channels_last", "--record", records})));
+  const json report = parsed_report(
+      run_dnntune(train_arguments({"--device", "cpu", "--memory-format", "channels_last", "--record", records})));
   CHECK(report["precision"] == "fp32");
   CHECK(report["memory_format"] == "channels_last");
   const auto losses = report["losses"].get<std::vector<double>>();
@@ -250,8 +250,8 @@ TEST_CASE("train counts the page faults of each pass: glibc's defaults fault its
   double faults[2] = {0, 0};
   int index = 0;
   for (const std::string allocator : {"default", "glibc-tuned"}) {
-    const json report =
-        parsed_report(run_dnntune(train_arguments({"--allocator", allocator, "--batch", "4096", "--iters", "5", "--warmup", "2"})));
+    const json report = parsed_report(
+        run_dnntune(train_arguments({"--allocator", allocator, "--batch", "4096", "--iters", "5", "--warmup", "2"})));
     INFO(allocator << ": " << report.dump());
     REQUIRE(report.contains("page_faults"));
     const double forward = report["page_faults"]["forward"].get<double>();

@@ -25,8 +25,8 @@ TEST_CASE("an exact Hockney line is recovered from bytes to hundreds of MB") {
 
 TEST_CASE("relative errors weigh small messages like large ones") {
   // 10% noise on the small messages must not swamp the latency estimate.
-  const std::vector<TimedMessage> points{{4, 1.1e-6}, {64, 0.9e-6}, {1 << 20, 1e-6 + (1 << 20) / 1e10},
-                                         {1 << 26, 1e-6 + (1 << 26) / 1e10}};
+  const std::vector<TimedMessage> points{
+      {4, 1.1e-6}, {64, 0.9e-6}, {1 << 20, 1e-6 + (1 << 20) / 1e10}, {1 << 26, 1e-6 + (1 << 26) / 1e10}};
   const auto fit = fit_latency_bandwidth(points);
   REQUIRE(fit);
   CHECK(fit->latency_seconds == Approx(1e-6).epsilon(0.15));

@@ -8,10 +8,10 @@
 #include "common/shell_words.hpp"
 #include "train/launch.hpp"
 
+using dnntune::shell_command_line;
 using dnntune::records::Topology;
 using dnntune::train::LaunchRequest;
 using dnntune::train::plan_mpirun_launch;
-using dnntune::shell_command_line;
 
 namespace {
 

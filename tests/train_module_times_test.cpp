@@ -25,9 +25,9 @@ TEST_CASE("the layers timed inside the step sum to the step's forward and backwa
   // The layers are timed in one step: batch 512 makes its forward (13 ms here) long against a
   // scheduler time slice, so that one preemption between two layers under load (CI: 0.9 ms of a
   // 4.4 ms forward at batch 64) does not pass for glue.
-  const auto run = run_dnntune({"train", "--model", dnntune::test::source_path("tests/fixtures/tiny_network.json"),
-                                "--batch", "512", "--iters", "5", "--warmup", "1", "--threads", "1", "--module-times",
-                                "--record", records, "--json"});
+  const auto run =
+      run_dnntune({"train", "--model", dnntune::test::source_path("tests/fixtures/tiny_network.json"), "--batch", "512",
+                   "--iters", "5", "--warmup", "1", "--threads", "1", "--module-times", "--record", records, "--json"});
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
   const json report = json::parse(run.out);
@@ -73,7 +73,8 @@ TEST_CASE("the layers timed inside the step sum to the step's forward and backwa
 
 TEST_CASE("module times on a GPU, or without a warm-up step to time the layers in, are refused with one line") {
   const std::string tiny = dnntune::test::source_path("tests/fixtures/tiny_network.json");
-  for (const auto& arguments : {std::vector<std::string>{"--device", "cuda"}, std::vector<std::string>{"--warmup", "0"}}) {
+  for (const auto& arguments :
+       {std::vector<std::string>{"--device", "cuda"}, std::vector<std::string>{"--warmup", "0"}}) {
     std::vector<std::string> command{"train", "--model", tiny, "--module-times"};
     command.insert(command.end(), arguments.begin(), arguments.end());
     const auto run = run_dnntune(command);
@@ -142,8 +143,9 @@ TEST_CASE("calibrate --allocator times the micro-runs under it, set against step
   CHECK(with_anchor.err.find("--anchor") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(directory));
 
-  const auto calibrated = run_dnntune({"calibrate", "--model", tiny, "--backend", "torch", "--batch", "8", "--threads",
-                                       "1", "--processes", "1", "--no-smt", "--allocator", "glibc-tuned", "-o", directory});
+  const auto calibrated =
+      run_dnntune({"calibrate", "--model", tiny, "--backend", "torch", "--batch", "8", "--threads", "1", "--processes",
+                   "1", "--no-smt", "--allocator", "glibc-tuned", "-o", directory});
   INFO(calibrated.err);
   REQUIRE(calibrated.exit_code == 0);
   const auto layers = dnntune::records::read_measurements(directory + "/layers.jsonl");

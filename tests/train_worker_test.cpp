@@ -11,9 +11,9 @@ using namespace dnntune;
 TEST_CASE("the train worker builder writes the request's options, train's defaults left out", "[worker]") {
   train::TrainWorkerRequest request;
   request.train.model = "resnet18";
-  CHECK(train::train_worker_argv(request) ==
-        std::vector<std::string>{"dnntune", "train", "--model", "resnet18", "--batch", "32", "--iters", "10", "--warmup",
-                                 "2"});
+  CHECK(train::train_worker_argv(request) == std::vector<std::string>{"dnntune", "train", "--model", "resnet18",
+                                                                      "--batch", "32", "--iters", "10", "--warmup",
+                                                                      "2"});
   request.executable = "/opt/dnntune";
   request.launch_processes_per_node = 2;
   request.train.model = "/data/my net.json";
@@ -28,11 +28,34 @@ TEST_CASE("the train worker builder writes the request's options, train's defaul
   request.record_path = "DIR/network.jsonl";
   request.json = true;
   request.output_path = "/dev/null";
-  CHECK(train::train_worker_argv(request) ==
-        std::vector<std::string>{"/opt/dnntune", "train", "--launch", "--ppn", "2", "--model", "/data/my net.json",
-                                 "--batch", "8", "--iters", "4", "--warmup", "1", "--threads", "3", "--bucket-mb", "10",
-                                 "--runner", "python", "--time-limit", "12", "--record", "DIR/network.jsonl", "--json",
-                                 "--output", "/dev/null", "--allocator", "jemalloc"});
+  CHECK(train::train_worker_argv(request) == std::vector<std::string>{"/opt/dnntune",
+                                                                      "train",
+                                                                      "--launch",
+                                                                      "--ppn",
+                                                                      "2",
+                                                                      "--model",
+                                                                      "/data/my net.json",
+                                                                      "--batch",
+                                                                      "8",
+                                                                      "--iters",
+                                                                      "4",
+                                                                      "--warmup",
+                                                                      "1",
+                                                                      "--threads",
+                                                                      "3",
+                                                                      "--bucket-mb",
+                                                                      "10",
+                                                                      "--runner",
+                                                                      "python",
+                                                                      "--time-limit",
+                                                                      "12",
+                                                                      "--record",
+                                                                      "DIR/network.jsonl",
+                                                                      "--json",
+                                                                      "--output",
+                                                                      "/dev/null",
+                                                                      "--allocator",
+                                                                      "jemalloc"});
   CHECK(train::train_worker_command(request).find("--model '/data/my net.json'") != std::string::npos);
 }
 
@@ -43,7 +66,7 @@ TEST_CASE("a run's records carry its trainer, steps, warm-up, bucket and network
   report.batch = 4;
   report.strategy = "single";
   report.warmup = 1;
-  report.iterations = 2;           // a time limit ended them early
+  report.iterations = 2;  // a time limit ended them early
   report.requested_iterations = 5;
   report.iteration.median_seconds = report.forward.median_seconds = report.backward.median_seconds = 0.1;
   // Timed passes as the trainer reports them: a reader refuses an ok record of no repetition.

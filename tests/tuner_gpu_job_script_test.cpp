@@ -55,8 +55,9 @@ TEST_CASE("the GPU job script: one task per GPU, --gres, the whole node, srun wi
                      0) == 0);
   CHECK(has(script, "export DNNTUNE_CPUS_PER_GPU=$(( SLURM_CPUS_ON_NODE / 8 > 0 ? SLURM_CPUS_ON_NODE / 8 : 1 ))\n"));
   CHECK(has(script, "srun --cpus-per-task=\"$DNNTUNE_CPUS_PER_GPU\""));
-  CHECK(has(script, "'export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID; exec \"$@\"' dnntune-rank python train.py "
-                    "--arch resnet50\n"));
+  CHECK(has(script,
+            "'export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID; exec \"$@\"' dnntune-rank python train.py "
+            "--arch resnet50\n"));
   CHECK(has(script, "export DNNTUNE_BATCH_PER_PROCESS=64\n"));
   CHECK(has(script, "export DNNTUNE_DDP_BUCKET_MB=25\n"));
   CHECK(has(script, "init_process_group('nccl')"));
@@ -105,7 +106,8 @@ TEST_CASE("the GPU job script says what the training script must set, per precis
 
 TEST_CASE("a V100's script and answer never ask for TF32 or bf16") {
   for (auto precision : {model::GpuPrecision::fp32, model::GpuPrecision::fp16}) {
-    const auto script = tuner::gpu_slurm_script(predicted("v100", 8, precision, model::GpuMemoryFormat::contiguous), job());
+    const auto script =
+        tuner::gpu_slurm_script(predicted("v100", 8, precision, model::GpuMemoryFormat::contiguous), job());
     CHECK_FALSE(has(script, "tf32"));
     CHECK_FALSE(has(script, "bf16"));
     CHECK_FALSE(has(script, "bfloat16"));
@@ -138,10 +140,10 @@ TEST_CASE("the GPU recommendation: what the script must set beside the strict an
   CHECK(text.find("your training script must set: ", mixed) != std::string::npos);
   CHECK(has(text.substr(mixed), "autocast"));
   const auto json = tuner::gpu_recommendation_json(recommendation, false);
-  const std::string precision = *recommendation.best.configuration.precision == model::GpuPrecision::bf16 ? "bf16"
+  const std::string precision = *recommendation.best.configuration.precision == model::GpuPrecision::bf16   ? "bf16"
                                 : *recommendation.best.configuration.precision == model::GpuPrecision::fp16 ? "fp16"
                                 : *recommendation.best.configuration.precision == model::GpuPrecision::tf32 ? "tf32"
-                                                                                                           : "fp32";
+                                                                                                            : "fp32";
   CHECK(json.at("script_environment").at("DNNTUNE_PRECISION") == precision);
   CHECK(json.at("best_mixed_precision").at("script_settings").dump().find("autocast") != std::string::npos);
   CHECK_FALSE(json.at("best_strict_precision").at("script_settings").empty());
@@ -174,8 +176,8 @@ TEST_CASE("the GPU job script's --time: an overflowing training capped at the st
   request.partition = "gpu";
   tuner::LaunchFacts facts;
   facts.partition_limit_seconds = std::numeric_limits<double>::infinity();  // sinfo: UNLIMITED
-  auto options = must(tuner::job_script_options(request, prediction.network, 1e6 * 1e12 / prediction.images_per_second,
-                                                facts));
+  auto options =
+      must(tuner::job_script_options(request, prediction.network, 1e6 * 1e12 / prediction.images_per_second, facts));
   options.train_command = job().train_command;
   const auto script = tuner::gpu_slurm_script(prediction, options);
   CHECK(has(script, "#SBATCH --time=1-00:00:00\n#SBATCH --requeue\n#SBATCH --partition=gpu\n"));

@@ -67,9 +67,11 @@ TEST_CASE("a global batch that does not split evenly is excluded with its reason
   tuner::SearchSpaceOptions options;
   options.global_batch = 30;
   const auto space = tuner::enumerate_search_space(rates, options);
-  for (const auto& configuration : space.valid) CHECK(configuration.batch_per_process * configuration.processes_per_node == 30);
+  for (const auto& configuration : space.valid)
+    CHECK(configuration.batch_per_process * configuration.processes_per_node == 30);
   const bool four_excluded = std::any_of(space.excluded.begin(), space.excluded.end(), [](const auto& point) {
-    return point.configuration.processes_per_node == 4 && point.reason.find("does not split evenly") != std::string::npos;
+    return point.configuration.processes_per_node == 4 &&
+           point.reason.find("does not split evenly") != std::string::npos;
   });
   CHECK(four_excluded);
 }
@@ -91,7 +93,8 @@ TEST_CASE("recommend ranks by the model and compares with the baselines") {
   const auto machine = test::test_machine();
   model::FitOptions fit_options;
   fit_options.bootstrap_replicates = 4;
-  auto calibration = model::fit_calibration(test::synthetic_records(machine, 0.02, 5), machine, "torch", {}, fit_options);
+  auto calibration =
+      model::fit_calibration(test::synthetic_records(machine, 0.02, 5), machine, "torch", {}, fit_options);
   REQUIRE(calibration);
   const auto predictor = model::Predictor::from_calibration(*calibration);
   REQUIRE(predictor);
@@ -305,8 +308,8 @@ TEST_CASE("the launch lines carry what a job's record needs: the network and the
   tuner::JobScriptOptions options;
   options.allocator_environment = {{"LD_PRELOAD", "libjemalloc.so.2"}};
   options.allocator_name = "jemalloc";
-  for (const std::string& text : {tuner::slurm_script(prediction, rates, options),
-                                  tuner::torchrun_text(prediction, rates, options)}) {
+  for (const std::string& text :
+       {tuner::slurm_script(prediction, rates, options), tuner::torchrun_text(prediction, rates, options)}) {
     CHECK(text.find("export DNNTUNE_NETWORK=resnet152\n") != std::string::npos);
     CHECK(text.find("export DNNTUNE_PREDICTED_IMAGES_PER_SECOND=123.25\n") != std::string::npos);
     CHECK(text.find("export DNNTUNE_ALLOCATOR=jemalloc\n") != std::string::npos);
@@ -339,11 +342,15 @@ TEST_CASE("one #SBATCH writer, and a --time within the partition's limit that sa
         "#SBATCH --exclusive\n#SBATCH --time=0-01:00:00\n#SBATCH --partition=batch\n"
         "#SBATCH --output=/cache/slurm/jobs/log.out\n");
 
-  for (const auto& [text, seconds] : std::vector<std::pair<std::string, double>>{
-           {"30", 1800}, {"12:30", 750}, {"2:00:00", 7200}, {"1-00:00:00", 86400}, {"7-12", 7 * 86400 + 12 * 3600},
-           {"1-02:03", 86400 + 2 * 3600 + 180}})
+  for (const auto& [text, seconds] : std::vector<std::pair<std::string, double>>{{"30", 1800},
+                                                                                 {"12:30", 750},
+                                                                                 {"2:00:00", 7200},
+                                                                                 {"1-00:00:00", 86400},
+                                                                                 {"7-12", 7 * 86400 + 12 * 3600},
+                                                                                 {"1-02:03", 86400 + 2 * 3600 + 180}})
     CHECK(tuner::slurm_time_seconds(text) == Approx(seconds));
-  for (const char* unlimited : {"infinite", "UNLIMITED", "", "1:2:3:4"}) CHECK_FALSE(tuner::slurm_time_seconds(unlimited));
+  for (const char* unlimited : {"infinite", "UNLIMITED", "", "1:2:3:4"})
+    CHECK_FALSE(tuner::slurm_time_seconds(unlimited));
 
   // An hour of training: +25% and 10 minutes, well within the default day.
   const auto short_job = tuner::job_time(3600, std::nullopt, "");
@@ -385,8 +392,8 @@ TEST_CASE("one #SBATCH writer, and a --time within the partition's limit that sa
 TEST_CASE("compare of a machine with itself says so, with no ratio band") {
   dnntune::tuner::Comparison comparison;
   comparison.network = "resnet50";
-  const dnntune::tuner::ComparedMachine skylake{"skylake-8180", "cpu-node", "one node, 4 ppn x 14 threads", 87.2, 32.4,
-                                               235, "reference"};
+  const dnntune::tuner::ComparedMachine skylake{
+      "skylake-8180", "cpu-node", "one node, 4 ppn x 14 threads", 87.2, 32.4, 235, "reference"};
   comparison.machines = {skylake, skylake, {"v100", "gpu", "1 GPU x batch 64", 269, 169, 428, "reference"}};
   const auto same = dnntune::tuner::ratio_to_first(comparison, 1);
   CHECK(same.same_machine);
@@ -420,9 +427,9 @@ TEST_CASE("a job's --time is checked arithmetic: any predicted duration is cappe
   for (const double seconds : {1e13, 3.5e22, 1e19, 9.3e18, 1e300, std::numeric_limits<double>::max(),
                                std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
     INFO(seconds);
-    for (const std::optional<double> limit : {std::optional<double>(), std::optional<double>(2 * 86400.0),
-                                              std::optional<double>(std::numeric_limits<double>::infinity()),
-                                              std::optional<double>(1e300)}) {
+    for (const std::optional<double> limit :
+         {std::optional<double>(), std::optional<double>(2 * 86400.0),
+          std::optional<double>(std::numeric_limits<double>::infinity()), std::optional<double>(1e300)}) {
       const auto time = tuner::job_time(seconds, limit, "batch");
       CHECK(std::regex_match(time.time_limit, slurm_time));
       CHECK(time.requeue);

@@ -51,8 +51,7 @@ TEST_CASE("inner product") {
   CHECK(cost.parameters == parameters);
   check_pass(cost.forward, 2 * macs + batch * 1000, macs, 4 * (batch * 2048 + batch * 1000 + parameters));
   check_pass(cost.backward_data, 2 * macs, macs, 4 * (batch * 1000 + 2048 * 1000 + batch * 2048));
-  check_pass(cost.backward_weights, 2 * macs + batch * 1000, macs,
-             4 * (batch * 2048 + batch * 1000 + parameters));
+  check_pass(cost.backward_weights, 2 * macs + batch * 1000, macs, 4 * (batch * 2048 + batch * 1000 + parameters));
   CHECK(cost.saved_activation_bytes == 4 * batch * 2048);
 }
 
@@ -151,8 +150,8 @@ TEST_CASE("network totals: skipped backward, gradient sums, activations kept onc
   CHECK(cost->layers == 8);
   CHECK(cost->distinct_layers == 7);
   const PassCost training = cost->training();
-  CHECK(training.flops == cost->forward.flops + cost->backward_data.flops +
-                              cost->backward_weights.flops + cost->gradient_sums.flops);
+  CHECK(training.flops ==
+        cost->forward.flops + cost->backward_data.flops + cost->backward_weights.flops + cost->gradient_sums.flops);
 }
 
 TEST_CASE("network FLOPs scale with the batch; weight traffic does not") {

@@ -129,8 +129,8 @@ TEST_CASE("malformed descriptors are refused with what is wrong") {
 }
 
 TEST_CASE("descriptors of impossible layers are refused with PyTorch's reasons") {
-  CHECK(error_of("conv:ic64ih3oc64kh7").find("kernel 7 (with dilation) is larger than the input height 3")
-        != std::string::npos);
+  CHECK(error_of("conv:ic64ih3oc64kh7").find("kernel 7 (with dilation) is larger than the input height 3") !=
+        std::string::npos);
   CHECK(error_of("conv:g3ic64ih8oc64kh3").find("groups 3 must divide") != std::string::npos);
   CHECK(error_of("conv:ic0ih8oc64kh3").find("between 1 and 2^24") != std::string::npos);
   CHECK(error_of("conv:ic64ih8oc64kh3sh0").find("stride 0 out of range") != std::string::npos);

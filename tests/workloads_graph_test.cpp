@@ -17,8 +17,7 @@ using nlohmann::json;
 
 namespace {
 
-LayerDefinition define(const std::string& name, const std::string& descriptor,
-                       std::vector<std::string> inputs) {
+LayerDefinition define(const std::string& name, const std::string& descriptor, std::vector<std::string> inputs) {
   const auto spec = parse_descriptor(descriptor);
   REQUIRE(spec);
   return {name, *spec, std::move(inputs)};
@@ -51,32 +50,30 @@ std::string file_error(const json& document) {
 
 TEST_CASE("an add of two different shapes names both inputs") {
   const std::string message = graph_error_of({define("image", "input:ic3ih8iw8", {}),
-                                        define("wide", "conv:ic3ih8iw8oc8kh1kw1sh1ph0", {"image"}),
-                                        define("narrow", "conv:ic3ih8iw8oc4kh1kw1sh1ph0", {"image"}),
-                                        define("sum", "add:ic8ih8iw8", {"wide", "narrow"})});
-  CHECK(message == "layer 'sum' (add:ic8ih8iw8): inputs 'wide' (8x8x8) and 'narrow' (4x8x8) differ "
-                   "in shape (add needs equal shapes)");
+                                              define("wide", "conv:ic3ih8iw8oc8kh1kw1sh1ph0", {"image"}),
+                                              define("narrow", "conv:ic3ih8iw8oc4kh1kw1sh1ph0", {"image"}),
+                                              define("sum", "add:ic8ih8iw8", {"wide", "narrow"})});
+  CHECK(message ==
+        "layer 'sum' (add:ic8ih8iw8): inputs 'wide' (8x8x8) and 'narrow' (4x8x8) differ "
+        "in shape (add needs equal shapes)");
 }
 
 TEST_CASE("a concat of different spatial sizes names both inputs") {
-  const std::string message =
-      graph_error_of({define("image", "input:ic3ih8iw8", {}),
-                define("full", "conv:ic3ih8iw8oc4kh1kw1sh1ph0", {"image"}),
-                define("half", "conv:ic3ih8iw8oc4kh1kw1sh2ph0", {"image"}),
-                define("joined", "concat:ic4+4ih8iw8", {"full", "half"})});
+  const std::string message = graph_error_of({define("image", "input:ic3ih8iw8", {}),
+                                              define("full", "conv:ic3ih8iw8oc4kh1kw1sh1ph0", {"image"}),
+                                              define("half", "conv:ic3ih8iw8oc4kh1kw1sh2ph0", {"image"}),
+                                              define("joined", "concat:ic4+4ih8iw8", {"full", "half"})});
   CHECK(message.find("layer 'joined' (concat:ic4+4ih8iw8): inputs 'full' (4x8x8) and 'half' "
                      "(4x4x4) differ in height x width") == 0);
 }
 
 TEST_CASE("a cycle is refused with the layers on it, in data-flow order") {
-  const std::string message = graph_error_of({define("image", "input:ic4ih8iw8", {}),
-                                        define("a", "relu:ic4ih8iw8", {"c"}),
-                                        define("b", "relu:ic4ih8iw8", {"a"}),
-                                        define("c", "add:ic4ih8iw8", {"b", "image"}),
-                                        define("d", "relu:ic4ih8iw8", {"c"})});
+  const std::string message =
+      graph_error_of({define("image", "input:ic4ih8iw8", {}), define("a", "relu:ic4ih8iw8", {"c"}),
+                      define("b", "relu:ic4ih8iw8", {"a"}), define("c", "add:ic4ih8iw8", {"b", "image"}),
+                      define("d", "relu:ic4ih8iw8", {"c"})});
   CHECK(message == "network 'user' has a cycle: 'a' -> 'b' -> 'c' -> 'a'");
-  CHECK(graph_error_of({define("self", "relu:ic4ih8iw8", {"self"})}) ==
-        "network 'user' has a cycle: 'self' -> 'self'");
+  CHECK(graph_error_of({define("self", "relu:ic4ih8iw8", {"self"})}) == "network 'user' has a cycle: 'self' -> 'self'");
 }
 
 TEST_CASE("other graph errors name the layer") {
@@ -109,13 +106,12 @@ TEST_CASE("the builder reports shape errors at finish, naming the layer") {
   mismatched.layer("sum", add(), {left, right});
   const auto refused = mismatched.finish();
   REQUIRE_FALSE(refused);
-  CHECK(refused.error().message.find("inputs 'left' (4x8x8) and 'right' (4x4x4) differ in shape") !=
-        std::string::npos);
+  CHECK(refused.error().message.find("inputs 'left' (4x8x8) and 'right' (4x4x4) differ in shape") != std::string::npos);
 }
 
 TEST_CASE("layers defined out of order are sorted topologically") {
-  const auto network = make_network("user", {define("r", "relu:ic4ih8iw8", {"image"}),
-                                             define("image", "input:ic4ih8iw8", {})});
+  const auto network =
+      make_network("user", {define("r", "relu:ic4ih8iw8", {"image"}), define("image", "input:ic4ih8iw8", {})});
   REQUIRE(network);
   CHECK(network->layers[0].name == "image");
   CHECK(network->layers[1].name == "r");
@@ -181,8 +177,9 @@ TEST_CASE("bad network files are refused with the file and the member") {
 
   document = small_network_document();
   document["layers"][2]["descriptor"] = "relu:ic8ih8iw8";
-  CHECK(file_error(document) == "net.json: layer 'relu' (relu:ic8ih8iw8): input 'conv' (4x8x8) does "
-                                "not match the 8x8x8 the layer expects");
+  CHECK(file_error(document) ==
+        "net.json: layer 'relu' (relu:ic8ih8iw8): input 'conv' (4x8x8) does "
+        "not match the 8x8x8 the layer expects");
 
   document = small_network_document();
   document["layers"][0]["inputs"] = {"relu"};

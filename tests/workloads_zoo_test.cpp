@@ -90,8 +90,8 @@ TEST_CASE("every built-in network has torchvision's parameters and forward multi
 TEST_CASE("parameterised layers carry the reference model's module names") {
   // From the same models: [n for n, m in model.named_modules() if any(m.parameters(False))].
   const Network resnet = built("resnet50");
-  for (const char* name : {"conv1", "bn1", "layer1.0.conv1", "layer1.0.downsample.0",
-                           "layer1.0.downsample.1", "layer3.5.bn3", "layer4.2.conv3", "fc"})
+  for (const char* name : {"conv1", "bn1", "layer1.0.conv1", "layer1.0.downsample.0", "layer1.0.downsample.1",
+                           "layer3.5.bn3", "layer4.2.conv3", "fc"})
     CHECK(resnet.find(name) >= 0);
   const Network inception = built("inception_v3");
   for (const char* name : {"Conv2d_1a_3x3.conv", "Mixed_5b.branch_pool.bn", "Mixed_7c.branch3x3dbl_3b.conv",
@@ -103,8 +103,8 @@ TEST_CASE("parameterised layers carry the reference model's module names") {
                            "features.6.branch3.1.conv", "features.21.branch2_3b.conv", "last_linear"})
     CHECK(v4.find(name) >= 0);
   const Network mobilenet = built("mobilenet_v2");
-  for (const char* name : {"features.0.0", "features.1.conv.0.0", "features.1.conv.1",
-                           "features.2.conv.3", "features.18.1", "classifier.1"})
+  for (const char* name : {"features.0.0", "features.1.conv.0.0", "features.1.conv.1", "features.2.conv.3",
+                           "features.18.1", "classifier.1"})
     CHECK(mobilenet.find(name) >= 0);
   CHECK(built("vgg16").find("classifier.6") >= 0);
   CHECK(built("alexnet").find("features.10") >= 0);
@@ -192,8 +192,7 @@ TEST_CASE("load_network takes a built-in name; an unknown name lists the known o
   REQUIRE_FALSE(unknown);
   CHECK(unknown.error().kind == dnntune::ErrorKind::bad_input);
   CHECK(unknown.error().message.find("unknown network 'resnet19'") != std::string::npos);
-  for (const std::string& name : known_network_names())
-    CHECK(unknown.error().message.find(name) != std::string::npos);
+  for (const std::string& name : known_network_names()) CHECK(unknown.error().message.find(name) != std::string::npos);
   auto missing_file = load_network("/nonexistent/net.json");
   REQUIRE_FALSE(missing_file);
   CHECK(missing_file.error().message.find("/nonexistent/net.json: cannot open") == 0);

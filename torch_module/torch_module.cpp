@@ -61,9 +61,12 @@ Expected<void*> load_module() {
     }
     return handle;
   }
-  return failure("cannot load dnntune's libtorch module, which trains and times layers with libtorch (looked "
-                 "in " + tried + "): build it (`cmake --build build --target dnntune_torch`) or install dnntune "
-                 "again");
+  return failure(
+      "cannot load dnntune's libtorch module, which trains and times layers with libtorch (looked "
+      "in " +
+      tried +
+      "): build it (`cmake --build build --target dnntune_torch`) or install dnntune "
+      "again");
 }
 
 }  // namespace

@@ -20,17 +20,17 @@ namespace dnntune::train {
 constexpr const char* anchor_records_file = "network.jsonl";
 
 struct AnchorRequest {
-  std::string executable;       // the dnntune binary (its `train` command trains)
-  std::string model;            // a built-in network or a network JSON file
-  std::int64_t batch = 8;       // per process
-  int threads = 1;              // per process
-  int processes = 1;            // on this node
+  std::string executable;  // the dnntune binary (its `train` command trains)
+  std::string model;       // a built-in network or a network JSON file
+  std::int64_t batch = 8;  // per process
+  int threads = 1;         // per process
+  int processes = 1;       // on this node
   // Steps before the timed ones: the first step allocates every activation afresh (page faults)
   // and picks kernels; the second already runs as the hundredth does.
   int warmup = 2;
-  int iterations = 3;           // timed steps
-  double time_limit_seconds = 0;  // > 0: fewer timed steps when they would end past it (train --time-limit)
-  std::string directory;        // the measurement directory: records go to DIR/network.jsonl
+  int iterations = 3;                 // timed steps
+  double time_limit_seconds = 0;      // > 0: fewer timed steps when they would end past it (train --time-limit)
+  std::string directory;              // the measurement directory: records go to DIR/network.jsonl
   std::string allocator = "default";  // every rank trains under it (probe/allocators.hpp)
   // Who trains (TrainOptions::runner): records::kPythonTrainer measures the step users run, without
   // layer times; the fit pools such a run with the C++ trainer's at the same setting only as the

@@ -17,8 +17,7 @@ struct GradientAllreduce::Communicator {
   int ranks = 1;
 };
 
-GradientAllreduce::GradientAllreduce(const std::vector<std::size_t>& gradient_elements,
-                                     std::size_t bucket_bytes)
+GradientAllreduce::GradientAllreduce(const std::vector<std::size_t>& gradient_elements, std::size_t bucket_bytes)
     : bucket_of_(gradient_elements.size()),
       offset_of_(gradient_elements.size()),
       gradient_is_ready_(gradient_elements.size(), false),
@@ -105,8 +104,8 @@ void GradientAllreduce::communicate() {
     lock.unlock();
     Bucket& bucket = buckets_[next];
     const double start = probe::now_seconds();
-    MPI_Allreduce(MPI_IN_PLACE, bucket.values.data(), static_cast<int>(bucket.values.size()), MPI_FLOAT,
-                  MPI_SUM, communicator_->communicator);
+    MPI_Allreduce(MPI_IN_PLACE, bucket.values.data(), static_cast<int>(bucket.values.size()), MPI_FLOAT, MPI_SUM,
+                  communicator_->communicator);
     const float average = 1.0f / static_cast<float>(communicator_->ranks);
     for (float& value : bucket.values) value *= average;
     step_communication_seconds_ += probe::now_seconds() - start;

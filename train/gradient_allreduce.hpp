@@ -62,8 +62,8 @@ class GradientAllreduce {
 
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::size_t buckets_reduced_ = 0;  // this step (under mutex_)
-  bool stopping_ = false;            // under mutex_
+  std::size_t buckets_reduced_ = 0;             // this step (under mutex_)
+  bool stopping_ = false;                       // under mutex_
   double step_communication_seconds_ = 0;       // communication thread only
   double last_step_communication_seconds_ = 0;  // written before buckets_reduced_ completes
   std::thread thread_;

@@ -15,15 +15,15 @@ namespace dnntune::train {
 
 struct LaunchRequest {
   int processes_per_node = 1;
-  int threads = 1;                   // per process
+  int threads = 1;  // per process
   int nodes = 1;
   std::string hostfile;              // mpirun --hostfile, for several nodes outside a scheduler
   std::vector<std::string> program;  // what every rank runs: the program and its arguments
 };
 
 struct LaunchPlan {
-  std::vector<std::string> argv;     // mpirun and its arguments, then the program
-  std::vector<std::string> notes;    // what the user should know (time-sharing, SMT siblings)
+  std::vector<std::string> argv;   // mpirun and its arguments, then the program
+  std::vector<std::string> notes;  // what the user should know (time-sharing, SMT siblings)
 };
 
 // `node` is the topology of one node (all nodes are taken to be alike); `as_root` adds

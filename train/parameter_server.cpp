@@ -104,7 +104,8 @@ ServerStatistics ParameterServer::serve(int server, const float* initial_weights
       count_staleness(0);
       std::vector<MPI_Request> sends(static_cast<std::size_t>(layout_.workers));
       for (int worker = 0; worker < layout_.workers; ++worker)
-        MPI_Isend(weights.data(), count, MPI_FLOAT, worker, weights_tag, comm, &sends[static_cast<std::size_t>(worker)]);
+        MPI_Isend(weights.data(), count, MPI_FLOAT, worker, weights_tag, comm,
+                  &sends[static_cast<std::size_t>(worker)]);
       MPI_Waitall(layout_.workers, sends.data(), MPI_STATUSES_IGNORE);
     }
     return statistics;

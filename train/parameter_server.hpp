@@ -20,9 +20,9 @@
 namespace dnntune::train {
 
 struct ParameterServerLayout {
-  int workers = 0;              // ranks 0 .. workers-1
-  int servers = 0;              // ranks workers .. workers+servers-1
-  std::size_t parameters = 0;   // floats in the flattened parameter vector
+  int workers = 0;             // ranks 0 .. workers-1
+  int servers = 0;             // ranks workers .. workers+servers-1
+  std::size_t parameters = 0;  // floats in the flattened parameter vector
 
   bool is_server(int rank) const { return rank >= workers; }
   // The contiguous slice [shard_begin, shard_end) of the parameters server s holds.

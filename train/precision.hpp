@@ -74,7 +74,7 @@ struct LossScalerSettings {
   double initial_scale = 65536.0;  // 2^16
   double growth_factor = 2.0;
   double backoff_factor = 0.5;
-  int growth_interval = 2000;      // finite steps in a row before the scale grows
+  int growth_interval = 2000;  // finite steps in a row before the scale grows
 };
 
 // Dynamic loss scaling for fp16: the loss is multiplied by the scale before backward (small

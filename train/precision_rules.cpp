@@ -10,9 +10,7 @@
 
 namespace dnntune::train {
 
-bool is_precision(const std::string& word) {
-  return word == "auto" || records::is_precision_name(word);
-}
+bool is_precision(const std::string& word) { return word == "auto" || records::is_precision_name(word); }
 
 bool is_memory_format(const std::string& word) { return records::is_memory_format_name(word); }
 

@@ -52,12 +52,13 @@ Expected<nlohmann::json> run_script(std::vector<std::string> arguments) {
   argv.insert(argv.end(), {"--output", report.path()});
   const auto code = run_and_wait(argv);
   if (!code)
-    return bad_input(code.error().message + ": install python3-torch and python3-torchvision, or set DNNTUNE_PYTHON "
+    return bad_input(code.error().message +
+                     ": install python3-torch and python3-torchvision, or set DNNTUNE_PYTHON "
                      "to a Python that has them");
   std::error_code error;
   const bool wrote = std::filesystem::file_size(report.path(), error) > 0 && !error;
-  auto written = wrote ? read_json_file(report.path())
-                       : Expected<nlohmann::json>(failure("the python runner wrote no report"));
+  auto written =
+      wrote ? read_json_file(report.path()) : Expected<nlohmann::json>(failure("the python runner wrote no report"));
   if (*code == 2 && written && written->contains("error")) return bad_input(written->at("error").get<std::string>());
   if (*code != 0)
     return failure("the python runner (" + python_executable() + ") failed with exit code " + std::to_string(*code) +
@@ -103,13 +104,34 @@ Expected<std::string> python_rendezvous_address(bool one_node) {
 std::vector<std::string> python_training_arguments(const TrainOptions& options, const workloads::Network& network,
                                                    int threads) {
   const workloads::Shape image = network.input_shape();
-  return {"--model", network.name, "--batch", std::to_string(options.batch), "--image-size",
+  return {"--model",
+          network.name,
+          "--batch",
+          std::to_string(options.batch),
+          "--image-size",
           std::to_string(image.height),  // the zoo's (299 for Inception), 1000 classes as its
-          "--threads", std::to_string(threads), "--iters", std::to_string(options.iterations), "--warmup",
-          std::to_string(options.warmup), "--time-limit", format_fixed(options.time_limit_seconds, 3), "--lr",
-          format_fixed(options.learning_rate, 6), "--momentum", format_fixed(options.momentum, 6), "--bucket-mb",
-          format_fixed(options.bucket_megabytes, 3), "--seed", std::to_string(options.seed), "--device", options.device,
-          "--precision", options.precision, "--memory-format", options.memory_format};
+          "--threads",
+          std::to_string(threads),
+          "--iters",
+          std::to_string(options.iterations),
+          "--warmup",
+          std::to_string(options.warmup),
+          "--time-limit",
+          format_fixed(options.time_limit_seconds, 3),
+          "--lr",
+          format_fixed(options.learning_rate, 6),
+          "--momentum",
+          format_fixed(options.momentum, 6),
+          "--bucket-mb",
+          format_fixed(options.bucket_megabytes, 3),
+          "--seed",
+          std::to_string(options.seed),
+          "--device",
+          options.device,
+          "--precision",
+          options.precision,
+          "--memory-format",
+          options.memory_format};
 }
 
 Expected<nlohmann::json> train_python_rank(const TrainOptions& options, const workloads::Network& network,

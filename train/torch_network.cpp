@@ -68,8 +68,8 @@ LayerModules make_modules(const workloads::LayerSpec& spec) {
           torch::nn::BatchNorm2d(torch::nn::BatchNorm2dOptions(spec.input.channels).eps(spec.batch_norm_epsilon));
       break;
     case LayerKind::inner_product:
-      modules.linear = torch::nn::Linear(
-          torch::nn::LinearOptions(spec.input.elements(), spec.output_channels).bias(spec.bias));
+      modules.linear =
+          torch::nn::Linear(torch::nn::LinearOptions(spec.input.elements(), spec.output_channels).bias(spec.bias));
       break;
     default:
       break;

@@ -19,8 +19,9 @@ Expected<void> check_train_options(const TrainOptions& options) {
   if (!(options.time_limit_seconds >= 0) || !std::isfinite(options.time_limit_seconds))
     return bad_input("--time-limit must be zero (none) or a positive number of seconds");
   if (options.time_limit_seconds > 0 && options.parameter_servers > 0)
-    return bad_input("--time-limit cannot stop parameter servers early (they serve a fixed number of steps): "
-                     "drop one of them");
+    return bad_input(
+        "--time-limit cannot stop parameter servers early (they serve a fixed number of steps): "
+        "drop one of them");
   if (options.threads < 0) return bad_input("--threads cannot be negative (0: one per allowed core)");
   if (!(options.learning_rate > 0)) return bad_input("--lr must be positive");
   if (!(options.momentum >= 0 && options.momentum < 1)) return bad_input("--momentum must be in [0, 1)");
@@ -35,16 +36,19 @@ Expected<void> check_train_options(const TrainOptions& options) {
   if (options.runner != records::kCppTrainer && options.runner != records::kPythonTrainer)
     return bad_input("--runner must be dnntune or python, not '" + options.runner + "'");
   if (options.runner == records::kPythonTrainer && (options.module_times || options.parameter_servers > 0))
-    return bad_input("--runner python trains torchvision's network with all-reduce: --module-times and "
-                     "--ps-servers go with --runner dnntune");
+    return bad_input(
+        "--runner python trains torchvision's network with all-reduce: --module-times and "
+        "--ps-servers go with --runner dnntune");
   if (auto precision = check_precision_options(options.precision, options.memory_format, options.device); !precision)
     return precision.error();
   if (options.precision == "fp16" && options.parameter_servers > 0)
-    return bad_input("--precision fp16 scales the loss and skips overflowing steps, which parameter servers do "
-                     "not: use bf16, or all-reduce");
+    return bad_input(
+        "--precision fp16 scales the loss and skips overflowing steps, which parameter servers do "
+        "not: use bf16, or all-reduce");
   if (options.module_times && options.warmup < 1)
-    return bad_input("--module-times times the layers in the last warm-up step, so that the timed steps run "
-                     "without its hooks: it needs --warmup 1 or more");
+    return bad_input(
+        "--module-times times the layers in the last warm-up step, so that the timed steps run "
+        "without its hooks: it needs --warmup 1 or more");
   return {};
 }
 

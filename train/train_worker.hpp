@@ -22,10 +22,10 @@ struct TrainWorkerRequest {
   // > 0: `train --launch --ppn N --nodes K`, which composes the mpirun line with the binding.
   int launch_processes_per_node = 0;
   int launch_nodes = 1;
-  std::string hostfile;                // with --launch
-  std::string record_path;             // --record: append the records ("" = no)
-  bool json = false;                   // --json
-  std::string output_path;             // --output ("" = standard output)
+  std::string hostfile;     // with --launch
+  std::string record_path;  // --record: append the records ("" = no)
+  bool json = false;        // --json
+  std::string output_path;  // --output ("" = standard output)
 };
 
 // The argument vector: executable, "train", then every option that is not train's default

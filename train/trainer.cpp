@@ -70,17 +70,19 @@ RankSetting examine_this_rank(const TrainOptions& options, int rank, int ranks) 
                           std::to_string(allowed_cpus) + (allowed_cpus == 1 ? " CPU (" : " CPUs (") +
                           cpu_list_text(binding.allowed_pus) + ")";
     if (binding.launcher == "openmpi")
-      message += ": Open MPI binds each rank to one core by default; give each rank its cores with "
-                 "`mpirun --map-by ppr:N:socket:PE=" + std::to_string(setting.threads) +
-                 " --bind-to core`, or let `dnntune train --launch --ppn N` compose the line";
+      message +=
+          ": Open MPI binds each rank to one core by default; give each rank its cores with "
+          "`mpirun --map-by ppr:N:socket:PE=" +
+          std::to_string(setting.threads) +
+          " --bind-to core`, or let `dnntune train --launch --ppn N` compose the line";
     else if (binding.launcher == "slurm")
       message += ": ask for them with `srun --cpus-per-task=" + std::to_string(setting.threads) + "`";
     setting.problem = bad_input(message);
   } else if (setting.threads > binding.allowed_cores) {
     setting.warnings.push_back(who + std::to_string(setting.threads) + " threads on " +
                                std::to_string(binding.allowed_cores) + " core" +
-                               (binding.allowed_cores == 1 ? "" : "s") + " (CPUs " + cpu_list_text(binding.allowed_pus) +
-                               "): threads share cores through SMT siblings");
+                               (binding.allowed_cores == 1 ? "" : "s") + " (CPUs " +
+                               cpu_list_text(binding.allowed_pus) + "): threads share cores through SMT siblings");
   }
   if (!setting.problem && options.parameter_servers >= ranks)
     setting.problem = bad_input("--ps-servers " + std::to_string(options.parameter_servers) +
@@ -147,11 +149,10 @@ StepSamples run_steps(const TrainOptions& options, TorchNetwork& network, const 
   std::vector<torch::Tensor> parameters = network.parameters();
   const workloads::Shape image = network.network().input_shape();
   torch::manual_seed(data_seed);
-  const torch::Tensor images =
-      torch::randn({options.batch, image.channels, image.height, image.width})
-          .to(device)
-          .contiguous(options.memory_format == "channels_last" ? at::MemoryFormat::ChannelsLast
-                                                               : at::MemoryFormat::Contiguous);
+  const torch::Tensor images = torch::randn({options.batch, image.channels, image.height, image.width})
+                                   .to(device)
+                                   .contiguous(options.memory_format == "channels_last" ? at::MemoryFormat::ChannelsLast
+                                                                                        : at::MemoryFormat::Contiguous);
   const torch::Tensor labels = torch::randint(0, network.classes(), {options.batch}, torch::kLong).to(device);
 
   // fp16 scales the loss (check_train_options keeps it from parameter servers: they step themselves).
@@ -265,9 +266,13 @@ StepSamples run_steps(const TrainOptions& options, TorchNetwork& network, const 
 }
 
 json samples_json(const StepSamples& samples) {
-  json out = {{"iteration", samples.iteration}, {"forward", samples.forward}, {"backward", samples.backward},
-              {"exposed_communication", samples.exposed_communication}, {"optimizer", samples.optimizer},
-              {"communication", samples.communication}, {"forward_page_faults", samples.forward_page_faults},
+  json out = {{"iteration", samples.iteration},
+              {"forward", samples.forward},
+              {"backward", samples.backward},
+              {"exposed_communication", samples.exposed_communication},
+              {"optimizer", samples.optimizer},
+              {"communication", samples.communication},
+              {"forward_page_faults", samples.forward_page_faults},
               {"backward_page_faults", samples.backward_page_faults}};
   if (samples.modules) {
     out["module_forward"] = samples.modules->forward_samples();
@@ -353,9 +358,9 @@ TrainingReport assemble_report(const std::vector<json>& ranks, TrainingReport re
   // Counts, not seconds: the summary's median is the median count.
   report.forward_page_faults = probe::summarize(pooled(ranks, "forward_page_faults")).median_seconds;
   report.backward_page_faults = probe::summarize(pooled(ranks, "backward_page_faults")).median_seconds;
-  report.images_per_second = asynchronous ? asynchronous_images_per_second
-                                          : static_cast<double>(report.workers * report.batch) /
-                                                report.iteration.median_seconds;
+  report.images_per_second = asynchronous
+                                 ? asynchronous_images_per_second
+                                 : static_cast<double>(report.workers * report.batch) / report.iteration.median_seconds;
   report.losses = ranks.front()["losses"].get<std::vector<double>>();
   return report;
 }
@@ -380,8 +385,8 @@ std::optional<std::size_t> first_diverged_step(const std::vector<json>& ranks) {
 // what the rank knows: the network's parameters, device and backend); the other ranks get an
 // empty outcome.
 Expected<TrainingOutcome> gather_report(const TrainOptions& options, const workloads::Network& workload,
-                                        const comm::MpiSession* session, const RankSetting& setting,
-                                        const json& mine, TrainingReport report) {
+                                        const comm::MpiSession* session, const RankSetting& setting, const json& mine,
+                                        TrainingReport report) {
   const std::vector<std::string> texts =
       session ? session->gather_to_rank0(mine.dump()) : std::vector<std::string>{mine.dump()};
   TrainingOutcome outcome;
@@ -422,10 +427,10 @@ Expected<TrainingOutcome> gather_report(const TrainOptions& options, const workl
 // This rank trained by PyTorch from Python (--runner python): rank 0's free port is every rank's
 // rendezvous, each runs the script as its child (bound as itself), and the job's report is made
 // as the C++ trainer's is.
-Expected<TrainingOutcome> train_in_python(const TrainOptions& options, const workloads::Network& workload,
-                                          const comm::MpiSession* session, const RankSetting& setting,
-                                          const std::function<std::optional<Expected<TrainingOutcome>>(
-                                              const std::optional<Error>&)>& first_problem) {
+Expected<TrainingOutcome> train_in_python(
+    const TrainOptions& options, const workloads::Network& workload, const comm::MpiSession* session,
+    const RankSetting& setting,
+    const std::function<std::optional<Expected<TrainingOutcome>>(const std::optional<Error>&)>& first_problem) {
   const int rank = session ? session->rank() : 0;
   const int ranks = session ? session->size() : 1;
   std::string rendezvous;
@@ -505,15 +510,15 @@ Expected<TrainingOutcome> train_with_libtorch(const TrainOptions& options) {
 
   const bool use_cuda = options.device == "cuda" || (options.device == "auto" && torch::cuda::is_available());
   const torch::Device device =
-      use_cuda ? torch::Device(torch::kCUDA, static_cast<torch::DeviceIndex>(
-                                                 (session ? session->local_rank() : 0) % torch::cuda::device_count()))
+      use_cuda ? torch::Device(torch::kCUDA, static_cast<torch::DeviceIndex>((session ? session->local_rank() : 0) %
+                                                                             torch::cuda::device_count()))
                : torch::Device(torch::kCPU);
 
   // On a GPU the ops are asynchronous and the hooks fire when autograd queues a kernel, not when
   // it ends: layer times would be wrong, so a GPU job (an anchor on a CUDA machine) times none.
   TrainOptions run_options = options;
-  run_options.precision = resolve_precision(options.precision, use_cuda,
-                                            use_cuda ? cuda_compute_capability_major(device.index()) : 0);
+  run_options.precision =
+      resolve_precision(options.precision, use_cuda, use_cuda ? cuda_compute_capability_major(device.index()) : 0);
   std::optional<Error> cpu_precision;  // --device auto without a GPU (every rank asks: a collective)
   if (!use_cuda && run_options.precision != "fp32")
     cpu_precision = bad_input("--precision " + run_options.precision +
@@ -555,22 +560,22 @@ Expected<TrainingOutcome> train_with_libtorch(const TrainOptions& options) {
     std::unique_ptr<ParameterServer> parameter_server;
     std::unique_ptr<GradientAllreduce> allreduce;
     if (servers > 0) {
-      parameter_server = std::make_unique<ParameterServer>(
-          ParameterServerLayout{workers, servers, initial_weights.size()}, options.asynchronous,
-          SgdSettings{options.learning_rate, options.momentum});
+      parameter_server =
+          std::make_unique<ParameterServer>(ParameterServerLayout{workers, servers, initial_weights.size()},
+                                            options.asynchronous, SgdSettings{options.learning_rate, options.momentum});
     } else if (ranks > 1) {
       std::vector<std::size_t> elements;
       for (auto it = parameters.rbegin(); it != parameters.rend(); ++it)
         elements.push_back(static_cast<std::size_t>(it->numel()));
-      allreduce = std::make_unique<GradientAllreduce>(
-          elements, static_cast<std::size_t>(options.bucket_megabytes * 1024 * 1024));
+      allreduce = std::make_unique<GradientAllreduce>(elements,
+                                                      static_cast<std::size_t>(options.bucket_megabytes * 1024 * 1024));
       report.buckets = allreduce->bucket_count();
       report.largest_bucket_bytes = static_cast<std::int64_t>(allreduce->largest_bucket_bytes());
     }
     if (!is_server) std::vector<float>().swap(initial_weights);  // only servers start from it
     if (is_server) {
-      const ServerStatistics statistics = parameter_server->serve(
-          rank - workers, initial_weights.data(), options.warmup + options.iterations);
+      const ServerStatistics statistics =
+          parameter_server->serve(rank - workers, initial_weights.data(), options.warmup + options.iterations);
       mine["staleness_counts"] = statistics.staleness_counts;
       mine["weights_checksum"] = "";
     } else {

@@ -21,23 +21,23 @@
 namespace dnntune::train {
 
 struct TrainOptions {
-  std::string model;              // a built-in network or a network JSON file (workloads::load_network)
-  std::int64_t batch = 32;        // images per process and step
-  int iterations = 10;            // measured steps
-  int warmup = 2;                 // steps before them, not measured
-  int threads = 0;                // per process; 0: one per core this process may use
+  std::string model;        // a built-in network or a network JSON file (workloads::load_network)
+  std::int64_t batch = 32;  // images per process and step
+  int iterations = 10;      // measured steps
+  int warmup = 2;           // steps before them, not measured
+  int threads = 0;          // per process; 0: one per core this process may use
   float learning_rate = 0.01f;
   float momentum = 0.9f;
   double bucket_megabytes = records::kDefaultBucketMegabytes;  // gradient fusion threshold (PyTorch DDP's default)
-  int parameter_servers = 0;      // 0: all-reduce; S: the last S ranks are parameter servers
-  bool asynchronous = false;      // parameter servers without a barrier
-  std::string device = "auto";    // "cpu", "cuda", or "auto" (CUDA when libtorch has a GPU)
+  int parameter_servers = 0;    // 0: all-reduce; S: the last S ranks are parameter servers
+  bool asynchronous = false;    // parameter servers without a barrier
+  std::string device = "auto";  // "cpu", "cuda", or "auto" (CUDA when libtorch has a GPU)
   // The step's arithmetic (train/precision.hpp): "auto" (tf32 on a GPU of compute capability 8.0
   // or later, PyTorch's default; else fp32), "fp32" (strict), "tf32", "bf16" or "fp16" (autocast;
   // fp16 with dynamic loss scaling). Not fp32 on the CPU: refused.
   std::string precision = "auto";
   std::string memory_format = "contiguous";  // or "channels_last": the weights and the batch in NHWC
-  std::uint64_t seed = 1;         // weights (rank 0's, broadcast) and each rank's synthetic batch
+  std::uint64_t seed = 1;                    // weights (rank 0's, broadcast) and each rank's synthetic batch
   // Time each layer inside the step (train/module_timer.hpp): a clock read around every op and a
   // gradient hook per layer, in the last warm-up step only, so the timed steps run without them
   // (they can slow the step they time: docs/results.md); the layers' times are then scaled by
@@ -71,8 +71,8 @@ Expected<void> check_train_options(const TrainOptions& options);
 struct RankReport {
   int rank = 0;
   int node = 0;
-  std::string role;              // "worker" or "server"
-  std::vector<int> cpus;         // the OS CPUs it may run on
+  std::string role;       // "worker" or "server"
+  std::vector<int> cpus;  // the OS CPUs it may run on
   int allowed_cores = 0;
   int openmp_threads = 0;        // omp_get_max_threads() after the trainer set its threads
   int torch_threads = 0;         // at::get_num_threads()
@@ -92,38 +92,38 @@ struct ModuleTime {
 struct TrainingReport {
   std::string network;
   std::int64_t parameters = 0;
-  std::int64_t batch = 0;        // per process
-  int processes = 1;             // ranks in the job
-  int workers = 1;               // ranks that train
+  std::int64_t batch = 0;  // per process
+  int processes = 1;       // ranks in the job
+  int workers = 1;         // ranks that train
   int servers = 0;
   int nodes = 1;
-  int threads = 1;               // per process
-  bool smt = false;              // some rank runs more threads than it has cores (on SMT siblings)
-  std::string strategy;          // "single", "allreduce", "ps-sync", "ps-async"
-  std::string device;            // "cpu" or "cuda"
-  std::string backend;           // "torch" or "torch-cuda"
-  std::string backend_version;   // "libtorch 1.13.0"
-  std::string precision = "fp32";             // as run ("auto" resolved): fp32, tf32, bf16, fp16
-  std::string memory_format = "contiguous";   // or channels_last
-  int skipped_steps = 0;         // fp16: timed steps the loss scaler skipped (inf or NaN gradients), rank 0's
-  std::string mpi_version;       // "" without MPI
+  int threads = 1;                           // per process
+  bool smt = false;                          // some rank runs more threads than it has cores (on SMT siblings)
+  std::string strategy;                      // "single", "allreduce", "ps-sync", "ps-async"
+  std::string device;                        // "cpu" or "cuda"
+  std::string backend;                       // "torch" or "torch-cuda"
+  std::string backend_version;               // "libtorch 1.13.0"
+  std::string precision = "fp32";            // as run ("auto" resolved): fp32, tf32, bf16, fp16
+  std::string memory_format = "contiguous";  // or channels_last
+  int skipped_steps = 0;    // fp16: timed steps the loss scaler skipped (inf or NaN gradients), rank 0's
+  std::string mpi_version;  // "" without MPI
   std::string machine_fingerprint;
-  int buckets = 0;               // all-reduce by the C++ trainer only (0 under --runner python: DDP's own)
+  int buckets = 0;  // all-reduce by the C++ trainer only (0 under --runner python: DDP's own)
   std::int64_t largest_bucket_bytes = 0;
   int iterations = 0, warmup = 0;  // timed steps as run (fewer than asked when a time limit ended them)
   int requested_iterations = 0;    // --iters
 
-  double images_per_second = 0;  // the whole job, at the median iteration time
-  probe::TimingSummary iteration;       // the job's step: per step, the slowest worker
+  double images_per_second = 0;    // the whole job, at the median iteration time
+  probe::TimingSummary iteration;  // the job's step: per step, the slowest worker
   // Pooled over workers: forward, backward, what was left of communication after backward,
   // the optimizer update (copying the pulled weights, for parameter servers).
   probe::TimingSummary forward, backward, exposed_communication, optimizer;
-  probe::TimingSummary communication;   // all-reduce time per step, overlapped and exposed together
+  probe::TimingSummary communication;  // all-reduce time per step, overlapped and exposed together
   // Minor page faults per step and worker (the median, pooled over workers): the fresh pages the
   // allocator handed out during the forward and the backward. Near 0 under an allocator that
   // keeps freed memory (glibc-tuned); what a layer's micro-run in isolation does not see.
   double forward_page_faults = 0, backward_page_faults = 0;
-  std::vector<double> losses;    // rank 0's loss at every step, warm-up included
+  std::vector<double> losses;                  // rank 0's loss at every step, warm-up included
   std::vector<std::int64_t> staleness_counts;  // parameter servers: [k] = updates k versions late
   std::vector<RankReport> ranks;
   // --module-times: every layer but the input, in the network's order, and per step the sums

@@ -52,9 +52,12 @@ std::string timing_row(const std::string& name, const probe::TimingSummary& timi
 }
 
 json timing_json(const probe::TimingSummary& timing) {
-  return {{"median_seconds", timing.median_seconds}, {"mean_seconds", timing.mean_seconds},
-          {"min_seconds", timing.min_seconds},       {"max_seconds", timing.max_seconds},
-          {"coefficient_of_variation", timing.coefficient_of_variation}, {"repetitions", timing.repetitions}};
+  return {{"median_seconds", timing.median_seconds},
+          {"mean_seconds", timing.mean_seconds},
+          {"min_seconds", timing.min_seconds},
+          {"max_seconds", timing.max_seconds},
+          {"coefficient_of_variation", timing.coefficient_of_variation},
+          {"repetitions", timing.repetitions}};
 }
 
 // The passes a training record is made for, with the timing each one reports.
@@ -70,11 +73,11 @@ std::vector<std::pair<std::string, const probe::TimingSummary*>> passes(const Tr
 
 std::string training_report_text(const TrainingReport& report) {
   std::string text = "dnntune train: " + report.network + " (" + std::to_string(report.parameters) +
-                     " parameters), batch " +
-                     std::to_string(report.batch) + " per worker, " + report.backend_version + " on " +
-                     report.device + "\n";
-  text += "job: " + std::to_string(report.processes) + (report.processes == 1 ? " process" : " processes") + " x " + plural(report.threads, "thread") +
-          " on " + plural(report.nodes, "node") + ", " + strategy_text(report) + "\n";
+                     " parameters), batch " + std::to_string(report.batch) + " per worker, " + report.backend_version +
+                     " on " + report.device + "\n";
+  text += "job: " + std::to_string(report.processes) + (report.processes == 1 ? " process" : " processes") + " x " +
+          plural(report.threads, "thread") + " on " + plural(report.nodes, "node") + ", " + strategy_text(report) +
+          "\n";
   for (const RankReport& rank : report.ranks)
     text += "  rank " + std::to_string(rank.rank) + " (node " + std::to_string(rank.node) + ", " + rank.role +
             "): CPUs " + cpu_list(rank.cpus) + " (" + plural(rank.allowed_cores, "core") + "), OpenMP " +
@@ -87,8 +90,7 @@ std::string training_report_text(const TrainingReport& report) {
             format("%.2f", images_per_step / report.iteration.min_seconds) + " over the slowest .. fastest step)";
   text += "\n\n";
   char header[160];
-  std::snprintf(header, sizeof header, "  %-24s %10s %8s %10s %10s\n", "per step (ms)", "median", "cv", "min",
-                "max");
+  std::snprintf(header, sizeof header, "  %-24s %10s %8s %10s %10s\n", "per step (ms)", "median", "cv", "min", "max");
   text += header;
   text += timing_row("forward", report.forward);
   text += timing_row("backward", report.backward);
@@ -115,11 +117,12 @@ std::string training_report_text(const TrainingReport& report) {
     const auto glue = [](const probe::TimingSummary& pass, const probe::TimingSummary& modules) {
       return format("%.3f", 1e3 * modules.median_seconds) + " ms, untimed glue " +
              format("%.3f", 1e3 * (pass.median_seconds - modules.median_seconds)) + " ms (" +
-             format("%.1f", pass.median_seconds > 0 ? 100 * (1 - modules.median_seconds / pass.median_seconds) : 0) + "%)";
+             format("%.1f", pass.median_seconds > 0 ? 100 * (1 - modules.median_seconds / pass.median_seconds) : 0) +
+             "%)";
     };
     text += "modules (" + std::to_string(report.modules.size()) + " layers, median per step): forward " +
-            glue(report.forward, report.modules_forward) + "; backward " + glue(report.backward, report.modules_backward) +
-            "\n";
+            glue(report.forward, report.modules_forward) + "; backward " +
+            glue(report.backward, report.modules_backward) + "\n";
   }
   if (!report.losses.empty())
     text += "loss (rank 0): " + format("%.4f", report.losses.front()) + " at the first step, " +
@@ -149,40 +152,43 @@ std::string training_report_json(const TrainingReport& report) {
   json timings = json::object();
   for (const auto& [pass, timing] : passes(report)) timings[pass] = timing_json(*timing);
   timings["communication"] = timing_json(report.communication);
-  json document = {{"schema", training_report_schema},
-                         {"schema_version", training_report_schema_version},
-                         {"network", report.network},
-                         {"parameters", report.parameters},
-                         {"batch", report.batch},
-                         {"processes", report.processes},
-                         {"workers", report.workers},
-                         {"servers", report.servers},
-                         {"nodes", report.nodes},
-                         {"threads", report.threads},
-                         {"strategy", report.strategy},
-                         {"device", report.device},
-                         {"backend", report.backend},
-                         {"backend_version", report.backend_version},
-                         {"precision", report.precision},
-                         {"memory_format", report.memory_format},
-                         {"skipped_steps", report.skipped_steps},
-                         {"mpi_version", report.mpi_version},
-                         {"machine_fingerprint", report.machine_fingerprint},
-                         {"buckets", report.buckets},
-                         {"largest_bucket_bytes", report.largest_bucket_bytes},
-                         {"iterations", report.iterations},
-                         {"warmup", report.warmup},
-                         {"images_per_second", report.images_per_second},
-                         {"timings", timings},
-                         {"page_faults", {{"forward", report.forward_page_faults}, {"backward", report.backward_page_faults}}},
-                         {"losses", report.losses},
-                         {"staleness_counts", report.staleness_counts},
-                         {"ranks", ranks}};
+  json document = {
+      {"schema", training_report_schema},
+      {"schema_version", training_report_schema_version},
+      {"network", report.network},
+      {"parameters", report.parameters},
+      {"batch", report.batch},
+      {"processes", report.processes},
+      {"workers", report.workers},
+      {"servers", report.servers},
+      {"nodes", report.nodes},
+      {"threads", report.threads},
+      {"strategy", report.strategy},
+      {"device", report.device},
+      {"backend", report.backend},
+      {"backend_version", report.backend_version},
+      {"precision", report.precision},
+      {"memory_format", report.memory_format},
+      {"skipped_steps", report.skipped_steps},
+      {"mpi_version", report.mpi_version},
+      {"machine_fingerprint", report.machine_fingerprint},
+      {"buckets", report.buckets},
+      {"largest_bucket_bytes", report.largest_bucket_bytes},
+      {"iterations", report.iterations},
+      {"warmup", report.warmup},
+      {"images_per_second", report.images_per_second},
+      {"timings", timings},
+      {"page_faults", {{"forward", report.forward_page_faults}, {"backward", report.backward_page_faults}}},
+      {"losses", report.losses},
+      {"staleness_counts", report.staleness_counts},
+      {"ranks", ranks}};
   if (!report.modules.empty()) {
     json modules = json::array();
     for (const ModuleTime& module : report.modules)
-      modules.push_back({{"module", module.name}, {"descriptor", module.descriptor},
-                         {"forward", timing_json(module.forward)}, {"backward", timing_json(module.backward)}});
+      modules.push_back({{"module", module.name},
+                         {"descriptor", module.descriptor},
+                         {"forward", timing_json(module.forward)},
+                         {"backward", timing_json(module.backward)}});
     document["module_times"] = {{"forward_sum", timing_json(report.modules_forward)},
                                 {"backward_sum", timing_json(report.modules_backward)},
                                 {"modules", modules}};
@@ -192,7 +198,8 @@ std::string training_report_json(const TrainingReport& report) {
 
 std::vector<std::string> training_warnings(const TrainingReport& report) {
   std::vector<std::string> warnings;
-  for (const RankReport& rank : report.ranks) warnings.insert(warnings.end(), rank.warnings.begin(), rank.warnings.end());
+  for (const RankReport& rank : report.ranks)
+    warnings.insert(warnings.end(), rank.warnings.begin(), rank.warnings.end());
   if (report.skipped_steps > 0)
     warnings.push_back("fp16: the loss scaler skipped " + std::to_string(report.skipped_steps) + " of " +
                        std::to_string(report.iterations) +
@@ -262,7 +269,8 @@ std::vector<records::Measurement> training_measurements(const TrainingReport& re
     }
   // ...and one record per layer and pass it ran (kind module), the same setting.
   for (const ModuleTime& module : report.modules)
-    for (const auto& [pass, timing] : {std::pair{"forward", &module.forward}, std::pair{"backward", &module.backward}}) {
+    for (const auto& [pass, timing] :
+         {std::pair{"forward", &module.forward}, std::pair{"backward", &module.backward}}) {
       // (A layer name too long for a record is left out rather than written unreadable.)
       if (timing->repetitions == 0 || !(timing->median_seconds > 0) || !records::is_module_name(module.name)) continue;
       records::Measurement record = setting;

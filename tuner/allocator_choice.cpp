@@ -36,9 +36,9 @@ std::vector<std::pair<std::string, std::string>> AllocatorChoice::environment() 
   return candidate ? candidate->allocator.environment : std::vector<std::pair<std::string, std::string>>{};
 }
 
-AllocatorChoice choose_allocator(const std::optional<model::AllocationModel>& model,
-                                 const workloads::Network& network, const model::Prediction& best,
-                                 const std::vector<InstalledAllocator>& installed, const std::string& user_choice) {
+AllocatorChoice choose_allocator(const std::optional<model::AllocationModel>& model, const workloads::Network& network,
+                                 const model::Prediction& best, const std::vector<InstalledAllocator>& installed,
+                                 const std::string& user_choice) {
   AllocatorChoice choice;
   choice.modelled = model.has_value();
   choice.fitted = model && model->variants.size() > 1;
@@ -46,8 +46,8 @@ AllocatorChoice choose_allocator(const std::optional<model::AllocationModel>& mo
   const double fresh_bytes = model::fresh_bytes_per_step(network, configuration.batch_per_process);
   bool others_installed = false;
   for (const InstalledAllocator& allocator : installed) {
-    AllocatorCandidate candidate{allocator, {}, best.images_per_second, best.images_per_second_low,
-                                 best.images_per_second_high};
+    AllocatorCandidate candidate{
+        allocator, {}, best.images_per_second, best.images_per_second_low, best.images_per_second_high};
     candidate.prediction.name = allocator.name;
     if (model) {
       candidate.prediction =
@@ -59,8 +59,10 @@ AllocatorChoice choose_allocator(const std::optional<model::AllocationModel>& mo
     }
     if (allocator.name == "jemalloc" || allocator.name == "tcmalloc") others_installed = true;
     // The default first: the others are read against it.
-    if (allocator.name == "default") choice.candidates.insert(choice.candidates.begin(), candidate);
-    else choice.candidates.push_back(candidate);
+    if (allocator.name == "default")
+      choice.candidates.insert(choice.candidates.begin(), candidate);
+    else
+      choice.candidates.push_back(candidate);
   }
 
   // The model's pick: the largest median gain above 1 of a measured variant (a variant at its prior
@@ -91,8 +93,8 @@ AllocatorChoice choose_allocator(const std::optional<model::AllocationModel>& mo
           candidate.prediction.gain > 1 && candidate.prediction.gain_high >= top->prediction.gain_low &&
           candidate.prediction.gain_low <= top->prediction.gain_high) {
         choice.close.push_back(candidate.allocator.name);
-        close += (close.empty() ? "" : ", ") + candidate.allocator.name + " (" + gain_text(candidate.prediction.gain) +
-                 "x)";
+        close +=
+            (close.empty() ? "" : ", ") + candidate.allocator.name + " (" + gain_text(candidate.prediction.gain) + "x)";
       }
     if (!close.empty())
       note = top->allocator.name + " (" + gain_text(top->prediction.gain) + "x) and " + close +
@@ -103,11 +105,13 @@ AllocatorChoice choose_allocator(const std::optional<model::AllocationModel>& mo
               " includes no gain, and its measured median is still the better bet than glibc's defaults";
   }
   if (!model) {
-    note = "allocators are modelled only for a machine probed here, with its first-touch fault cost (a spec "
-           "machine or another node's topology is not): glibc's defaults are kept";
+    note =
+        "allocators are modelled only for a machine probed here, with its first-touch fault cost (a spec "
+        "machine or another node's topology is not): glibc's defaults are kept";
   } else if (!choice.fitted) {
-    note = "no anchor was trained under the allocator variants (calibrate --anchor does), so each is at its prior "
-           "and glibc's defaults are kept";
+    note =
+        "no anchor was trained under the allocator variants (calibrate --anchor does), so each is at its prior "
+        "and glibc's defaults are kept";
   } else if (pick == "default" && best_unmeasured) {
     note = best_unmeasured->allocator.name + " is predicted " + gain_text(best_unmeasured->prediction.gain) +
            "x by its prior alone (no anchor under it here): glibc's defaults are kept";
@@ -120,8 +124,8 @@ AllocatorChoice choose_allocator(const std::optional<model::AllocationModel>& mo
     choice.chosen = user_choice;
     choice.chosen_by = "user";
     if (user_choice != pick && model)
-      note += std::string(note.empty() ? "" : "; ") + "--allocator " + user_choice + " as asked; the model would pick " +
-              pick;
+      note += std::string(note.empty() ? "" : "; ") + "--allocator " + user_choice +
+              " as asked; the model would pick " + pick;
   } else {
     choice.chosen = pick;
     choice.chosen_by = model ? "model" : "unmodelled";
@@ -138,11 +142,10 @@ std::string allocator_summary(const AllocatorChoice& choice) {
     out << " (timed faster by PyTorch from Python than the model's pick: see the note)";
   else if (chosen && choice.modelled && choice.chosen != "default")
     out << ", predicted " << gain_text(chosen->prediction.gain) << "x over glibc's defaults (90% band "
-        << band_text(chosen->prediction.gain_low, chosen->prediction.gain_high) << ", " << basis(*chosen) << "): "
-        << format_fixed(chosen->images_per_second, 1) << " images/s";
+        << band_text(chosen->prediction.gain_low, chosen->prediction.gain_high) << ", " << basis(*chosen)
+        << "): " << format_fixed(chosen->images_per_second, 1) << " images/s";
   else if (choice.chosen == "default")
-    out << " (glibc's defaults" << (choice.modelled && choice.fitted ? ", no variant measured faster" : "")
-        << ")";
+    out << " (glibc's defaults" << (choice.modelled && choice.fitted ? ", no variant measured faster" : "") << ")";
   return out.str();
 }
 
@@ -171,10 +174,10 @@ nlohmann::json allocator_json(const AllocatorChoice& choice) {
   for (const AllocatorCandidate& candidate : choice.candidates) {
     nlohmann::json environment = nlohmann::json::object();
     for (const auto& [name, value] : candidate.allocator.environment) environment[name] = value;
-    nlohmann::json variant = {{"name", candidate.allocator.name},
-                              {"environment", environment},
-                              {"basis", choice.modelled ? (candidate.prediction.measured ? "measured" : "prior")
-                                                        : "unmodelled"}};
+    nlohmann::json variant = {
+        {"name", candidate.allocator.name},
+        {"environment", environment},
+        {"basis", choice.modelled ? (candidate.prediction.measured ? "measured" : "prior") : "unmodelled"}};
     if (choice.modelled) {
       variant["gain"] = candidate.prediction.gain;
       variant["gain_band"] = {candidate.prediction.gain_low, candidate.prediction.gain_high};
@@ -186,8 +189,11 @@ nlohmann::json allocator_json(const AllocatorChoice& choice) {
   }
   nlohmann::json environment = nlohmann::json::object();
   for (const auto& [name, value] : choice.environment()) environment[name] = value;
-  return {{"chosen", choice.chosen}, {"chosen_by", choice.chosen_by}, {"environment", environment},
-          {"note", choice.note}, {"variants", variants}};
+  return {{"chosen", choice.chosen},
+          {"chosen_by", choice.chosen_by},
+          {"environment", environment},
+          {"note", choice.note},
+          {"variants", variants}};
 }
 
 }  // namespace dnntune::tuner

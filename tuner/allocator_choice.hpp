@@ -36,8 +36,8 @@ struct AllocatorChoice {
   // "model", "user" (--allocator), "unmodelled" (no fault cost), "pytorch" (PyTorch from Python
   // timed it faster than the model's pick: tuner::recommend_allocator; the note says by how much)
   std::string chosen_by = "model";
-  bool modelled = false;             // the allocation term could be evaluated
-  bool fitted = false;               // from anchors under the variants (else the prior)
+  bool modelled = false;                       // the allocation term could be evaluated
+  bool fitted = false;                         // from anchors under the variants (else the prior)
   std::vector<AllocatorCandidate> candidates;  // every installed variant, the default first
   // The measured variants the measurements cannot order against the model's pick (when it picked a
   // variant, not glibc's defaults; --allocator does not change them): a median gain above 1 whose
@@ -53,9 +53,9 @@ struct AllocatorChoice {
 
 // `model`: the calibration's allocation term, or the prior, or none (no probed fault cost).
 // `user_choice`: --allocator as given, empty when not given.
-AllocatorChoice choose_allocator(const std::optional<model::AllocationModel>& model,
-                                 const workloads::Network& network, const model::Prediction& best,
-                                 const std::vector<InstalledAllocator>& installed, const std::string& user_choice);
+AllocatorChoice choose_allocator(const std::optional<model::AllocationModel>& model, const workloads::Network& network,
+                                 const model::Prediction& best, const std::vector<InstalledAllocator>& installed,
+                                 const std::string& user_choice);
 
 // "  allocator: tcmalloc, predicted 1.42x over glibc's defaults (90% band 1.21-1.63, measured): ..."
 // and the note; the table: one line per variant (--explain).

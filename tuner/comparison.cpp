@@ -38,14 +38,14 @@ std::string comparison_text(const Comparison& comparison) {
     out << "  " << m.machine << " (" << m.kind << "): " << m.configuration << "\n";
     // A band wider than the gate's ratio (model/plausibility.hpp) is no figure, and no ratio either.
     const bool known = model::band_is_known(m.low, m.high);
-    out << "    images/s " << (known ? format_significant(m.images_per_second, 3) : std::string("unknown")) << " (90% band "
-        << format_significant(m.low, 3) << " - " << format_significant(m.high, 3) << ")";
+    out << "    images/s " << (known ? format_significant(m.images_per_second, 3) : std::string("unknown"))
+        << " (90% band " << format_significant(m.low, 3) << " - " << format_significant(m.high, 3) << ")";
     const ComparedMachine& first = comparison.machines.front();
     if (index > 0 && known && model::band_is_known(first.low, first.high))
       out << ", " << ratio_words(ratio_to_first(comparison, index), first.machine);
     else if (index > 0)
-      out << ", no ratio to " << first.machine << ": a band is wider than "
-          << format_fixed(model::widest_band_ratio, 0) << "x";
+      out << ", no ratio to " << first.machine << ": a band is wider than " << format_fixed(model::widest_band_ratio, 0)
+          << "x";
     out << "\n    efficiencies: " << m.source << "\n";
   }
   return out.str();
@@ -56,20 +56,19 @@ nlohmann::json comparison_json(const Comparison& comparison) {
   for (std::size_t index = 0; index < comparison.machines.size(); ++index) {
     const ComparedMachine& m = comparison.machines[index];
     const Ratio ratio = ratio_to_first(comparison, index);
-    machines.push_back({{"machine", m.machine},
-                        {"kind", m.kind},
-                        {"configuration", m.configuration},
-                        {"images_per_second", model::band_is_known(m.low, m.high) ? nlohmann::json(m.images_per_second)
-                                                                                  : nlohmann::json(nullptr)},
-                        {"band", {{"low", m.low}, {"high", m.high}, {"level", 0.9}, {"known", model::band_is_known(m.low, m.high)}}},
-                        {"ratio_to_first",
-                         {{"value", ratio.value}, {"low", ratio.low}, {"high", ratio.high}, {"same_machine", ratio.same_machine}}},
-                        {"efficiencies", m.source}});
+    machines.push_back(
+        {{"machine", m.machine},
+         {"kind", m.kind},
+         {"configuration", m.configuration},
+         {"images_per_second",
+          model::band_is_known(m.low, m.high) ? nlohmann::json(m.images_per_second) : nlohmann::json(nullptr)},
+         {"band", {{"low", m.low}, {"high", m.high}, {"level", 0.9}, {"known", model::band_is_known(m.low, m.high)}}},
+         {"ratio_to_first",
+          {{"value", ratio.value}, {"low", ratio.low}, {"high", ratio.high}, {"same_machine", ratio.same_machine}}},
+         {"efficiencies", m.source}});
   }
-  return {{"schema", "dnntune.comparison"},
-          {"schema_version", 1},
-          {"network", comparison.network},
-          {"machines", machines}};
+  return {
+      {"schema", "dnntune.comparison"}, {"schema_version", 1}, {"network", comparison.network}, {"machines", machines}};
 }
 
 }  // namespace dnntune::tuner

@@ -15,8 +15,8 @@ struct ComparedMachine {
   std::string kind;           // "cpu-node" or "gpu"
   std::string configuration;  // the best one found, in words
   double images_per_second = 0;
-  double low = 0, high = 0;   // 90% band
-  std::string source;         // where its efficiencies come from
+  double low = 0, high = 0;  // 90% band
+  std::string source;        // where its efficiencies come from
 };
 
 struct Comparison {

@@ -12,8 +12,7 @@ namespace dnntune::tuner {
 namespace {
 
 double score(const model::GpuPrediction& prediction, GpuObjective objective) {
-  if (objective == GpuObjective::images_per_node)
-    return prediction.images_per_second / prediction.configuration.nodes;
+  if (objective == GpuObjective::images_per_node) return prediction.images_per_second / prediction.configuration.nodes;
   return prediction.images_per_second;
 }
 
@@ -54,8 +53,7 @@ std::vector<int> default_gpu_counts(int gpus_per_node) {
 }
 
 Expected<GpuRecommendation> recommend_gpu(const workloads::Network& network, const model::GpuNode& node,
-                                          const model::GpuEfficiencies& efficiencies,
-                                          const GpuSearchOptions& options) {
+                                          const model::GpuEfficiencies& efficiencies, const GpuSearchOptions& options) {
   GpuRecommendation recommendation;
   recommendation.objective = options.objective;
   const std::vector<int> gpu_counts =
@@ -74,30 +72,30 @@ Expected<GpuRecommendation> recommend_gpu(const workloads::Network& network, con
     return formats;
   };
   for (model::GpuPrecision precision : precisions)
-  for (model::GpuMemoryFormat memory_format : formats_for(precision))
-  for (int gpus : gpu_counts)
-    for (std::int64_t batch : options.batches_per_gpu)
-      for (double megabytes : options.fusion_megabytes)
-        for (int nodes : options.node_counts) {
-          model::GpuConfiguration configuration;
-          configuration.gpus_per_node = gpus;
-          configuration.batch_per_gpu = batch;
-          configuration.nodes = nodes;
-          configuration.fusion_bytes = megabytes * 1024 * 1024;
-          configuration.fabric = options.fabric;
-          configuration.precision = precision;
-          configuration.memory_format = memory_format;
-          ++recommendation.space_size;
-          auto prediction = model::predict_gpu(network, node, efficiencies, configuration, false);
-          if (!prediction) {
-            recommendation.excluded.push_back({configuration, prediction.error().message});
-            continue;
-          }
-          recommendation.ranking.push_back(std::move(*prediction));
-        }
+    for (model::GpuMemoryFormat memory_format : formats_for(precision))
+      for (int gpus : gpu_counts)
+        for (std::int64_t batch : options.batches_per_gpu)
+          for (double megabytes : options.fusion_megabytes)
+            for (int nodes : options.node_counts) {
+              model::GpuConfiguration configuration;
+              configuration.gpus_per_node = gpus;
+              configuration.batch_per_gpu = batch;
+              configuration.nodes = nodes;
+              configuration.fusion_bytes = megabytes * 1024 * 1024;
+              configuration.fabric = options.fabric;
+              configuration.precision = precision;
+              configuration.memory_format = memory_format;
+              ++recommendation.space_size;
+              auto prediction = model::predict_gpu(network, node, efficiencies, configuration, false);
+              if (!prediction) {
+                recommendation.excluded.push_back({configuration, prediction.error().message});
+                continue;
+              }
+              recommendation.ranking.push_back(std::move(*prediction));
+            }
   if (recommendation.ranking.empty())
-    return bad_input("no configuration fits: " +
-                     (recommendation.excluded.empty() ? std::string("the search space is empty")
+    return bad_input("no configuration fits: " + (recommendation.excluded.empty()
+                                                      ? std::string("the search space is empty")
                                                       : recommendation.excluded.front().reason));
   std::stable_sort(recommendation.ranking.begin(), recommendation.ranking.end(),
                    [&](const model::GpuPrediction& a, const model::GpuPrediction& b) {
@@ -110,7 +108,7 @@ Expected<GpuRecommendation> recommend_gpu(const workloads::Network& network, con
   recommendation.ranking.front() = recommendation.best;
   for (const model::GpuPrediction& prediction : recommendation.ranking) {
     auto& slot = model::is_mixed_precision(*prediction.configuration.precision) ? recommendation.best_mixed
-                                                                                 : recommendation.best_strict;
+                                                                                : recommendation.best_strict;
     if (slot) continue;
     auto full = model::predict_gpu(network, node, efficiencies, prediction.configuration, true);
     if (!full) return full.error();
@@ -127,8 +125,9 @@ std::string gpu_recommendation_text(const GpuRecommendation& r, bool explain) {
   out << "  " << model::describe(best.configuration) << ", fusion "
       << format_fixed(best.configuration.fusion_bytes / (1024 * 1024), 0) << " MiB\n";
   out << "  images/s " << format_significant(best.images_per_second, 3) << " (90% band "
-      << format_significant(best.images_per_second_low, 3) << " - " << format_significant(best.images_per_second_high, 3)
-      << "), " << format_fixed(best.images_per_second / (best.configuration.gpus_per_node * best.configuration.nodes), 1)
+      << format_significant(best.images_per_second_low, 3) << " - "
+      << format_significant(best.images_per_second_high, 3) << "), "
+      << format_fixed(best.images_per_second / (best.configuration.gpus_per_node * best.configuration.nodes), 1)
       << " per GPU";
   if (best.configuration.gpus_per_node * best.configuration.nodes > 1)
     out << ", scaling efficiency " << format_fixed(100 * best.scaling_efficiency, 1) << "%";
@@ -139,11 +138,11 @@ std::string gpu_recommendation_text(const GpuRecommendation& r, bool explain) {
   // Each side of the strict / mixed choice with what it asks of the script: taking the other one
   // means changing the script, not only the launch.
   if (r.best_strict)
-    out << "  best strict precision: " << one_line(*r.best_strict) << "\n    your training script must set: "
-        << joined(settings_of(*r.best_strict)) << "\n";
+    out << "  best strict precision: " << one_line(*r.best_strict)
+        << "\n    your training script must set: " << joined(settings_of(*r.best_strict)) << "\n";
   if (r.best_mixed)
-    out << "  best mixed precision:  " << one_line(*r.best_mixed) << "\n    your training script must set: "
-        << joined(settings_of(*r.best_mixed)) << "\n";
+    out << "  best mixed precision:  " << one_line(*r.best_mixed)
+        << "\n    your training script must set: " << joined(settings_of(*r.best_mixed)) << "\n";
   out << "  memory: " << format_fixed(best.memory_bytes_needed / 1e9, 1) << " of "
       << format_fixed(best.memory_bytes_available / 1e9, 1) << " GB per GPU\n";
   const std::size_t shown = explain ? r.ranking.size() : std::min<std::size_t>(r.ranking.size(), 5);
@@ -151,8 +150,8 @@ std::string gpu_recommendation_text(const GpuRecommendation& r, bool explain) {
   for (std::size_t index = 0; index < shown; ++index) {
     const model::GpuPrediction& p = r.ranking[index];
     out << "    " << index + 1 << ". " << model::describe(p.configuration) << ", fusion "
-        << format_fixed(p.configuration.fusion_bytes / (1024 * 1024), 0) << " MiB: "
-        << format_significant(p.images_per_second, 3) << " images/s\n";
+        << format_fixed(p.configuration.fusion_bytes / (1024 * 1024), 0)
+        << " MiB: " << format_significant(p.images_per_second, 3) << " images/s\n";
   }
   if (!r.excluded.empty()) {
     out << "  excluded: " << r.excluded.size() << (explain ? "" : " (--explain lists them)") << "\n";
@@ -180,7 +179,8 @@ nlohmann::json gpu_recommendation_json(const GpuRecommendation& r, bool explain)
   out["ranking"] = ranking;
   nlohmann::json excluded = nlohmann::json::array();
   for (const GpuExcludedPoint& point : r.excluded)
-    excluded.push_back({{"configuration", model::gpu_configuration_json(point.configuration)}, {"reason", point.reason}});
+    excluded.push_back(
+        {{"configuration", model::gpu_configuration_json(point.configuration)}, {"reason", point.reason}});
   out["excluded"] = excluded;
   if (r.best_strict) out["best_strict_precision"] = model::gpu_prediction_json(*r.best_strict);
   if (r.best_mixed) out["best_mixed_precision"] = model::gpu_prediction_json(*r.best_mixed);

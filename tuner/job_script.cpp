@@ -81,18 +81,19 @@ std::vector<std::pair<std::string, std::string>> launch_environment(const model:
   if (options.openmp != OpenMpRuntime::gnu) {
     // Intel OpenMP (IPEX, oneDNN/TensorFlow builds): the same pinning, and short spin-waits so
     // the threads of one rank do not steal cycles from communication. GNU's ignores these.
-    environment.insert(environment.end(), {{"KMP_AFFINITY", c.smt ? "granularity=fine,compact,0,0"
-                                                                   : "granularity=fine,compact,1,0"},
-                                           {"KMP_BLOCKTIME", "1"}});
+    environment.insert(environment.end(),
+                       {{"KMP_AFFINITY", c.smt ? "granularity=fine,compact,0,0" : "granularity=fine,compact,1,0"},
+                        {"KMP_BLOCKTIME", "1"}});
   }
-  environment.insert(environment.end(), {
-      // Framework thread pools: PyTorch reads OMP_NUM_THREADS; TensorFlow these two.
-      {"TF_NUM_INTRAOP_THREADS", threads},
-      {"TF_NUM_INTEROP_THREADS", "1"},
-      {"HOROVOD_FUSION_THRESHOLD", std::to_string(static_cast<long long>(c.fusion_bytes))},
-      // The batch each rank should use, for the user's command to read.
-      {"DNNTUNE_BATCH_PER_PROCESS", std::to_string(c.batch_per_process)},
-  });
+  environment.insert(environment.end(),
+                     {
+                         // Framework thread pools: PyTorch reads OMP_NUM_THREADS; TensorFlow these two.
+                         {"TF_NUM_INTRAOP_THREADS", threads},
+                         {"TF_NUM_INTEROP_THREADS", "1"},
+                         {"HOROVOD_FUSION_THRESHOLD", std::to_string(static_cast<long long>(c.fusion_bytes))},
+                         // The batch each rank should use, for the user's command to read.
+                         {"DNNTUNE_BATCH_PER_PROCESS", std::to_string(c.batch_per_process)},
+                     });
   environment.insert(environment.end(), options.allocator_environment.begin(), options.allocator_environment.end());
   if (!options.allocator_environment.empty() && !options.allocator_name.empty())
     environment.emplace_back("DNNTUNE_ALLOCATOR", options.allocator_name);
@@ -123,11 +124,11 @@ std::vector<std::string> mpirun_arguments(const model::TrainingConfiguration& c,
 std::string mpirun_command_line(const model::TrainingConfiguration& configuration, const model::MachineRates& rates,
                                 const JobScriptOptions& options) {
   // MASTER_ADDR and MASTER_PORT pass through when set (mpirun_text sets them to this node).
-  return shell_command_line(mpirun_arguments(configuration, rates, options)) +
-         " -x MASTER_ADDR -x MASTER_PORT " +
-         rank_wrapped("export RANK=$OMPI_COMM_WORLD_RANK LOCAL_RANK=$OMPI_COMM_WORLD_LOCAL_RANK "
-                      "WORLD_SIZE=$OMPI_COMM_WORLD_SIZE",
-                      options);
+  return shell_command_line(mpirun_arguments(configuration, rates, options)) + " -x MASTER_ADDR -x MASTER_PORT " +
+         rank_wrapped(
+             "export RANK=$OMPI_COMM_WORLD_RANK LOCAL_RANK=$OMPI_COMM_WORLD_LOCAL_RANK "
+             "WORLD_SIZE=$OMPI_COMM_WORLD_SIZE",
+             options);
 }
 
 std::string mpirun_text(const model::Prediction& prediction, const model::MachineRates& rates,
@@ -143,9 +144,8 @@ std::string torchrun_text(const model::Prediction& prediction, const model::Mach
   const model::TrainingConfiguration& c = prediction.configuration;
   const int cores = cores_per_process(c, rates);
   std::ostringstream out;
-  out << summary_comment(prediction, options)
-      << "# On each of the " << c.nodes << " node(s): NODE_RANK 0.." << c.nodes - 1
-      << ", MASTER_ADDR the address of node 0. torchrun binds nothing, so each worker binds itself\n"
+  out << summary_comment(prediction, options) << "# On each of the " << c.nodes << " node(s): NODE_RANK 0.."
+      << c.nodes - 1 << ", MASTER_ADDR the address of node 0. torchrun binds nothing, so each worker binds itself\n"
       << "# to " << cores << " core(s) of its own (by LOCAL_RANK, cores in socket order"
       << (c.smt ? ", with their SMT siblings" : "") << ") and its memory to their NUMA node.\n";
   for (const auto& [name, value] : launch_environment(c, recorded(options, prediction)))
@@ -156,8 +156,11 @@ std::string torchrun_text(const model::Prediction& prediction, const model::Mach
       "cores=$(lscpu --parse=CPU,CORE,SOCKET | grep -v \"^#\" | sort -t, -k3,3n -k2,2n -k1,1n | "
       "awk -F, '{ key = $3 \" \" $2; if (key in cpus) cpus[key] = cpus[key] \",\" $1; "
       "else { cpus[key] = $1; order[n++] = key } } END { for (i = 0; i < n; i++) print cpus[order[i]] }'); "
-      "first=$((LOCAL_RANK * " + std::to_string(cores) + " + 1)); "
-      "cpus=$(echo \"$cores\" | sed -n \"${first},$((first + " + std::to_string(cores - 1) + "))p\" | " +
+      "first=$((LOCAL_RANK * " +
+      std::to_string(cores) +
+      " + 1)); "
+      "cpus=$(echo \"$cores\" | sed -n \"${first},$((first + " +
+      std::to_string(cores - 1) + "))p\" | " +
       (c.smt ? std::string("paste -sd,") : std::string("cut -d, -f1 | paste -sd,")) + "); " +
       "if command -v numactl >/dev/null; then exec numactl --physcpubind=\"$cpus\" --localalloc \"$@\"; "
       "else exec taskset -c \"$cpus\" \"$@\"; fi";
@@ -186,9 +189,9 @@ std::string slurm_script(const model::Prediction& prediction, const model::Machi
   header.partition = options.partition;
   header.account = options.account;
   std::ostringstream out;
-  out << sbatch_header(header) << options.time_comment << summary_comment(prediction, options) << "# Each task gets " << cores << " core(s) of its own; "
-      << c.threads_per_process << " thread(s) per task" << (c.smt ? " on their SMT siblings" : ", one per core")
-      << ", memory from its cores' NUMA node.\n"
+  out << sbatch_header(header) << options.time_comment << summary_comment(prediction, options) << "# Each task gets "
+      << cores << " core(s) of its own; " << c.threads_per_process << " thread(s) per task"
+      << (c.smt ? " on their SMT siblings" : ", one per core") << ", memory from its cores' NUMA node.\n"
       << "set -euo pipefail\n\n";
   for (const auto& [name, value] : launch_environment(c, recorded(options, prediction)))
     out << "export " << name << "=" << shell_quote(value) << "\n";
@@ -205,8 +208,8 @@ std::string slurm_script(const model::Prediction& prediction, const model::Machi
       << "srun --cpus-per-task=\"$SLURM_CPUS_PER_TASK\" --cpu-bind=cores --mem-bind=local "
          "--distribution=block:cyclic \\\n    ";
   if (options.train_command.empty())
-    out << "true  # put your training command here (it reads DNNTUNE_BATCH_PER_PROCESS="
-        << c.batch_per_process << "), e.g.: python train.py --batch-size " << c.batch_per_process << "\n";
+    out << "true  # put your training command here (it reads DNNTUNE_BATCH_PER_PROCESS=" << c.batch_per_process
+        << "), e.g.: python train.py --batch-size " << c.batch_per_process << "\n";
   else
     out << rank_wrapped("export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID", options) << "\n";
   return out.str();
@@ -247,14 +250,17 @@ std::vector<std::pair<std::string, std::string>> gpu_training_environment(const 
 
 std::string gpu_script_settings_comment(const model::GpuPrediction& prediction) {
   const model::GpuConfiguration& c = prediction.configuration;
-  std::string text = "# Your training script must set (for DNNTUNE_PRECISION=" + model::gpu_precision_name(precision_of(c)) +
-                     ", DNNTUNE_MEMORY_FORMAT=" + model::gpu_memory_format_name(c.memory_format) + "):\n";
-  for (const std::string& setting : model::gpu_script_settings(precision_of(c), c.memory_format, prediction.gpu_has_tf32))
+  std::string text =
+      "# Your training script must set (for DNNTUNE_PRECISION=" + model::gpu_precision_name(precision_of(c)) +
+      ", DNNTUNE_MEMORY_FORMAT=" + model::gpu_memory_format_name(c.memory_format) + "):\n";
+  for (const std::string& setting :
+       model::gpu_script_settings(precision_of(c), c.memory_format, prediction.gpu_has_tf32))
     text += "#   " + setting + "\n";
-  text += "#   torch.cuda.set_device(int(os.environ['LOCAL_RANK'])); "
-          "torch.distributed.init_process_group('nccl')  (one process per GPU)\n"
-          "#   DistributedDataParallel(model, device_ids=[LOCAL_RANK], "
-          "bucket_cap_mb=float(os.environ['DNNTUNE_DDP_BUCKET_MB'])), batch DNNTUNE_BATCH_PER_PROCESS per GPU\n";
+  text +=
+      "#   torch.cuda.set_device(int(os.environ['LOCAL_RANK'])); "
+      "torch.distributed.init_process_group('nccl')  (one process per GPU)\n"
+      "#   DistributedDataParallel(model, device_ids=[LOCAL_RANK], "
+      "bucket_cap_mb=float(os.environ['DNNTUNE_DDP_BUCKET_MB'])), batch DNNTUNE_BATCH_PER_PROCESS per GPU\n";
   return text;
 }
 
@@ -276,12 +282,14 @@ std::string gpu_slurm_script(const model::GpuPrediction& prediction, const JobSc
   out << sbatch_header(header) << options.time_comment << gpu_summary_comment(prediction)
       << "# One task per GPU: task LOCAL_RANK drives GPU LOCAL_RANK of its node.\n"
       << gpu_script_settings_comment(prediction) << "set -euo pipefail\n\n";
-  for (const auto& [name, value] : gpu_training_environment(c)) out << "export " << name << "=" << shell_quote(value) << "\n";
+  for (const auto& [name, value] : gpu_training_environment(c))
+    out << "export " << name << "=" << shell_quote(value) << "\n";
   for (const auto& [name, value] : job_record_environment(prediction.network, prediction.images_per_second))
     out << "export " << name << "=" << shell_quote(value) << "\n";
   // A GPU profile names its host CPUs but not their count: the node's CPUs (all of them, the job
   // is exclusive) are shared evenly by its GPUs' tasks when the job runs. DataLoader workers fit in them.
-  out << "# The node's CPUs shared evenly by its " << gpus << " task(s): each task's cores, its threads and DataLoader workers.\n"
+  out << "# The node's CPUs shared evenly by its " << gpus
+      << " task(s): each task's cores, its threads and DataLoader workers.\n"
       << "export DNNTUNE_CPUS_PER_GPU=$(( SLURM_CPUS_ON_NODE / " << gpus << " > 0 ? SLURM_CPUS_ON_NODE / " << gpus
       << " : 1 ))\n"
       << "export OMP_NUM_THREADS=$DNNTUNE_CPUS_PER_GPU\n"
@@ -303,9 +311,11 @@ std::string gpu_torchrun_text(const model::GpuPrediction& prediction, const JobS
   const model::GpuConfiguration& c = prediction.configuration;
   std::ostringstream out;
   out << gpu_summary_comment(prediction) << "# On each of the " << c.nodes << " node(s): NODE_RANK 0.." << c.nodes - 1
-      << ", MASTER_ADDR the address of node 0; torchrun starts one worker per GPU and sets RANK, LOCAL_RANK, WORLD_SIZE.\n"
+      << ", MASTER_ADDR the address of node 0; torchrun starts one worker per GPU and sets RANK, LOCAL_RANK, "
+         "WORLD_SIZE.\n"
       << gpu_script_settings_comment(prediction);
-  for (const auto& [name, value] : gpu_training_environment(c)) out << "export " << name << "=" << shell_quote(value) << "\n";
+  for (const auto& [name, value] : gpu_training_environment(c))
+    out << "export " << name << "=" << shell_quote(value) << "\n";
   for (const auto& [name, value] : job_record_environment(prediction.network, prediction.images_per_second))
     out << "export " << name << "=" << shell_quote(value) << "\n";
   out << "torchrun --nnodes=" << c.nodes << " --nproc_per_node=" << c.gpus_per_node

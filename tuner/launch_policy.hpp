@@ -18,11 +18,11 @@ namespace dnntune::tuner {
 
 // What the user asked of the launch (--time, --partition, --account, --openmp, --allocator).
 struct LaunchRequest {
-  std::string time_limit;     // empty: derived from the predicted time to train
-  std::string partition;      // empty: the cluster's default
-  std::string account;        // empty: the user's default
+  std::string time_limit;       // empty: derived from the predicted time to train
+  std::string partition;        // empty: the cluster's default
+  std::string account;          // empty: the user's default
   std::string openmp = "auto";  // a name in openmp_runtime_names()
-  std::string allocator;      // empty: the one recommended (allocator_choice.hpp)
+  std::string allocator;        // empty: the one recommended (allocator_choice.hpp)
 };
 
 // --openmp's names: "auto" (the runtime this dnntune's libtorch loaded), "gnu", "intel".

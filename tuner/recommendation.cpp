@@ -63,7 +63,8 @@ std::optional<double> run_difference_half_width(const model::Prediction& a, cons
 
 std::string runs_words(const model::Prediction& prediction) {
   const int runs = std::max(1, prediction.anchor.anchor.runs);
-  return model::describe(prediction.configuration) + " (" + std::to_string(runs) + " run" + (runs == 1 ? "" : "s") + ")";
+  return model::describe(prediction.configuration) + " (" + std::to_string(runs) + " run" + (runs == 1 ? "" : "s") +
+         ")";
 }
 
 std::string layout_words(const model::TrainingConfiguration& configuration) {
@@ -79,10 +80,9 @@ bool within_run_spread(const model::Prediction& a, const model::Prediction& b) {
 }
 
 const std::vector<std::pair<std::string, Objective>>& objectives_by_name() {
-  static const std::vector<std::pair<std::string, Objective>> table{
-      {"throughput", Objective::throughput},
-      {"time-to-train", Objective::time_to_train},
-      {"images-per-node", Objective::images_per_node}};
+  static const std::vector<std::pair<std::string, Objective>> table{{"throughput", Objective::throughput},
+                                                                    {"time-to-train", Objective::time_to_train},
+                                                                    {"images-per-node", Objective::images_per_node}};
   return table;
 }
 
@@ -144,11 +144,11 @@ void choose_among_ties(Recommendation& result, const std::vector<std::vector<dou
   }
   if (unchecked) {
     const RankedPoint& passed_over = *unchecked;
-    result.choice_note = "the tie-break prefers what a real step checked: " +
-                         model::describe(passed_over.prediction.configuration) + " scored higher but is " +
-                         passed_over.prediction.confidence + ", and " +
-                         model::describe(result.best.prediction.configuration) +
-                         ", measured, lies within its band; `--verify` trains both";
+    result.choice_note =
+        "the tie-break prefers what a real step checked: " + model::describe(passed_over.prediction.configuration) +
+        " scored higher but is " + passed_over.prediction.confidence + ", and " +
+        model::describe(result.best.prediction.configuration) +
+        ", measured, lies within its band; `--verify` trains both";
     return;
   }
   const std::string compared = top_replicates.empty()
@@ -156,8 +156,8 @@ void choose_among_ties(Recommendation& result, const std::vector<std::vector<dou
                                    : "compared replicate by replicate over " + std::to_string(top_replicates.size()) +
                                          " draws of the parameters";
   if (result.chosen_by_tie_break)
-    result.choice_note = "the model cannot tell " + std::to_string(result.tied_candidates) +
-                         " candidates apart (" + compared + "), so the pick is the tie-break's: the simplest of them (" +
+    result.choice_note = "the model cannot tell " + std::to_string(result.tied_candidates) + " candidates apart (" +
+                         compared + "), so the pick is the tie-break's: the simplest of them (" +
                          layout_words(result.best.prediction.configuration) + "; the top score was " +
                          model::describe(top.prediction.configuration) + ")";
   else if (result.tied_within_band)
@@ -253,12 +253,12 @@ ModelCall decide_by_model(const Setup& pick, const std::vector<Setup>& rivals) {
   if (checked) decided = checked;
   // Both under glibc's defaults: the close call stays the runs' (choose_among_ties).
   if (pick.choice.chosen == "default" && decided->choice.chosen == "default") decided = &pick;
-  const std::string both = model::describe(pick.configuration()) + " and " +
-                           model::describe(decided->configuration()) +
+  const std::string both = model::describe(pick.configuration()) + " and " + model::describe(decided->configuration()) +
                            " are within what their runs move under glibc's defaults; ";
   if (checked)
-    return {decided, both + pick.choice.chosen + "'s gain at " + threads_words(pick.configuration().threads_per_process) +
-                         " is the pooled fit's, " + checked->choice.chosen + "'s at " +
+    return {decided, both + pick.choice.chosen + "'s gain at " +
+                         threads_words(pick.configuration().threads_per_process) + " is the pooled fit's, " +
+                         checked->choice.chosen + "'s at " +
                          threads_words(checked->configuration().threads_per_process) +
                          " was measured: the setup real steps checked, " + model::describe(checked->configuration()) +
                          " under " + checked->choice.chosen + ", is recommended"};
@@ -284,10 +284,9 @@ std::vector<Setup> other_timed_setups(const Recommendation& recommendation, cons
     const bool listed =
         std::any_of(sides.begin(), sides.end(), [&](const Setup* side) { return side->configuration() == c; });
     if (listed || c.nodes != 1) continue;
-    const bool timed = std::any_of(context.installed.begin(), context.installed.end(),
-                                   [&](const InstalledAllocator& allocator) {
-                                     return context.pytorch_runs(c, allocator.name) != nullptr;
-                                   });
+    const bool timed = std::any_of(
+        context.installed.begin(), context.installed.end(),
+        [&](const InstalledAllocator& allocator) { return context.pytorch_runs(c, allocator.name) != nullptr; });
     if (timed) found.push_back(context.setup_of(candidate));
   }
   return found;
@@ -346,9 +345,9 @@ PytorchCall decide_by_pytorch(const std::vector<Timed>& timed, const Setup& deci
     if (other.setup->images_per_second() > winner->setup->images_per_second()) winner = &other;
   const double sd =
       std::max(winner->side->point->prediction.run_spread_log_sd, decided.point->prediction.run_spread_log_sd);
-  const double half_width = z_90_percent * sd *
-                            std::sqrt(1.0 / winner->setup->iteration_seconds.size() +
-                                      1.0 / decided_timed->setup->iteration_seconds.size());
+  const double half_width =
+      z_90_percent * sd *
+      std::sqrt(1.0 / winner->setup->iteration_seconds.size() + 1.0 / decided_timed->setup->iteration_seconds.size());
   const bool beyond_runs =
       winner != &*decided_timed &&
       std::log(winner->setup->images_per_second() / decided_timed->setup->images_per_second()) > half_width;
@@ -407,8 +406,8 @@ void recommend_allocator(Recommendation& recommendation, const std::optional<mod
     adopt(recommendation, *winner.side);
     if (winner.allocator != winner.side->choice.chosen) {
       AllocatorChoice& choice = *recommendation.allocator;
-      choice.note = "the model predicted " + winner.side->choice.chosen + " here, but PyTorch ran " +
-                    winner.allocator + " faster: " + by_pytorch.why.substr(by_pytorch.why.find(':') + 2);
+      choice.note = "the model predicted " + winner.side->choice.chosen + " here, but PyTorch ran " + winner.allocator +
+                    " faster: " + by_pytorch.why.substr(by_pytorch.why.find(':') + 2);
       choice.chosen = winner.allocator;
       choice.chosen_by = "pytorch";
     }
@@ -490,7 +489,8 @@ Expected<Recommendation> recommend(const model::Predictor& predictor, const work
   single.scheme = model::CommunicationScheme::allreduce;
   // A baseline trains the same global batch when one is fixed (and is left out when it does
   // not split evenly), else the winner's batch per process.
-  const auto with_its_batch = [&](model::TrainingConfiguration baseline) -> std::optional<model::TrainingConfiguration> {
+  const auto with_its_batch =
+      [&](model::TrainingConfiguration baseline) -> std::optional<model::TrainingConfiguration> {
     if (space_options.global_batch <= 0) return baseline;
     const auto split = split_global_batch(space_options.global_batch,
                                           static_cast<std::int64_t>(baseline.processes_per_node) * baseline.nodes);
@@ -534,9 +534,10 @@ void choose_by_measurement(Recommendation& recommendation, std::vector<VerifiedP
   const auto& points = recommendation.verified;
   const VerifiedPoint* pick = find_verified(recommendation, recommendation.best.prediction.configuration);
   if (!pick) throw std::logic_error("choose_by_measurement: the recommended configuration was not verified");
-  const auto fastest = std::max_element(points.begin(), points.end(), [](const VerifiedPoint& a, const VerifiedPoint& b) {
-    return a.measured_images_per_second < b.measured_images_per_second;
-  });
+  const auto fastest =
+      std::max_element(points.begin(), points.end(), [](const VerifiedPoint& a, const VerifiedPoint& b) {
+        return a.measured_images_per_second < b.measured_images_per_second;
+      });
   const std::string pick_text = format_fixed(pick->measured_images_per_second, 2) + " images/s";
   const std::string fastest_text = model::describe(fastest->prediction.configuration) + " measured " +
                                    format_fixed(fastest->measured_images_per_second, 2) + " images/s";

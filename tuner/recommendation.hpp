@@ -29,8 +29,8 @@ inline constexpr std::int64_t default_dataset_images = 1281167;
 
 struct RecommendOptions {
   Objective objective = Objective::throughput;
-  double epochs = default_epochs;                          // time_to_train
-  std::int64_t dataset_images = default_dataset_images;    // time_to_train
+  double epochs = default_epochs;                        // time_to_train
+  std::int64_t dataset_images = default_dataset_images;  // time_to_train
   int runners_up = 4;
 };
 
@@ -50,22 +50,22 @@ struct VerifiedPoint {
 struct Recommendation {
   Objective objective = Objective::throughput;
   RankedPoint best;
-  std::vector<RankedPoint> ranking;          // every valid point, best score first (best included)
+  std::vector<RankedPoint> ranking;                 // every valid point, best score first (best included)
   std::optional<model::Prediction> single_process;  // 1 process x all cores, the winner's batch
   std::optional<model::Prediction> rule_of_thumb;   // 4 processes per node (or as many as cores)
-  bool tied_within_band = false;             // another candidate cannot be told apart from the top score
-  int tied_candidates = 1;                   // the top score and those tied with it
-  bool chosen_by_tie_break = false;          // the pick is the simplest of the tied, not the top score
+  bool tied_within_band = false;                    // another candidate cannot be told apart from the top score
+  int tied_candidates = 1;                          // the top score and those tied with it
+  bool chosen_by_tie_break = false;                 // the pick is the simplest of the tied, not the top score
   // What the answer rests on, one line each (a spec answer: the reference, the parameters it
   // could not identify and their priors with sources, their share of the band); filled by the
   // caller that chose the model, printed by the reports.
   std::vector<std::string> basis;
-  std::string how_to_settle;                 // a tie-break pick: what would settle it
-  std::string choice_note;                   // why the winner, when it is not simply the top score
-  std::size_t space_size = 0;                // points enumerated
+  std::string how_to_settle;   // a tie-break pick: what would settle it
+  std::string choice_note;     // why the winner, when it is not simply the top score
+  std::size_t space_size = 0;  // points enumerated
   std::vector<ExcludedPoint> excluded;
-  double seconds_to_train = 0;               // time_to_train: epochs x dataset / images/s
-  std::vector<VerifiedPoint> verified;       // --verify: the candidates trained for real
+  double seconds_to_train = 0;          // time_to_train: epochs x dataset / images/s
+  std::vector<VerifiedPoint> verified;  // --verify: the candidates trained for real
   // The allocator of the best configuration (choose_allocator; set by the caller, which knows
   // what the node has installed). Its prediction is best's times the allocator's gain.
   std::optional<AllocatorChoice> allocator;

@@ -13,10 +13,9 @@ namespace dnntune::tuner {
 namespace {
 
 std::string layout(const model::TrainingConfiguration& c) {
-  std::string text = std::to_string(c.processes_per_node) + " x " + std::to_string(c.threads_per_process) +
-                     (c.smt ? " SMT" : "");
-  if (c.scheme == model::CommunicationScheme::parameter_server)
-    text += c.asynchronous ? " async-PS" : " sync-PS";
+  std::string text =
+      std::to_string(c.processes_per_node) + " x " + std::to_string(c.threads_per_process) + (c.smt ? " SMT" : "");
+  if (c.scheme == model::CommunicationScheme::parameter_server) text += c.asynchronous ? " async-PS" : " sync-PS";
   return text;
 }
 
@@ -61,8 +60,10 @@ std::string recommendation_text(const Recommendation& r, bool explain) {
               ? ", "
               : ", wider than " + format_fixed(model::widest_band_ratio, 0) + "x: the model does not know; ")
       << best.confidence << ")";
-  if (best.confidence == "spec") out << " — a spec machine: lower confidence";
-  else out << "; " << format_fixed(100 * best.measured_fraction, 0) << "% of its layer time from micro-runs at this batch";
+  if (best.confidence == "spec")
+    out << " — a spec machine: lower confidence";
+  else
+    out << "; " << format_fixed(100 * best.measured_fraction, 0) << "% of its layer time from micro-runs at this batch";
   out << "\n";
   if (const VerifiedPoint* measured = find_verified(r, best.configuration))
     out << "  measured " << format_fixed(measured->measured_images_per_second, 2) << " images/s (--verify)\n";
@@ -85,16 +86,17 @@ std::string recommendation_text(const Recommendation& r, bool explain) {
     for (const VerifiedPoint& point : r.verified)
       out << "    " << model::describe(point.prediction.configuration) << ": measured "
           << format_fixed(point.measured_images_per_second, 2) << " [" << format_fixed(point.measured_low, 2) << "-"
-          << format_fixed(point.measured_high, 2) << "], predicted " << format_fixed(point.prediction.images_per_second, 2)
-          << "\n";
+          << format_fixed(point.measured_high, 2) << "], predicted "
+          << format_fixed(point.prediction.images_per_second, 2) << "\n";
   }
   out << "  runners-up:";
   int shown = 0;
   for (const RankedPoint& point : r.ranking) {
     if (same_layout(point.prediction.configuration, best.configuration)) continue;
     out << (shown ? ", " : " ") << layout(point.prediction.configuration) << " b"
-        << point.prediction.configuration.batch_per_process << " (" << format_fixed(point.prediction.images_per_second, 1)
-        << ", band " << format_fixed(point.prediction.images_per_second_low, 1) << "-"
+        << point.prediction.configuration.batch_per_process << " ("
+        << format_fixed(point.prediction.images_per_second, 1) << ", band "
+        << format_fixed(point.prediction.images_per_second_low, 1) << "-"
         << format_fixed(point.prediction.images_per_second_high, 1) << ")";
     if (++shown == 4) break;
   }
@@ -109,7 +111,8 @@ std::string recommendation_text(const Recommendation& r, bool explain) {
     int rank = 0;
     for (const RankedPoint& point : r.ranking) {
       const auto& p = point.prediction;
-      const std::string band = format_fixed(p.images_per_second_low, 1) + "-" + format_fixed(p.images_per_second_high, 1);
+      const std::string band =
+          format_fixed(p.images_per_second_low, 1) + "-" + format_fixed(p.images_per_second_high, 1);
       std::snprintf(line, sizeof line, "  %4d %-16s %6lld %6d %12.1f %17s %12s  %s\n", ++rank,
                     layout(p.configuration).c_str(), static_cast<long long>(p.configuration.batch_per_process),
                     p.configuration.nodes, p.images_per_second, band.c_str(),
@@ -165,7 +168,8 @@ nlohmann::json recommendation_json(const Recommendation& r, bool explain) {
   }
   nlohmann::json ranking = nlohmann::json::array();
   const std::size_t shown = explain ? r.ranking.size() : std::min<std::size_t>(5, r.ranking.size());
-  for (std::size_t index = 0; index < shown; ++index) ranking.push_back(model::prediction_json(r.ranking[index].prediction));
+  for (std::size_t index = 0; index < shown; ++index)
+    ranking.push_back(model::prediction_json(r.ranking[index].prediction));
   out["ranking"] = ranking;
   if (explain) {
     nlohmann::json excluded = nlohmann::json::array();

@@ -88,37 +88,35 @@ std::optional<double> slurm_time_seconds(const std::string& text) {
   if (!std::regex_match(text, match, form)) return std::nullopt;
   const auto number = [&](int index) { return match[index].matched ? std::stod(match[index].str()) : 0.0; };
   const int fields = 1 + match[3].matched + match[4].matched;  // after the day
-  if (match[1].matched)  // D-HH, D-HH:MM, D-HH:MM:SS
+  if (match[1].matched)                                        // D-HH, D-HH:MM, D-HH:MM:SS
     return number(1) * 86400 + number(2) * 3600 + number(3) * 60 + number(4);
-  if (fields == 1) return number(2) * 60;                            // MINUTES
-  if (fields == 2) return number(2) * 60 + number(3);                // MM:SS
-  return number(2) * 3600 + number(3) * 60 + number(4);              // HH:MM:SS
+  if (fields == 1) return number(2) * 60;                // MINUTES
+  if (fields == 2) return number(2) * 60 + number(3);    // MM:SS
+  return number(2) * 3600 + number(3) * 60 + number(4);  // HH:MM:SS
 }
 
-JobTime job_time(double seconds_to_train, std::optional<double> partition_limit_seconds,
-                 const std::string& partition) {
+JobTime job_time(double seconds_to_train, std::optional<double> partition_limit_seconds, const std::string& partition) {
   // The margin: 25% for the band and a slow node, 10 minutes for start-up and the last checkpoint.
   // In doubles throughout (an overflowing prediction is a large double, never a wrapped integer);
   // a time that is not a number counts as longer than any limit.
-  const double training = std::isnan(seconds_to_train) ? std::numeric_limits<double>::infinity()
-                                                       : std::max(0.0, seconds_to_train);
+  const double training =
+      std::isnan(seconds_to_train) ? std::numeric_limits<double>::infinity() : std::max(0.0, seconds_to_train);
   const double wanted = std::ceil(training * 1.25 / 60.0) * 60 + 600;
   const std::string named = "partition " + (partition.empty() ? std::string("(default)") : partition);
   // sinfo's MaxTime when it states one; UNLIMITED, or no answer, takes the stated default.
-  const bool partition_limited = partition_limit_seconds && std::isfinite(*partition_limit_seconds) &&
-                                 *partition_limit_seconds > 0;
+  const bool partition_limited =
+      partition_limit_seconds && std::isfinite(*partition_limit_seconds) && *partition_limit_seconds > 0;
   const double limit = partition_limited ? std::min(*partition_limit_seconds, longest_slurm_time_seconds)
                                          : default_slurm_time_limit_seconds;
-  const std::string whose =
-      partition_limited ? "the time limit of " + named + " (sinfo)"
-      : partition_limit_seconds
-          ? "dnntune's default limit (" + named + " has none: sinfo says UNLIMITED)"
-          : "dnntune's default limit (sinfo could not say what the partition allows)";
+  const std::string whose = partition_limited ? "the time limit of " + named + " (sinfo)"
+                            : partition_limit_seconds
+                                ? "dnntune's default limit (" + named + " has none: sinfo says UNLIMITED)"
+                                : "dnntune's default limit (sinfo could not say what the partition allows)";
   JobTime time;
   if (wanted <= limit) {
     time.time_limit = slurm_duration(wanted);
-    time.comment = "# --time: the predicted training, +25% and 10 minutes, within " + whose + ", " +
-                   slurm_duration(limit) + "\n";
+    time.comment =
+        "# --time: the predicted training, +25% and 10 minutes, within " + whose + ", " + slurm_duration(limit) + "\n";
     return time;
   }
   // Whole minutes below the limit: SLURM rounds a job's time up to minutes.
@@ -130,7 +128,8 @@ JobTime job_time(double seconds_to_train, std::optional<double> partition_limit_
                  ".\n# It must checkpoint and resume from its checkpoint: --requeue lets the job be requeued "
                  "(`scontrol requeue $SLURM_JOB_ID` after a checkpoint) or resubmit it until the training is done.\n";
   time.note = "the predicted training (about " + readable_duration(training) + ") is longer than " + whose +
-              ": --time capped at " + time.time_limit + ", with --requeue (the script says so; the training must "
+              ": --time capped at " + time.time_limit +
+              ", with --requeue (the script says so; the training must "
               "checkpoint)";
   return time;
 }

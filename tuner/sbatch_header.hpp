@@ -14,18 +14,18 @@
 namespace dnntune::tuner {
 
 struct SbatchHeader {
-  std::string job_name;        // characters outside [A-Za-z0-9._-] become '_'
-  int nodes = 0;               // 0: not written
-  int tasks_per_node = 0;      // 0: not written
-  int cpus_per_task = 0;       // 0: not written
-  int gpus_per_node = 0;       // --gres=gpu:N (GRES, which every GPU cluster's SLURM has); 0: not written
-  std::string hint;            // "multithread" or "nomultithread"; "": not written
+  std::string job_name;    // characters outside [A-Za-z0-9._-] become '_'
+  int nodes = 0;           // 0: not written
+  int tasks_per_node = 0;  // 0: not written
+  int cpus_per_task = 0;   // 0: not written
+  int gpus_per_node = 0;   // --gres=gpu:N (GRES, which every GPU cluster's SLURM has); 0: not written
+  std::string hint;        // "multithread" or "nomultithread"; "": not written
   bool exclusive = true;
-  std::string time_limit;      // D-HH:MM:SS; "": not written
-  bool requeue = false;        // the job may be requeued (a training longer than one job)
-  std::string partition;       // "": the cluster's default
-  std::string account;         // "": the user's default
-  std::string output;          // the log file ('%' written as SLURM's literal "%%"); "": SLURM's default
+  std::string time_limit;  // D-HH:MM:SS; "": not written
+  bool requeue = false;    // the job may be requeued (a training longer than one job)
+  std::string partition;   // "": the cluster's default
+  std::string account;     // "": the user's default
+  std::string output;      // the log file ('%' written as SLURM's literal "%%"); "": SLURM's default
 };
 
 // "#!/bin/bash" and the #SBATCH lines, in one fixed order.
@@ -49,8 +49,7 @@ struct JobTime {
 // `partition_limit_seconds` (sinfo's MaxTime; infinity (UNLIMITED) or nullopt (sinfo could not
 // say): the stated default), in whole minutes. Any double is taken: a time past what SLURM holds
 // (an overflowing product of epochs and images) is capped like any other, never wrapped.
-JobTime job_time(double seconds_to_train, std::optional<double> partition_limit_seconds,
-                 const std::string& partition);
+JobTime job_time(double seconds_to_train, std::optional<double> partition_limit_seconds, const std::string& partition);
 
 // SLURM's --time as D-HH:MM:SS, clamped to 0 .. longest_slurm_time_seconds.
 std::string slurm_duration(double seconds);

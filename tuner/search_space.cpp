@@ -45,9 +45,8 @@ void walk_search_space(const model::MachineRates& rates, const SearchSpaceOption
             if (!split) {
               base.batch_per_process = options.global_batch / processes;
               excluded({base, "the global batch " + std::to_string(options.global_batch) +
-                                                  " does not split evenly over " + std::to_string(processes) +
-                                                  " processes into batches of at most " +
-                                                  std::to_string(workloads::max_batch)});
+                                  " does not split evenly over " + std::to_string(processes) +
+                                  " processes into batches of at most " + std::to_string(workloads::max_batch)});
               continue;
             }
             batches = {*split};

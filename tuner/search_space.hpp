@@ -17,7 +17,7 @@ namespace dnntune::tuner {
 
 struct SearchSpaceOptions {
   std::vector<std::int64_t> batches_per_process = {32};
-  std::int64_t global_batch = 0;     // > 0: split over processes x nodes instead of batches_per_process
+  std::int64_t global_batch = 0;  // > 0: split over processes x nodes instead of batches_per_process
   std::vector<int> node_counts = {1};
   bool consider_smt = true;
   bool consider_parameter_server = false;

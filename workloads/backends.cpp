@@ -18,7 +18,8 @@ bool torch_runs_own_convolution(const LayerSpec& spec, std::int64_t batch, int t
   const bool pointwise = spec.kernel_h == 1 && spec.kernel_w == 1;
   const std::int64_t input_elements = batch * spec.input.elements();
   const bool first = strided || dilated || batch >= 16 || !pointwise || threads > 1;
-  const bool second = spec.groups > 1 || (spec.kernel_h > 3 && spec.kernel_w > 3) || batch > 1 || input_elements > 20480;
+  const bool second =
+      spec.groups > 1 || (spec.kernel_h > 3 && spec.kernel_w > 3) || batch > 1 || input_elements > 20480;
   return !(first && second);
 }
 

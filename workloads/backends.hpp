@@ -28,11 +28,11 @@ enum class KernelLibrary { onednn, libtorch };  // which library the probe drive
 using DispatchRule = KernelClass (*)(const LayerSpec& spec, KernelClass shape_class, std::int64_t batch, int threads);
 
 struct BackendTraits {
-  std::string_view name;         // as on disk and on the command line
+  std::string_view name;  // as on disk and on the command line
   Device device;
   KernelLibrary library;
   std::bitset<kernel_class_count> kernel_classes;  // the classes its layers can be classified as
-  DispatchRule dispatch;         // nullptr: every layer runs as its shape's class
+  DispatchRule dispatch;                           // nullptr: every layer runs as its shape's class
 };
 
 // Every backend dnntune knows, in the order calibrate measures them ("onednn", "torch",

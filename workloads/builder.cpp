@@ -10,8 +10,8 @@ LayerSpec of_kind(LayerKind kind) {
   return spec;
 }
 
-LayerSpec pooling(PoolAlgorithm algorithm, HeightWidth kernel, HeightWidth stride,
-                  HeightWidth padding, bool ceil_mode) {
+LayerSpec pooling(PoolAlgorithm algorithm, HeightWidth kernel, HeightWidth stride, HeightWidth padding,
+                  bool ceil_mode) {
   LayerSpec spec = of_kind(LayerKind::pooling);
   spec.pool = algorithm;
   spec.kernel_h = kernel.height;
@@ -26,8 +26,8 @@ LayerSpec pooling(PoolAlgorithm algorithm, HeightWidth kernel, HeightWidth strid
 
 }  // namespace
 
-LayerSpec conv2d(std::int64_t out_channels, HeightWidth kernel, HeightWidth stride,
-                 HeightWidth padding, std::int64_t groups, bool bias, HeightWidth dilation) {
+LayerSpec conv2d(std::int64_t out_channels, HeightWidth kernel, HeightWidth stride, HeightWidth padding,
+                 std::int64_t groups, bool bias, HeightWidth dilation) {
   LayerSpec spec = of_kind(LayerKind::convolution);
   spec.output_channels = out_channels;
   spec.kernel_h = kernel.height;
@@ -108,8 +108,7 @@ NetworkBuilder::LayerId NetworkBuilder::layer(const std::string& name, LayerSpec
   std::vector<Shape> input_shapes;
   for (const LayerId input : inputs) {
     if (input < 0 || input >= static_cast<LayerId>(definitions_.size())) {
-      if (first_error_.empty())
-        first_error_ = "layer '" + name + "' reads a layer id that was not added before it";
+      if (first_error_.empty()) first_error_ = "layer '" + name + "' reads a layer id that was not added before it";
       continue;
     }
     definition.inputs.push_back(definitions_[input].name);
@@ -131,8 +130,7 @@ NetworkBuilder::LayerId NetworkBuilder::layer(const std::string& name, LayerSpec
   // Keep going after an error (with an empty shape) so that the calls stay a plain sequence;
   // finish() reports the first error through make_network's full check.
   const auto output = infer_output_shape(filled);
-  if (!output && first_error_.empty())
-    first_error_ = "layer '" + name + "': " + output.error().message;
+  if (!output && first_error_.empty()) first_error_ = "layer '" + name + "': " + output.error().message;
   shapes_.push_back(output ? *output : Shape{});
   definitions_.push_back(std::move(definition));
   return static_cast<LayerId>(definitions_.size() - 1);

@@ -24,16 +24,14 @@ struct HeightWidth {
 
 // Specs as torch.nn's constructors take them; the input shape is filled in by
 // NetworkBuilder::layer. conv2d's padding is PyTorch's (each side); dilation 1 is dense.
-LayerSpec conv2d(std::int64_t out_channels, HeightWidth kernel, HeightWidth stride = 1,
-                 HeightWidth padding = 0, std::int64_t groups = 1, bool bias = false,
-                 HeightWidth dilation = 1);
+LayerSpec conv2d(std::int64_t out_channels, HeightWidth kernel, HeightWidth stride = 1, HeightWidth padding = 0,
+                 std::int64_t groups = 1, bool bias = false, HeightWidth dilation = 1);
 LayerSpec batch_norm2d(double epsilon = 1e-5);
 LayerSpec relu();
 LayerSpec relu6();
-LayerSpec max_pool2d(HeightWidth kernel, HeightWidth stride, HeightWidth padding = 0,
-                     bool ceil_mode = false);
-LayerSpec avg_pool2d(HeightWidth kernel, HeightWidth stride, HeightWidth padding = 0,
-                     bool ceil_mode = false, bool count_include_pad = true);
+LayerSpec max_pool2d(HeightWidth kernel, HeightWidth stride, HeightWidth padding = 0, bool ceil_mode = false);
+LayerSpec avg_pool2d(HeightWidth kernel, HeightWidth stride, HeightWidth padding = 0, bool ceil_mode = false,
+                     bool count_include_pad = true);
 LayerSpec adaptive_avg_pool2d(HeightWidth output_size);
 LayerSpec linear(std::int64_t out_features, bool bias = true);
 LayerSpec add();

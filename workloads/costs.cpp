@@ -22,8 +22,8 @@ struct KeptForBackward {
 
 // Sum over output positions of how many input positions the window covers (padding
 // excluded), along one axis: the elements a pooling window actually reads.
-std::int64_t window_reads(std::int64_t input, std::int64_t output, std::int64_t kernel,
-                          std::int64_t stride, std::int64_t pad) {
+std::int64_t window_reads(std::int64_t input, std::int64_t output, std::int64_t kernel, std::int64_t stride,
+                          std::int64_t pad) {
   std::int64_t reads = 0;
   for (std::int64_t position = 0; position < output; ++position) {
     const std::int64_t start = position * stride - pad;
@@ -79,18 +79,24 @@ KeptForBackward kept_for_backward(const LayerSpec& spec, std::int64_t batch, con
 
 std::string pass_name(Pass pass) {
   switch (pass) {
-    case Pass::forward: return "forward";
-    case Pass::backward_data: return "backward_data";
-    case Pass::backward_weights: return "backward_weights";
+    case Pass::forward:
+      return "forward";
+    case Pass::backward_data:
+      return "backward_data";
+    case Pass::backward_weights:
+      return "backward_weights";
   }
   return "unknown";
 }
 
 const PassCost& LayerCost::pass(Pass which) const {
   switch (which) {
-    case Pass::forward: return forward;
-    case Pass::backward_data: return backward_data;
-    case Pass::backward_weights: return backward_weights;
+    case Pass::forward:
+      return forward;
+    case Pass::backward_data:
+      return backward_data;
+    case Pass::backward_weights:
+      return backward_weights;
   }
   return forward;
 }
@@ -111,10 +117,9 @@ LayerCost layer_cost(const LayerSpec& spec, std::int64_t batch) {
       break;
     case LayerKind::convolution:
     case LayerKind::inner_product: {
-      const std::int64_t macs =
-          spec.kind == LayerKind::convolution
-              ? out * (channels / spec.groups) * spec.kernel_h * spec.kernel_w
-              : out * channels;
+      const std::int64_t macs = spec.kind == LayerKind::convolution
+                                    ? out * (channels / spec.groups) * spec.kernel_h * spec.kernel_w
+                                    : out * channels;
       const std::int64_t bias_adds = spec.bias ? out : 0;
       const std::int64_t weights = parameters - (spec.bias ? spec.output_channels : 0);
       cost.forward = {2 * macs + bias_adds, macs, float_bytes * (in + out + parameters)};
@@ -141,12 +146,11 @@ LayerCost layer_cost(const LayerSpec& spec, std::int64_t batch) {
       const bool adaptive = spec.kind == LayerKind::adaptive_avg_pool;
       const std::int64_t reads =
           batch * channels *
-          (adaptive ? adaptive_bin_reads(spec.input.height, spec.output_h) *
-                          adaptive_bin_reads(spec.input.width, spec.output_w)
-                    : window_reads(spec.input.height, output_shape->height, spec.kernel_h,
-                                   spec.stride_h, spec.pad_h) *
-                          window_reads(spec.input.width, output_shape->width, spec.kernel_w,
-                                       spec.stride_w, spec.pad_w));
+          (adaptive
+               ? adaptive_bin_reads(spec.input.height, spec.output_h) *
+                     adaptive_bin_reads(spec.input.width, spec.output_w)
+               : window_reads(spec.input.height, output_shape->height, spec.kernel_h, spec.stride_h, spec.pad_h) *
+                     window_reads(spec.input.width, output_shape->width, spec.kernel_w, spec.stride_w, spec.pad_w));
       if (!adaptive && spec.pool == PoolAlgorithm::max) {
         const std::int64_t indices = out * index_bytes;
         cost.forward = {reads - out, 0, float_bytes * (in + out) + indices};
@@ -169,8 +173,7 @@ LayerCost layer_cost(const LayerSpec& spec, std::int64_t batch) {
       break;
     case LayerKind::softmax_cross_entropy:
       // Forward reads logits and labels, writes probabilities (kept) and the loss.
-      cost.forward = {4 * in + 2 * batch, 0,
-                      float_bytes * (2 * in + 1) + index_bytes * batch};
+      cost.forward = {4 * in + 2 * batch, 0, float_bytes * (2 * in + 1) + index_bytes * batch};
       cost.backward_data = {in + batch, 0, float_bytes * 2 * in + index_bytes * batch};
       break;
   }
@@ -205,8 +208,7 @@ PassCost NetworkCost::training() const {
 
 Expected<NetworkCost> network_cost(const Network& network, std::int64_t batch) {
   if (batch < 1 || batch > max_batch)
-    return bad_input("batch " + std::to_string(batch) + " out of range (1 to " +
-                     std::to_string(max_batch) + ")");
+    return bad_input("batch " + std::to_string(batch) + " out of range (1 to " + std::to_string(max_batch) + ")");
   NetworkCost total;
   total.batch = batch;
   total.layers = static_cast<std::int64_t>(network.layers.size());
@@ -237,8 +239,7 @@ Expected<NetworkCost> network_cost(const Network& network, std::int64_t batch) {
   for (std::size_t id = 0; id < network.layers.size(); ++id) {
     if (!network.layers[id].runs_backward || readers[id] < 2) continue;
     const std::int64_t elements = batch * network.layers[id].output.elements();
-    total.gradient_sums += {(readers[id] - 1) * elements, 0,
-                            float_bytes * (readers[id] + 1) * elements};
+    total.gradient_sums += {(readers[id] - 1) * elements, 0, float_bytes * (readers[id] + 1) * elements};
   }
 
   total.gradient_bytes = bytes_per_gradient * total.parameters;

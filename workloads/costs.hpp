@@ -83,17 +83,17 @@ constexpr std::int64_t bytes_per_gradient = 4;              // fp32
 
 struct NetworkCost {
   std::int64_t batch = 1;
-  PassCost forward;            // sums over layers of layer_cost(layer, batch)
+  PassCost forward;  // sums over layers of layer_cost(layer, batch)
   PassCost backward_data;
   PassCost backward_weights;
-  PassCost gradient_sums;      // backward: summing gradients of tensors with several readers
+  PassCost gradient_sums;  // backward: summing gradients of tensors with several readers
   std::int64_t parameters = 0;
   std::int64_t gradient_bytes = 0;          // bytes_per_gradient x parameters: the all-reduce
   std::int64_t optimizer_update_flops = 0;  // per iteration, independent of the batch
   std::int64_t optimizer_update_bytes = 0;
-  std::int64_t activation_bytes_kept = 0;   // each kept tensor once, plus statistics/indices/masks
-  std::int64_t layers = 0;                  // all layers, the input included
-  std::int64_t distinct_layers = 0;         // distinct descriptors, the input excluded
+  std::int64_t activation_bytes_kept = 0;  // each kept tensor once, plus statistics/indices/masks
+  std::int64_t layers = 0;                 // all layers, the input included
+  std::int64_t distinct_layers = 0;        // distinct descriptors, the input excluded
 
   // forward + backward_data + backward_weights + gradient_sums (optimizer not included).
   PassCost training() const;

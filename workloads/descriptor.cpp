@@ -25,19 +25,16 @@ constexpr Prefix prefixes[] = {
     {"bnorm", LayerKind::batch_norm, EltwiseAlgorithm::relu, PoolAlgorithm::max, "ic ih iw eps"},
     {"relu", LayerKind::eltwise, EltwiseAlgorithm::relu, PoolAlgorithm::max, "ic ih iw"},
     {"relu6", LayerKind::eltwise, EltwiseAlgorithm::relu6, PoolAlgorithm::max, "ic ih iw"},
-    {"maxpool", LayerKind::pooling, EltwiseAlgorithm::relu, PoolAlgorithm::max,
-     "ic ih iw kh kw sh sw ph pw ceil"},
+    {"maxpool", LayerKind::pooling, EltwiseAlgorithm::relu, PoolAlgorithm::max, "ic ih iw kh kw sh sw ph pw ceil"},
     {"avgpool", LayerKind::pooling, EltwiseAlgorithm::relu, PoolAlgorithm::avg,
      "ic ih iw kh kw sh sw ph pw ceil exclpad"},
-    {"adaptavgpool", LayerKind::adaptive_avg_pool, EltwiseAlgorithm::relu, PoolAlgorithm::max,
-     "ic ih iw oh ow"},
+    {"adaptavgpool", LayerKind::adaptive_avg_pool, EltwiseAlgorithm::relu, PoolAlgorithm::max, "ic ih iw oh ow"},
     {"linear", LayerKind::inner_product, EltwiseAlgorithm::relu, PoolAlgorithm::max, "ic oc bias"},
     {"add", LayerKind::add, EltwiseAlgorithm::relu, PoolAlgorithm::max, "ic ih iw n"},
     {"concat", LayerKind::concat, EltwiseAlgorithm::relu, PoolAlgorithm::max, "ic ih iw"},
     {"flatten", LayerKind::flatten, EltwiseAlgorithm::relu, PoolAlgorithm::max, "ic ih iw"},
     {"dropout", LayerKind::dropout, EltwiseAlgorithm::relu, PoolAlgorithm::max, "ic ih iw p"},
-    {"softmaxloss", LayerKind::softmax_cross_entropy, EltwiseAlgorithm::relu, PoolAlgorithm::max,
-     "ic"},
+    {"softmaxloss", LayerKind::softmax_cross_entropy, EltwiseAlgorithm::relu, PoolAlgorithm::max, "ic"},
 };
 
 constexpr double default_batch_norm_epsilon = 1e-5;
@@ -96,8 +93,8 @@ class KeyReader {
     if (found == values_.end()) return fallback;
     const std::string& text = found->second;
     const auto dot = text.find('.');
-    const bool well_formed = text.find('+') == std::string::npos && text.front() != '.' &&
-                             text.back() != '.' && text.find('.', dot + 1) == std::string::npos;
+    const bool well_formed = text.find('+') == std::string::npos && text.front() != '.' && text.back() != '.' &&
+                             text.find('.', dot + 1) == std::string::npos;
     if (!well_formed || text.size() > 40) fail("'" + key + "' needs a decimal number, not '" + text + "'");
     return std::strtod(text.c_str(), nullptr);
   }
@@ -126,8 +123,8 @@ class KeyReader {
 
  private:
   std::int64_t parse_integer(const std::string& key, const std::string& text) {
-    const bool digits_only = !text.empty() && text.size() <= 10 &&
-                             text.find_first_not_of("0123456789") == std::string::npos;
+    const bool digits_only =
+        !text.empty() && text.size() <= 10 && text.find_first_not_of("0123456789") == std::string::npos;
     if (!digits_only) {
       fail("'" + key + "' needs a whole number up to 10 digits, not '" + text + "'");
       return 0;
@@ -256,8 +253,7 @@ std::string to_descriptor(const LayerSpec& spec) {
       break;
     case LayerKind::batch_norm:
       put_input();
-      if (spec.batch_norm_epsilon != default_batch_norm_epsilon)
-        out += "eps" + decimal(spec.batch_norm_epsilon);
+      if (spec.batch_norm_epsilon != default_batch_norm_epsilon) out += "eps" + decimal(spec.batch_norm_epsilon);
       break;
     case LayerKind::pooling:
       put_input();
@@ -302,8 +298,7 @@ Expected<LayerSpec> parse_descriptor(const std::string& descriptor) {
     return bad_input("layer descriptor '" + descriptor + "': " + message);
   };
   const std::size_t colon = descriptor.find(':');
-  if (colon == std::string::npos)
-    return failed("expected KIND:KEYVALUES, e.g. conv:ic64ih56iw56oc64kh3kw3sh1ph1");
+  if (colon == std::string::npos) return failed("expected KIND:KEYVALUES, e.g. conv:ic64ih56iw56oc64kh3kw3sh1ph1");
   const std::string prefix_text = descriptor.substr(0, colon);
   const Prefix* prefix = nullptr;
   for (const Prefix& candidate : prefixes)
@@ -317,12 +312,10 @@ Expected<LayerSpec> parse_descriptor(const std::string& descriptor) {
     std::size_t end = at;
     while (end < descriptor.size() && std::islower(static_cast<unsigned char>(descriptor[end]))) ++end;
     const std::string key = descriptor.substr(at, end - at);
-    if (key.empty())
-      return failed("expected a key (letters) at '" + descriptor.substr(at) + "'");
+    if (key.empty()) return failed("expected a key (letters) at '" + descriptor.substr(at) + "'");
     at = end;
-    while (end < descriptor.size() &&
-           (std::isdigit(static_cast<unsigned char>(descriptor[end])) || descriptor[end] == '.' ||
-            descriptor[end] == '+'))
+    while (end < descriptor.size() && (std::isdigit(static_cast<unsigned char>(descriptor[end])) ||
+                                       descriptor[end] == '.' || descriptor[end] == '+'))
       ++end;
     const std::string value = descriptor.substr(at, end - at);
     at = end;

@@ -44,8 +44,8 @@ std::vector<int> topological_order(const std::vector<std::vector<int>>& inputs) 
 
 // Called when topological_order left layers out: walks back along inputs among them until a
 // layer repeats, and prints that cycle in data-flow order ("a -> b -> a").
-std::string describe_cycle(const std::vector<LayerDefinition>& definitions,
-                           const std::vector<std::vector<int>>& inputs, const std::vector<int>& order) {
+std::string describe_cycle(const std::vector<LayerDefinition>& definitions, const std::vector<std::vector<int>>& inputs,
+                           const std::vector<int>& order) {
   std::vector<bool> ordered(definitions.size(), false);
   for (const int layer : order) ordered[layer] = true;
   int layer = static_cast<int>(std::find(ordered.begin(), ordered.end(), false) - ordered.begin());
@@ -86,8 +86,7 @@ Expected<void> check_inputs(const Layer& layer, const std::vector<Layer>& layers
     if (layer.spec.kind == LayerKind::add && first != other)
       return bad_input(where + ": inputs " + name_and_shape(layer.inputs[0]) + " and " +
                        name_and_shape(layer.inputs[i]) + " differ in shape (add needs equal shapes)");
-    if (layer.spec.kind == LayerKind::concat &&
-        (first.height != other.height || first.width != other.width))
+    if (layer.spec.kind == LayerKind::concat && (first.height != other.height || first.width != other.width))
       return bad_input(where + ": inputs " + name_and_shape(layer.inputs[0]) + " and " +
                        name_and_shape(layer.inputs[i]) +
                        " differ in height x width (concat joins channels of equal-sized maps)");
@@ -122,8 +121,7 @@ Expected<Network> make_network(const std::string& name, const std::vector<LayerD
 
   std::map<std::string, int> id_by_name;
   for (std::size_t i = 0; i < definitions.size(); ++i) {
-    if (definitions[i].name.empty())
-      return bad_input(where + ": layer #" + std::to_string(i) + " has an empty name");
+    if (definitions[i].name.empty()) return bad_input(where + ": layer #" + std::to_string(i) + " has an empty name");
     if (!id_by_name.emplace(definitions[i].name, static_cast<int>(i)).second)
       return bad_input(where + ": two layers are called " + quoted(definitions[i].name));
   }
@@ -132,8 +130,8 @@ Expected<Network> make_network(const std::string& name, const std::vector<LayerD
     for (const std::string& input : definitions[i].inputs) {
       const auto found = id_by_name.find(input);
       if (found == id_by_name.end())
-        return bad_input(where + ": layer " + quoted(definitions[i].name) + " reads " +
-                         quoted(input) + ", which is not a layer of this network");
+        return bad_input(where + ": layer " + quoted(definitions[i].name) + " reads " + quoted(input) +
+                         ", which is not a layer of this network");
       inputs[i].push_back(found->second);
     }
 
@@ -167,8 +165,7 @@ Expected<Network> make_network(const std::string& name, const std::vector<LayerD
     output_has_gradient.push_back(layer.runs_backward);
 
     const LayerCost cost = layer_cost(layer.spec, 1);
-    flops_per_image += static_cast<double>(cost.forward.flops) + cost.backward_data.flops +
-                       cost.backward_weights.flops;
+    flops_per_image += static_cast<double>(cost.forward.flops) + cost.backward_data.flops + cost.backward_weights.flops;
     bytes_per_image += static_cast<double>(cost.forward.bytes) + cost.backward_data.bytes +
                        cost.backward_weights.bytes + cost.saved_activation_bytes;
     network.layers.push_back(std::move(layer));
@@ -176,7 +173,8 @@ Expected<Network> make_network(const std::string& name, const std::vector<LayerD
   if (flops_per_image > max_network_cost_per_image || bytes_per_image > max_network_cost_per_image)
     return bad_input(where + " is too large: more than 2^44 FLOPs or bytes per image");
   if (!(flops_per_image > 0))
-    return bad_input(where + " computes nothing: it needs a layer besides its input (a convolution, a linear layer, ...)");
+    return bad_input(where +
+                     " computes nothing: it needs a layer besides its input (a convolution, a linear layer, ...)");
   return network;
 }
 

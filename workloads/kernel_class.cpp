@@ -38,8 +38,8 @@ constexpr std::array<ShapeRow, kernel_shape_count> shape_table{{
 }};
 
 constexpr std::array<std::string_view, kernel_class_count> class_names{
-    "conv_spatial",    "conv_pointwise",   "conv_grouped", "conv_native", "inner_product", "batch_norm", "eltwise",
-    "pooling_max",     "pooling_average",  "pooling_adaptive", "add",     "concat",        "loss",       "reshape"};
+    "conv_spatial", "conv_pointwise",  "conv_grouped",     "conv_native", "inner_product", "batch_norm", "eltwise",
+    "pooling_max",  "pooling_average", "pooling_adaptive", "add",         "concat",        "loss",       "reshape"};
 
 constexpr bool rows_in_enum_order() {
   for (std::size_t index = 0; index < shape_table.size(); ++index)
@@ -55,21 +55,34 @@ KernelShape kernel_shape(const LayerSpec& spec) {
     case LayerKind::convolution: {
       if (spec.groups > 1) return KernelShape::conv_grouped;
       const bool strided = spec.stride_h > 1 || spec.stride_w > 1;
-      if (spec.kernel_h == 1 && spec.kernel_w == 1) return strided ? KernelShape::conv1x1_strided : KernelShape::conv1x1;
-      if (spec.kernel_h == 3 && spec.kernel_w == 3) return strided ? KernelShape::conv3x3_strided : KernelShape::conv3x3;
+      if (spec.kernel_h == 1 && spec.kernel_w == 1)
+        return strided ? KernelShape::conv1x1_strided : KernelShape::conv1x1;
+      if (spec.kernel_h == 3 && spec.kernel_w == 3)
+        return strided ? KernelShape::conv3x3_strided : KernelShape::conv3x3;
       return KernelShape::conv_other;
     }
-    case LayerKind::eltwise: return spec.eltwise == EltwiseAlgorithm::relu ? KernelShape::relu : KernelShape::relu6;
-    case LayerKind::pooling: return spec.pool == PoolAlgorithm::max ? KernelShape::maxpool : KernelShape::avgpool;
-    case LayerKind::inner_product: return KernelShape::linear;
-    case LayerKind::softmax_cross_entropy: return KernelShape::softmax_loss;
-    case LayerKind::batch_norm: return KernelShape::batch_norm;
-    case LayerKind::adaptive_avg_pool: return KernelShape::adaptive_avg_pool;
-    case LayerKind::add: return KernelShape::add;
-    case LayerKind::concat: return KernelShape::concat;
-    case LayerKind::dropout: return KernelShape::dropout;
-    case LayerKind::input: return KernelShape::input;
-    case LayerKind::flatten: return KernelShape::flatten;
+    case LayerKind::eltwise:
+      return spec.eltwise == EltwiseAlgorithm::relu ? KernelShape::relu : KernelShape::relu6;
+    case LayerKind::pooling:
+      return spec.pool == PoolAlgorithm::max ? KernelShape::maxpool : KernelShape::avgpool;
+    case LayerKind::inner_product:
+      return KernelShape::linear;
+    case LayerKind::softmax_cross_entropy:
+      return KernelShape::softmax_loss;
+    case LayerKind::batch_norm:
+      return KernelShape::batch_norm;
+    case LayerKind::adaptive_avg_pool:
+      return KernelShape::adaptive_avg_pool;
+    case LayerKind::add:
+      return KernelShape::add;
+    case LayerKind::concat:
+      return KernelShape::concat;
+    case LayerKind::dropout:
+      return KernelShape::dropout;
+    case LayerKind::input:
+      return KernelShape::input;
+    case LayerKind::flatten:
+      return KernelShape::flatten;
   }
   return KernelShape::input;
 }

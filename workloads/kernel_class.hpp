@@ -24,10 +24,10 @@
 namespace dnntune::workloads {
 
 enum class KernelClass {
-  conv_spatial,      // dense convolution with a kernel larger than 1x1
-  conv_pointwise,    // dense 1x1 convolution (a GEMM)
-  conv_grouped,      // grouped and depth-wise convolution
-  conv_native,       // a convolution libtorch runs on its own im2col + GEMM kernel, not oneDNN's
+  conv_spatial,    // dense convolution with a kernel larger than 1x1
+  conv_pointwise,  // dense 1x1 convolution (a GEMM)
+  conv_grouped,    // grouped and depth-wise convolution
+  conv_native,     // a convolution libtorch runs on its own im2col + GEMM kernel, not oneDNN's
   inner_product,
   batch_norm,
   eltwise,           // ReLU, ReLU6
@@ -36,17 +36,33 @@ enum class KernelClass {
   pooling_adaptive,  // adaptive average pooling (the global pooling before a classifier)
   add,
   concat,
-  loss,              // softmax + cross-entropy
-  reshape,           // input, flatten and dropout: views and masks
-  count_             // number of classes (not a class)
+  loss,     // softmax + cross-entropy
+  reshape,  // input, flatten and dropout: views and masks
+  count_    // number of classes (not a class)
 };
 constexpr int kernel_class_count = static_cast<int>(KernelClass::count_);
 
 enum class KernelShape {
-  conv1x1, conv1x1_strided, conv3x3, conv3x3_strided, conv_other, conv_grouped,
-  batch_norm, relu, relu6, maxpool, avgpool, adaptive_avg_pool, linear, add, concat,
-  dropout, softmax_loss, input, flatten,
-  count_             // number of shapes (not a shape)
+  conv1x1,
+  conv1x1_strided,
+  conv3x3,
+  conv3x3_strided,
+  conv_other,
+  conv_grouped,
+  batch_norm,
+  relu,
+  relu6,
+  maxpool,
+  avgpool,
+  adaptive_avg_pool,
+  linear,
+  add,
+  concat,
+  dropout,
+  softmax_loss,
+  input,
+  flatten,
+  count_  // number of shapes (not a shape)
 };
 constexpr int kernel_shape_count = static_cast<int>(KernelShape::count_);
 

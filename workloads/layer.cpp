@@ -23,27 +23,24 @@ std::string pair(std::int64_t h, std::int64_t w) { return number(h) + "x" + numb
 Expected<Shape> check_shape(const Shape& shape, const char* what) {
   for (const std::int64_t size : {shape.channels, shape.height, shape.width})
     if (size < 1 || size > max_dimension)
-      return bad_input(std::string(what) + " shape " + to_string(shape) +
-                       ": every size must be between 1 and 2^24");
+      return bad_input(std::string(what) + " shape " + to_string(shape) + ": every size must be between 1 and 2^24");
   return shape;
 }
 
 Expected<void> check_range(std::int64_t value, std::int64_t low, const char* name) {
   if (value < low || value > max_dimension)
-    return bad_input(std::string(name) + " " + number(value) + " out of range (" + number(low) +
-                     " to 2^24)");
+    return bad_input(std::string(name) + " " + number(value) + " out of range (" + number(low) + " to 2^24)");
   return {};
 }
 
 // PyTorch's output size of a convolution or pooling window along one axis
 // (aten/src/ATen/native/Pool.h pooling_output_shape; convolutions always floor).
-Expected<std::int64_t> window_output_size(std::int64_t input, std::int64_t kernel,
-                                          std::int64_t stride, std::int64_t pad,
-                                          std::int64_t dilation, bool ceil_mode, const char* axis) {
+Expected<std::int64_t> window_output_size(std::int64_t input, std::int64_t kernel, std::int64_t stride,
+                                          std::int64_t pad, std::int64_t dilation, bool ceil_mode, const char* axis) {
   const std::int64_t span = dilation * (kernel - 1) + 1;
   if (input + 2 * pad < span)
-    return bad_input(std::string("kernel ") + number(span) + " (with dilation) is larger than the " +
-                     axis + " " + number(input) + " plus padding " + number(pad) + " on each side");
+    return bad_input(std::string("kernel ") + number(span) + " (with dilation) is larger than the " + axis + " " +
+                     number(input) + " plus padding " + number(pad) + " on each side");
   std::int64_t output = (input + 2 * pad - span + (ceil_mode ? stride - 1 : 0)) / stride + 1;
   // With ceil_mode the last window must start inside the input or its left padding.
   if (ceil_mode && (output - 1) * stride >= input + pad) --output;
@@ -55,23 +52,19 @@ Expected<Shape> convolution_output(const LayerSpec& spec) {
        {std::tuple{spec.output_channels, std::int64_t{1}, "output channels"},
         std::tuple{spec.kernel_h, std::int64_t{1}, "kernel height"},
         std::tuple{spec.kernel_w, std::int64_t{1}, "kernel width"},
-        std::tuple{spec.stride_h, std::int64_t{1}, "stride"},
-        std::tuple{spec.stride_w, std::int64_t{1}, "stride"},
-        std::tuple{spec.pad_h, std::int64_t{0}, "padding"},
-        std::tuple{spec.pad_w, std::int64_t{0}, "padding"},
+        std::tuple{spec.stride_h, std::int64_t{1}, "stride"}, std::tuple{spec.stride_w, std::int64_t{1}, "stride"},
+        std::tuple{spec.pad_h, std::int64_t{0}, "padding"}, std::tuple{spec.pad_w, std::int64_t{0}, "padding"},
         std::tuple{spec.dilation_h, std::int64_t{1}, "dilation"},
-        std::tuple{spec.dilation_w, std::int64_t{1}, "dilation"},
-        std::tuple{spec.groups, std::int64_t{1}, "groups"}})
+        std::tuple{spec.dilation_w, std::int64_t{1}, "dilation"}, std::tuple{spec.groups, std::int64_t{1}, "groups"}})
     if (auto ok = check_range(value, low, name); !ok) return ok.error();
   if (spec.input.channels % spec.groups != 0 || spec.output_channels % spec.groups != 0)
-    return bad_input("groups " + number(spec.groups) + " must divide input channels " +
-                     number(spec.input.channels) + " and output channels " +
-                     number(spec.output_channels));
-  const auto height = window_output_size(spec.input.height, spec.kernel_h, spec.stride_h,
-                                         spec.pad_h, spec.dilation_h, false, "input height");
+    return bad_input("groups " + number(spec.groups) + " must divide input channels " + number(spec.input.channels) +
+                     " and output channels " + number(spec.output_channels));
+  const auto height = window_output_size(spec.input.height, spec.kernel_h, spec.stride_h, spec.pad_h, spec.dilation_h,
+                                         false, "input height");
   if (!height) return height.error();
-  const auto width = window_output_size(spec.input.width, spec.kernel_w, spec.stride_w,
-                                        spec.pad_w, spec.dilation_w, false, "input width");
+  const auto width = window_output_size(spec.input.width, spec.kernel_w, spec.stride_w, spec.pad_w, spec.dilation_w,
+                                        false, "input width");
   if (!width) return width.error();
   return Shape{spec.output_channels, *height, *width};
 }
@@ -80,28 +73,26 @@ Expected<Shape> pooling_output(const LayerSpec& spec) {
   for (const auto& [value, low, name] :
        {std::tuple{spec.kernel_h, std::int64_t{1}, "kernel height"},
         std::tuple{spec.kernel_w, std::int64_t{1}, "kernel width"},
-        std::tuple{spec.stride_h, std::int64_t{1}, "stride"},
-        std::tuple{spec.stride_w, std::int64_t{1}, "stride"},
-        std::tuple{spec.pad_h, std::int64_t{0}, "padding"},
-        std::tuple{spec.pad_w, std::int64_t{0}, "padding"}})
+        std::tuple{spec.stride_h, std::int64_t{1}, "stride"}, std::tuple{spec.stride_w, std::int64_t{1}, "stride"},
+        std::tuple{spec.pad_h, std::int64_t{0}, "padding"}, std::tuple{spec.pad_w, std::int64_t{0}, "padding"}})
     if (auto ok = check_range(value, low, name); !ok) return ok.error();
   // PyTorch refuses windows that could lie entirely in the padding.
   if (2 * spec.pad_h > spec.kernel_h || 2 * spec.pad_w > spec.kernel_w)
-    return bad_input("padding " + pair(spec.pad_h, spec.pad_w) +
-                     " must be at most half the kernel " + pair(spec.kernel_h, spec.kernel_w));
-  const auto height = window_output_size(spec.input.height, spec.kernel_h, spec.stride_h,
-                                         spec.pad_h, 1, spec.ceil_mode, "input height");
+    return bad_input("padding " + pair(spec.pad_h, spec.pad_w) + " must be at most half the kernel " +
+                     pair(spec.kernel_h, spec.kernel_w));
+  const auto height = window_output_size(spec.input.height, spec.kernel_h, spec.stride_h, spec.pad_h, 1, spec.ceil_mode,
+                                         "input height");
   if (!height) return height.error();
-  const auto width = window_output_size(spec.input.width, spec.kernel_w, spec.stride_w,
-                                        spec.pad_w, 1, spec.ceil_mode, "input width");
+  const auto width =
+      window_output_size(spec.input.width, spec.kernel_w, spec.stride_w, spec.pad_w, 1, spec.ceil_mode, "input width");
   if (!width) return width.error();
   return Shape{spec.input.channels, *height, *width};
 }
 
 Expected<Shape> vector_input(const LayerSpec& spec, const char* what) {
   if (spec.input.height != 1 || spec.input.width != 1)
-    return bad_input(std::string(what) + " needs a flattened input (C x 1 x 1), got " +
-                     to_string(spec.input) + " (put a flatten layer before it)");
+    return bad_input(std::string(what) + " needs a flattened input (C x 1 x 1), got " + to_string(spec.input) +
+                     " (put a flatten layer before it)");
   return spec.input;
 }
 
@@ -151,8 +142,7 @@ Expected<Shape> shape_by_kind(const LayerSpec& spec) {
     case LayerKind::softmax_cross_entropy:
       return vector_input(spec, "softmax cross-entropy loss");
   }
-  if (spec.kind == LayerKind::batch_norm &&
-      !(spec.batch_norm_epsilon > 0.0 && spec.batch_norm_epsilon < 1.0))
+  if (spec.kind == LayerKind::batch_norm && !(spec.batch_norm_epsilon > 0.0 && spec.batch_norm_epsilon < 1.0))
     return bad_input("batch norm epsilon must be in (0, 1)");
   return spec.input;
 }
@@ -163,14 +153,12 @@ double work_per_image(const LayerSpec& spec, const Shape& output) {
   const double out = static_cast<double>(output.channels) * output.height * output.width;
   double work = std::max(in, out);
   if (spec.kind == LayerKind::convolution)
-    work = std::max(work, out * (static_cast<double>(spec.input.channels) / spec.groups) *
-                              spec.kernel_h * spec.kernel_w);
-  if (spec.kind == LayerKind::pooling)
-    work = std::max(work, out * static_cast<double>(spec.kernel_h) * spec.kernel_w);
+    work =
+        std::max(work, out * (static_cast<double>(spec.input.channels) / spec.groups) * spec.kernel_h * spec.kernel_w);
+  if (spec.kind == LayerKind::pooling) work = std::max(work, out * static_cast<double>(spec.kernel_h) * spec.kernel_w);
   if (spec.kind == LayerKind::inner_product) work = std::max(work, in * output.channels);
   if (spec.kind == LayerKind::adaptive_avg_pool)  // a bin covers at most input/output + 1 rows
-    work = std::max(work, out * (spec.input.height / spec.output_h + 2.0) *
-                              (spec.input.width / spec.output_w + 2.0));
+    work = std::max(work, out * (spec.input.height / spec.output_h + 2.0) * (spec.input.width / spec.output_w + 2.0));
   return work;
 }
 
@@ -186,18 +174,30 @@ bool LayerSpec::operator==(const LayerSpec& other) const {
 
 std::string kind_name(LayerKind kind) {
   switch (kind) {
-    case LayerKind::input: return "input";
-    case LayerKind::convolution: return "convolution";
-    case LayerKind::batch_norm: return "batch_norm";
-    case LayerKind::eltwise: return "eltwise";
-    case LayerKind::pooling: return "pooling";
-    case LayerKind::adaptive_avg_pool: return "adaptive_avg_pool";
-    case LayerKind::inner_product: return "inner_product";
-    case LayerKind::add: return "add";
-    case LayerKind::concat: return "concat";
-    case LayerKind::flatten: return "flatten";
-    case LayerKind::dropout: return "dropout";
-    case LayerKind::softmax_cross_entropy: return "softmax_cross_entropy";
+    case LayerKind::input:
+      return "input";
+    case LayerKind::convolution:
+      return "convolution";
+    case LayerKind::batch_norm:
+      return "batch_norm";
+    case LayerKind::eltwise:
+      return "eltwise";
+    case LayerKind::pooling:
+      return "pooling";
+    case LayerKind::adaptive_avg_pool:
+      return "adaptive_avg_pool";
+    case LayerKind::inner_product:
+      return "inner_product";
+    case LayerKind::add:
+      return "add";
+    case LayerKind::concat:
+      return "concat";
+    case LayerKind::flatten:
+      return "flatten";
+    case LayerKind::dropout:
+      return "dropout";
+    case LayerKind::softmax_cross_entropy:
+      return "softmax_cross_entropy";
   }
   return "unknown";
 }
@@ -207,8 +207,7 @@ std::vector<Shape> expected_input_shapes(const LayerSpec& spec) {
     case LayerKind::input:
       return {};
     case LayerKind::add:
-      return std::vector<Shape>(static_cast<std::size_t>(std::max<std::int64_t>(spec.add_inputs, 0)),
-                                spec.input);
+      return std::vector<Shape>(static_cast<std::size_t>(std::max<std::int64_t>(spec.add_inputs, 0)), spec.input);
     case LayerKind::concat: {
       std::vector<Shape> shapes;
       for (const std::int64_t channels : spec.concat_channels)
@@ -237,8 +236,7 @@ std::int64_t parameter_count(const LayerSpec& spec) {
   switch (spec.kind) {
     case LayerKind::convolution:
       if (spec.groups < 1) return 0;  // not a valid spec; infer_output_shape says why
-      return spec.output_channels * (spec.input.channels / spec.groups) * spec.kernel_h *
-                 spec.kernel_w +
+      return spec.output_channels * (spec.input.channels / spec.groups) * spec.kernel_h * spec.kernel_w +
              (spec.bias ? spec.output_channels : 0);
     case LayerKind::inner_product:
       return spec.output_channels * spec.input.channels + (spec.bias ? spec.output_channels : 0);

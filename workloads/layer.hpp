@@ -82,20 +82,20 @@ struct LayerSpec {
   // The shape of the input (of every input, for add). For concat: the spatial size of every
   // input, with channels = the sum of concat_channels (the concatenated shape).
   Shape input;
-  std::vector<std::int64_t> concat_channels;  // concat: channels of each input, in order
-  std::int64_t output_channels = 0;           // convolution, inner_product
-  std::int64_t kernel_h = 0, kernel_w = 0;    // convolution, pooling
-  std::int64_t stride_h = 1, stride_w = 1;    // convolution, pooling
-  std::int64_t pad_h = 0, pad_w = 0;          // convolution, pooling (each side)
+  std::vector<std::int64_t> concat_channels;    // concat: channels of each input, in order
+  std::int64_t output_channels = 0;             // convolution, inner_product
+  std::int64_t kernel_h = 0, kernel_w = 0;      // convolution, pooling
+  std::int64_t stride_h = 1, stride_w = 1;      // convolution, pooling
+  std::int64_t pad_h = 0, pad_w = 0;            // convolution, pooling (each side)
   std::int64_t dilation_h = 1, dilation_w = 1;  // convolution (PyTorch's: 1 = dense)
-  std::int64_t groups = 1;                    // convolution (depth-wise: groups = channels)
-  bool bias = false;                          // convolution, inner_product
-  bool ceil_mode = false;                     // pooling
-  bool count_include_pad = true;              // avg pooling (PyTorch's default)
-  std::int64_t output_h = 0, output_w = 0;    // adaptive_avg_pool: the target size
-  std::int64_t add_inputs = 2;                // add: how many tensors are summed
-  double batch_norm_epsilon = 1e-5;           // batch_norm (torchvision Inception: 1e-3)
-  double dropout_probability = 0.5;           // dropout: the probability of zeroing
+  std::int64_t groups = 1;                      // convolution (depth-wise: groups = channels)
+  bool bias = false;                            // convolution, inner_product
+  bool ceil_mode = false;                       // pooling
+  bool count_include_pad = true;                // avg pooling (PyTorch's default)
+  std::int64_t output_h = 0, output_w = 0;      // adaptive_avg_pool: the target size
+  std::int64_t add_inputs = 2;                  // add: how many tensors are summed
+  double batch_norm_epsilon = 1e-5;             // batch_norm (torchvision Inception: 1e-3)
+  double dropout_probability = 0.5;             // dropout: the probability of zeroing
   EltwiseAlgorithm eltwise = EltwiseAlgorithm::relu;
   PoolAlgorithm pool = PoolAlgorithm::max;
 

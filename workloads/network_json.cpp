@@ -9,9 +9,7 @@ namespace {
 
 using nlohmann::json;
 
-json pass_json(const PassCost& cost) {
-  return {{"flops", cost.flops}, {"macs", cost.macs}, {"bytes", cost.bytes}};
-}
+json pass_json(const PassCost& cost) { return {{"flops", cost.flops}, {"macs", cost.macs}, {"bytes", cost.bytes}}; }
 
 json shape_json(const Shape& shape) { return json::array({shape.channels, shape.height, shape.width}); }
 
@@ -92,14 +90,14 @@ Expected<json> network_to_json(const Network& network, std::int64_t batch) {
 }
 
 Expected<Network> network_from_json(const json& document, const std::string& origin) {
-  if (auto ok = check_schema(document, network_schema, network_schema_version, origin); !ok)
-    return ok.error();
+  if (auto ok = check_schema(document, network_schema, network_schema_version, origin); !ok) return ok.error();
   std::string name;
   std::vector<LayerDefinition> definitions;
   try {
     name = document.at("name").get<std::string>();
     if (!printable_name(name))
-      return bad_input(origin + ": (/name) the network name is empty or holds control characters (newlines, tabs, ...)");
+      return bad_input(origin +
+                       ": (/name) the network name is empty or holds control characters (newlines, tabs, ...)");
     const json& layers = document.at("layers");
     if (!layers.is_array()) return bad_input(origin + ": \"layers\" must be an array of layers");
     for (const json& entry : layers) {

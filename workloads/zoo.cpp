@@ -69,9 +69,8 @@ Expected<Network> load_network(const std::string& name_or_path) {
 
 namespace zoo {
 
-LayerId basic_conv2d(NetworkBuilder& net, LayerId x, const std::string& prefix,
-                     std::int64_t out_channels, HeightWidth kernel, HeightWidth stride,
-                     HeightWidth padding) {
+LayerId basic_conv2d(NetworkBuilder& net, LayerId x, const std::string& prefix, std::int64_t out_channels,
+                     HeightWidth kernel, HeightWidth stride, HeightWidth padding) {
   x = net.layer(prefix + ".conv", conv2d(out_channels, kernel, stride, padding), x);
   x = net.layer(prefix + ".bn", batch_norm2d(0.001), x);
   return net.layer(prefix + ".relu", relu(), x);

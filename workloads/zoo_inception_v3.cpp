@@ -8,8 +8,7 @@ namespace dnntune::workloads::zoo {
 namespace {
 
 // InceptionA: 35x35 grid, 1x1 / 5x5 / double 3x3 / pooled 1x1 branches.
-LayerId inception_a(NetworkBuilder& net, LayerId x, const std::string& name,
-                    std::int64_t pool_features) {
+LayerId inception_a(NetworkBuilder& net, LayerId x, const std::string& name, std::int64_t pool_features) {
   const std::string p = name + ".";
   const LayerId branch1x1 = basic_conv2d(net, x, p + "branch1x1", 64, 1);
   LayerId branch5x5 = basic_conv2d(net, x, p + "branch5x5_1", 48, 1);

@@ -29,9 +29,8 @@ Expected<Network> build_mobilenet_v2();
 
 // The Inceptions' BasicConv2d: convolution without bias, batch norm (eps 0.001, TensorFlow's
 // value that both ports keep), ReLU; named PREFIX.conv, PREFIX.bn, PREFIX.relu.
-LayerId basic_conv2d(NetworkBuilder& net, LayerId x, const std::string& prefix,
-                     std::int64_t out_channels, HeightWidth kernel, HeightWidth stride = 1,
-                     HeightWidth padding = 0);
+LayerId basic_conv2d(NetworkBuilder& net, LayerId x, const std::string& prefix, std::int64_t out_channels,
+                     HeightWidth kernel, HeightWidth stride = 1, HeightWidth padding = 0);
 
 // The classifier's end in training: logits -> softmax + cross-entropy loss.
 LayerId loss(NetworkBuilder& net, LayerId logits, const std::string& name);

@@ -21,9 +21,8 @@ class SequentialNames {
 
 // MobileNet-v2's InvertedResidual: optional 1x1 expansion, 3x3 depth-wise, 1x1 projection
 // (linear: no activation), with a residual add when the shape is unchanged.
-LayerId inverted_residual(NetworkBuilder& net, LayerId x, const std::string& prefix,
-                          std::int64_t in_channels, std::int64_t out_channels,
-                          std::int64_t stride, std::int64_t expand_ratio) {
+LayerId inverted_residual(NetworkBuilder& net, LayerId x, const std::string& prefix, std::int64_t in_channels,
+                          std::int64_t out_channels, std::int64_t stride, std::int64_t expand_ratio) {
   const std::int64_t hidden = in_channels * expand_ratio;
   SequentialNames conv(prefix + "conv.");
   LayerId out = x;
@@ -51,8 +50,7 @@ Expected<Network> build_vgg16() {
   LayerId x = net.input("input", {3, 224, 224});
   SequentialNames features("features.");
   // torchvision's cfgs["D"]; 0 marks a 2x2 max pooling.
-  for (const std::int64_t channels : {64, 64, 0, 128, 128, 0, 256, 256, 256, 0, 512, 512, 512, 0,
-                                      512, 512, 512, 0}) {
+  for (const std::int64_t channels : {64, 64, 0, 128, 128, 0, 256, 256, 256, 0, 512, 512, 512, 0, 512, 512, 512, 0}) {
     if (channels == 0) {
       x = net.layer(features.next(), max_pool2d(2, 2), x);
       continue;
@@ -116,15 +114,14 @@ Expected<Network> build_mobilenet_v2() {
   struct Stage {
     std::int64_t expansion, channels, repeats, stride;
   };
-  const std::vector<Stage> stages{{1, 16, 1, 1},  {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
-                                  {6, 96, 3, 1},  {6, 160, 3, 2}, {6, 320, 1, 1}};
+  const std::vector<Stage> stages{{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
+                                  {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
   std::int64_t channels = 32;
   int module = 1;
   for (const Stage& stage : stages)
     for (std::int64_t i = 0; i < stage.repeats; ++i) {
       const std::string prefix = "features." + std::to_string(module++) + ".";
-      x = inverted_residual(net, x, prefix, channels, stage.channels, i == 0 ? stage.stride : 1,
-                            stage.expansion);
+      x = inverted_residual(net, x, prefix, channels, stage.channels, i == 0 ? stage.stride : 1, stage.expansion);
       channels = stage.channels;
     }
   const std::string last = "features." + std::to_string(module) + ".";

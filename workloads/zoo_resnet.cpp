@@ -10,8 +10,8 @@ namespace {
 
 // torchvision's BasicBlock (expansion 1). `downsample` is a 1x1 convolution + batch norm on
 // the shortcut when the stride or the width changes.
-LayerId basic_block(NetworkBuilder& net, LayerId x, const std::string& prefix,
-                    std::int64_t planes, std::int64_t stride, bool downsample) {
+LayerId basic_block(NetworkBuilder& net, LayerId x, const std::string& prefix, std::int64_t planes, std::int64_t stride,
+                    bool downsample) {
   LayerId out = net.layer(prefix + "conv1", conv2d(planes, 3, stride, 1), x);
   out = net.layer(prefix + "bn1", batch_norm2d(), out);
   out = net.layer(prefix + "relu1", relu(), out);
@@ -27,8 +27,8 @@ LayerId basic_block(NetworkBuilder& net, LayerId x, const std::string& prefix,
 }
 
 // torchvision's Bottleneck (expansion 4, width = planes): 1x1, 3x3 with the stride, 1x1.
-LayerId bottleneck(NetworkBuilder& net, LayerId x, const std::string& prefix,
-                   std::int64_t planes, std::int64_t stride, bool downsample) {
+LayerId bottleneck(NetworkBuilder& net, LayerId x, const std::string& prefix, std::int64_t planes, std::int64_t stride,
+                   bool downsample) {
   LayerId out = net.layer(prefix + "conv1", conv2d(planes, 1), x);
   out = net.layer(prefix + "bn1", batch_norm2d(), out);
   out = net.layer(prefix + "relu1", relu(), out);
@@ -52,12 +52,23 @@ Expected<Network> build_resnet(int depth) {
   // Blocks per stage, from torchvision's resnet18 ... resnet152.
   std::array<int, 4> blocks{};
   switch (depth) {
-    case 18: blocks = {2, 2, 2, 2}; break;
-    case 34: blocks = {3, 4, 6, 3}; break;
-    case 50: blocks = {3, 4, 6, 3}; break;
-    case 101: blocks = {3, 4, 23, 3}; break;
-    case 152: blocks = {3, 8, 36, 3}; break;
-    default: return bad_input("no ResNet of depth " + std::to_string(depth));
+    case 18:
+      blocks = {2, 2, 2, 2};
+      break;
+    case 34:
+      blocks = {3, 4, 6, 3};
+      break;
+    case 50:
+      blocks = {3, 4, 6, 3};
+      break;
+    case 101:
+      blocks = {3, 4, 23, 3};
+      break;
+    case 152:
+      blocks = {3, 8, 36, 3};
+      break;
+    default:
+      return bad_input("no ResNet of depth " + std::to_string(depth));
   }
   const bool uses_bottleneck = depth >= 50;
   const std::int64_t expansion = uses_bottleneck ? 4 : 1;
@@ -75,8 +86,7 @@ Expected<Network> build_resnet(int depth) {
     for (int block = 0; block < blocks[stage]; ++block) {
       const std::int64_t stride = (stage > 0 && block == 0) ? 2 : 1;
       const bool downsample = stride != 1 || in_planes != planes * expansion;
-      const std::string prefix =
-          "layer" + std::to_string(stage + 1) + "." + std::to_string(block) + ".";
+      const std::string prefix = "layer" + std::to_string(stage + 1) + "." + std::to_string(block) + ".";
       x = uses_bottleneck ? bottleneck(net, x, prefix, planes, stride, downsample)
                           : basic_block(net, x, prefix, planes, stride, downsample);
       in_planes = planes * expansion;

@@ -57,8 +57,9 @@ double time_once(const Sweep& sweep, std::int64_t bytes, Buffers& buffers) {
 
 // Runs one sweep until `seconds_allowed` would be exceeded; returns its records on the
 // communicator's rank 0 (empty elsewhere).
-std::vector<records::Measurement> run_sweep(const Sweep& sweep, const std::vector<std::int64_t>& sizes, Buffers& buffers,
-                                   double seconds_allowed, const records::Measurement& template_record) {
+std::vector<records::Measurement> run_sweep(const Sweep& sweep, const std::vector<std::int64_t>& sizes,
+                                            Buffers& buffers, double seconds_allowed,
+                                            const records::Measurement& template_record) {
   int rank = 0;
   MPI_Comm_rank(sweep.communicator, &rank);
   const probe::TimingOptions timing{1, 5, 200, 0.02};
@@ -68,7 +69,8 @@ std::vector<records::Measurement> run_sweep(const Sweep& sweep, const std::vecto
   for (const std::int64_t bytes : sizes) {
     // A size four times larger takes at most about four times longer; warm-up and minimum
     // repetitions included, it must fit before the deadline.
-    int fits = probe::now_seconds() + 4 * last_repetition_seconds * (timing.warmup_runs + timing.min_repetitions) < deadline;
+    int fits =
+        probe::now_seconds() + 4 * last_repetition_seconds * (timing.warmup_runs + timing.min_repetitions) < deadline;
     MPI_Bcast(&fits, 1, MPI_INT, 0, sweep.communicator);
     records::Measurement record = template_record;
     record.descriptor = sweep.operation;
@@ -81,7 +83,8 @@ std::vector<records::Measurement> run_sweep(const Sweep& sweep, const std::vecto
       record.status = records::MeasurementStatus::skipped;
       record.reason = "over the time budget of the sweep";
     } else {
-      const probe::TimingSummary summary = probe::time_repeatedly([&] { return time_once(sweep, bytes, buffers); }, timing);
+      const probe::TimingSummary summary =
+          probe::time_repeatedly([&] { return time_once(sweep, bytes, buffers); }, timing);
       last_repetition_seconds = summary.median_seconds;
       record.median_seconds = summary.median_seconds;
       record.coefficient_of_variation = summary.coefficient_of_variation;
@@ -113,7 +116,8 @@ std::optional<CommFit> fit_sweep(const Sweep& sweep, const std::vector<records::
   fit.nodes = sweep.nodes;
   fit.fit = *fitted;
   if (auto regimes = fit_two_regimes(points)) fit.regimes = *regimes;
-  fit.link_bandwidth_bytes_per_s = fitted->bandwidth_bytes_per_s * link_bandwidth_factor(sweep.operation, sweep.processes);
+  fit.link_bandwidth_bytes_per_s =
+      fitted->bandwidth_bytes_per_s * link_bandwidth_factor(sweep.operation, sweep.processes);
   return fit;
 }
 
@@ -158,9 +162,10 @@ Expected<CommCalibration> calibrate_communication(const MpiSession& session, con
   const int rank = session.rank(), nodes = session.node_count();
 
   // Every rank's CPUs and place, for the records' cpu_sets.
-  const auto places = session.gather_to_rank0(
-      json{{"cpus", machine->binding->allowed_pus}, {"node", session.node_index()}, {"local_rank", session.local_rank()}}
-          .dump());
+  const auto places = session.gather_to_rank0(json{
+      {"cpus", machine->binding->allowed_pus},
+      {"node", session.node_index()},
+      {"local_rank", session.local_rank()}}.dump());
   std::vector<json> place_of_rank;
   for (const std::string& text : places) place_of_rank.push_back(json::parse(text));
   const auto cpu_sets_where = [&](const std::function<bool(const json&)>& member) {
@@ -195,7 +200,8 @@ Expected<CommCalibration> calibrate_communication(const MpiSession& session, con
     for (const std::string operation : {"allreduce", "sendrecv"}) {
       if (operation == "sendrecv" && !with_exchange) continue;
       const Sweep sweep{operation, scope, communicator, processes, sweep_nodes, cpu_sets};
-      if (rank == 0 && options.progress) options.progress(operation + " " + scope + ", " + std::to_string(processes) + " ranks");
+      if (rank == 0 && options.progress)
+        options.progress(operation + " " + scope + ", " + std::to_string(processes) + " ranks");
       auto records = run_sweep(sweep, sizes, buffers, seconds_per_sweep, template_record);
       calibration.records.insert(calibration.records.end(), records.begin(), records.end());
       if (rank == 0) reported.push_back(sweep);
@@ -281,8 +287,11 @@ std::string comm_calibration_json(const CommCalibration& calibration) {
   };
   json fits = json::array();
   for (const CommFit& fit : calibration.fits) {
-    json entry = {{"operation", fit.operation}, {"scope", fit.scope},       {"processes", fit.processes},
-                  {"nodes", fit.nodes},         {"fit", line_json(fit, fit.fit)}};
+    json entry = {{"operation", fit.operation},
+                  {"scope", fit.scope},
+                  {"processes", fit.processes},
+                  {"nodes", fit.nodes},
+                  {"fit", line_json(fit, fit.fit)}};
     if (fit.regimes)
       entry["regimes"] = {{"breakpoint_bytes", fit.regimes->breakpoint_bytes},
                           {"small", line_json(fit, fit.regimes->small)},
@@ -290,11 +299,16 @@ std::string comm_calibration_json(const CommCalibration& calibration) {
     fits.push_back(entry);
   }
   json records = json::array();
-  for (const records::Measurement& record : calibration.records) records.push_back(json::parse(records::to_json_line(record)));
-  const json document = {{"schema", "dnntune.comm_calibration"}, {"schema_version", 1},
-                         {"ranks", calibration.ranks},           {"nodes", calibration.nodes},
-                         {"mpi_version", calibration.mpi_version}, {"fits", fits},
-                         {"records", records},                   {"notes", calibration.notes}};
+  for (const records::Measurement& record : calibration.records)
+    records.push_back(json::parse(records::to_json_line(record)));
+  const json document = {{"schema", "dnntune.comm_calibration"},
+                         {"schema_version", 1},
+                         {"ranks", calibration.ranks},
+                         {"nodes", calibration.nodes},
+                         {"mpi_version", calibration.mpi_version},
+                         {"fits", fits},
+                         {"records", records},
+                         {"notes", calibration.notes}};
   return document.dump(2) + "\n";
 }
 

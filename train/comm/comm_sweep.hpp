@@ -26,8 +26,8 @@ namespace dnntune::train::comm {
 
 struct CommSweepOptions {
   std::int64_t max_message_bytes = std::int64_t{256} << 20;
-  double time_budget_seconds = 60;  // for all sweeps together; sizes that would not fit are skipped
-  std::string command;              // the command line that reproduces the records
+  double time_budget_seconds = 60;                   // for all sweeps together; sizes that would not fit are skipped
+  std::string command;                               // the command line that reproduces the records
   std::function<void(const std::string&)> progress;  // called on rank 0 as each sweep starts
 };
 
@@ -36,7 +36,7 @@ struct CommFit {
   std::string scope;      // "intra-node", "inter-node", "job"
   int processes = 0;
   int nodes = 0;
-  LatencyBandwidthFit fit;           // one line over every size
+  LatencyBandwidthFit fit;              // one line over every size
   std::optional<TwoRegimeFit> regimes;  // small and large messages apart (six sizes or more)
   // What a cost model calls the link bandwidth: for all-reduce the fit's bandwidth times
   // 2(p-1)/p (a ring moves that share of the message through every link, NCCL-tests' "bus
@@ -53,8 +53,8 @@ struct CommCalibration {
   int nodes = 0;
   std::string mpi_version;
   std::vector<records::Measurement> records;  // rank 0: every size of every sweep, skipped ones say why
-  std::vector<CommFit> fits;         // rank 0
-  std::vector<std::string> notes;    // rank 0: sweeps that could not run or be fitted, and why
+  std::vector<CommFit> fits;                  // rank 0
+  std::vector<std::string> notes;             // rank 0: sweeps that could not run or be fitted, and why
 };
 
 // Collective: every rank of the session calls it. Needs at least two ranks.

@@ -28,8 +28,8 @@ std::string broadcast_text(const std::string& text, int root, MPI_Comm communica
 }  // namespace
 
 bool started_by_mpi_launcher() {
-  return has_environment("OMPI_COMM_WORLD_SIZE") || has_environment("PMI_SIZE") ||
-         has_environment("PMIX_RANK") || has_environment("SLURM_STEP_NUM_TASKS");
+  return has_environment("OMPI_COMM_WORLD_SIZE") || has_environment("PMI_SIZE") || has_environment("PMIX_RANK") ||
+         has_environment("SLURM_STEP_NUM_TASKS");
 }
 
 int launcher_rank() {
@@ -101,8 +101,7 @@ std::vector<std::string> MpiSession::gather_to_rank0(const std::string& text) co
     for (std::size_t i = 1; i < lengths.size(); ++i) offsets[i] = offsets[i - 1] + lengths[i - 1];
     all.resize(static_cast<std::size_t>(offsets.back() + lengths.back()));
   }
-  MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0,
-              MPI_COMM_WORLD);
+  MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
   std::vector<std::string> texts;
   for (std::size_t i = 0; i < lengths.size(); ++i)
     texts.push_back(all.substr(static_cast<std::size_t>(offsets[i]), static_cast<std::size_t>(lengths[i])));

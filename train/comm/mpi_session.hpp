@@ -36,8 +36,8 @@ class MpiSession {
   int rank() const { return rank_; }
   int size() const { return size_; }
   int node_count() const { return node_count_; }
-  int node_index() const { return node_index_; }    // 0 .. node_count-1, nodes in order of their lowest rank
-  int local_rank() const { return local_rank_; }    // rank among the processes of this node
+  int node_index() const { return node_index_; }  // 0 .. node_count-1, nodes in order of their lowest rank
+  int local_rank() const { return local_rank_; }  // rank among the processes of this node
   int local_size() const { return local_size_; }
   const std::string& library_version() const { return library_version_; }  // "Open MPI 4.1.4"
 
