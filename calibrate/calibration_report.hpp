@@ -94,7 +94,8 @@ struct CalibrationReport {
   std::vector<AnchorAdditivity> anchor_additivity;
 };
 
-// Reads DIR/layers.jsonl, DIR/machine.json and DIR/network.jsonl when there. Of several records of one measurement the last
+// Reads DIR/layers.jsonl, DIR/machine.json and DIR/network.jsonl when there. Of several records of one measurement the
+// last
 // that is not skipped counts.
 Expected<CalibrationReport> make_calibration_report(const std::string& directory);
 

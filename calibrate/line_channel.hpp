@@ -1,5 +1,6 @@
 // calibrate/line_channel.hpp — newline-terminated messages over file descriptors (a socket
-// to a worker, or a worker's standard input and output), with a timeout on reads: how the calibration parent and its worker processes
+// to a worker, or a worker's standard input and output), with a timeout on reads: how the calibration parent and its
+// worker processes
 // talk (one JSON object per line; see worker.hpp for the messages).
 #pragma once
 

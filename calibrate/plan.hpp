@@ -20,7 +20,8 @@
 //   4. the other settings for further layers of each class, in spread order (the median, then
 //      the quartiles, ...), round-robin over classes, as long as they fit.
 // A layer class is the layer's kernel shape (workloads/kernel_class.hpp: the kind refined where
-// kernels differ, 1x1 / 3x3 / other / grouped convolutions, strided or not; max / average pooling ...). The runner re-applies the same
+// kernels differ, 1x1 / 3x3 / other / grouped convolutions, strided or not; max / average pooling ...). The runner
+// re-applies the same
 // selection at run time with estimates corrected by what it has measured.
 #pragma once
 

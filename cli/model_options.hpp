@@ -37,7 +37,8 @@ Expected<LoadedModel> load_model(const ModelSourceOptions& options,
 
 // Progress lines of the libraries on standard error: common/progress.hpp's print_progress.
 
-// The inter-node fabric: --fabric NAME (a preset; --network is its older name), or --link-gbps X --link-latency-us Y (numbers,
+// The inter-node fabric: --fabric NAME (a preset; --network is its older name), or --link-gbps X --link-latency-us Y
+// (numbers,
 // e.g. those of an emulated cluster's shaped links; they replace a calibration's measured link).
 struct FabricOptions {
   std::string preset = model::default_fabric;  // --fabric NAME

@@ -121,7 +121,8 @@ GpuEfficiencies fit_round(const std::vector<const UsableRecord*>& usable, const 
 // batches (the smallest and largest), the intercept of the line through them, t = fixed + v, where
 // the roofline's part v grows from one batch to the other by the ratio rho the model gives it (the
 // batch ratio, less where a small batch does not fill the chip): fixed = (rho t1 - t2) / (rho - 1).
-// The class's median less its kernels' gaps (a term of their own), at least 0. A pass the model (fitted once without this term) finds held by
+// The class's median less its kernels' gaps (a term of their own), at least 0. A pass the model (fitted once without
+// this term) finds held by
 // the host's dispatch at either batch, or whose time grows by less than a third of rho, says
 // nothing about its kernel here.
 void fit_fixed_seconds(const std::vector<const UsableRecord*>& usable, const GpuNode& node, GpuEfficiencies& fitted) {

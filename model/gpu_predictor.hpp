@@ -87,7 +87,8 @@ struct GpuPrediction {
 
 // The configuration fits the node (1 <= gpus <= the node's GPUs, batch 1..max_batch, nodes >= 1,
 // fusion > 0, a known fabric, a precision the GPU has) and the batch fits one GPU's memory;
-// otherwise bad_input with the reason (for memory: how much it needs and has). with_efficiency = false skips the single-GPU
+// otherwise bad_input with the reason (for memory: how much it needs and has). with_efficiency = false skips the
+// single-GPU
 // prediction the scaling efficiency needs (for ranking).
 Expected<GpuPrediction> predict_gpu(const workloads::Network& network, const GpuNode& node,
                                     const GpuEfficiencies& efficiencies, const GpuConfiguration& configuration,

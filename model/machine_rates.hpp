@@ -1,6 +1,7 @@
 // model/machine_rates.hpp — what the cost model needs from a MachineProfile: peak fp32 FLOP/s
 // per core, the memory bandwidth of one package as a function of how many of its cores stream
-// at once, and how many NUMA nodes share it out. Measured curves are used as measured; a spec profile's curve is built from
+// at once, and how many NUMA nodes share it out. Measured curves are used as measured; a spec profile's curve is built
+// from
 // its spec figures with the assumptions stated below (and the prediction is marked as such).
 #pragma once
 

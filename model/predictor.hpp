@@ -6,7 +6,8 @@
 // exactly this setting, that measurement; when it measured it in another setting, that
 // measurement carried over by the model: scaled by the model's ratio when threads or SMT differ
 // (compute scales), shifted by the model's difference when only the co-running count differs
-// (contention adds shared traffic, whatever the kernel's own speed); otherwise the model alone. Measurements are never interpolated
+// (contention adds shared traffic, whatever the kernel's own speed); otherwise the model alone. Measurements are never
+// interpolated
 // across batches: a framework may switch kernels between two batch sizes.
 //
 // Anchors: where the calibration trained the network for real (Calibration::anchors), the

@@ -148,7 +148,8 @@ std::string scaling_svg(const std::vector<ScalingRow>& rows, const std::string& 
       line(left, rate.y(std::log10(value)), left + plot_width, rate.y(std::log10(value)), "stroke=\"#e4e4e4\"");
       text(left - 6, rate.y(std::log10(value)) + 4, "end", format_significant(value, 1));
     }
-  svg << "<polygon fill=\"#9ecae1\" fill-opacity=\"0.5\" stroke=\"none\" points=\"";  // the band: high edge, low edge back
+  // the band: high edge, low edge back
+  svg << "<polygon fill=\"#9ecae1\" fill-opacity=\"0.5\" stroke=\"none\" points=\"";
   for (const ScalingRow& row : rows)
     svg << x_of(row.nodes) << "," << rate.y(std::log10(row.prediction.images_per_second_high)) << " ";
   for (auto row = rows.rbegin(); row != rows.rend(); ++row)

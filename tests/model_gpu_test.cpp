@@ -298,7 +298,8 @@ TEST_CASE("the GPU tuner searches GPUs, batch and fusion and keeps what it exclu
 TEST_CASE("a GPU calibration recovers the efficiencies its micro-runs were made with") {
   const GpuNode h200 = must(gpu_node(must(data::builtin_machine("h200"))));
   const GpuEfficiencies priors = gpu_efficiency_priors();
-  // The "measured" GPU (strict fp32 records): dense convolutions, 3x3 and 1x1, at half the priors' compute efficiency, streaming
+  // The "measured" GPU (strict fp32 records): dense convolutions, 3x3 and 1x1, at half the priors' compute efficiency,
+  // streaming
   // kernels at 0.9 of HBM, 20 us of host time per op.
   GpuEfficiencies truth = priors;
   for (GpuKernelClass dense : {GpuKernelClass::convolution, GpuKernelClass::convolution_pointwise})

@@ -739,7 +739,8 @@ TEST_CASE("a first run whose base anchor overran trains the announced glibc-tune
   REQUIRE(announced.allocators.front() == "glibc-tuned");
   REQUIRE(work.first("glibc-tuned") != std::string::npos);
   const Done& tuned = work.done[work.first("glibc-tuned")];
-  // The replan would drop it (5 + (1 + 2.7... warm-up + 2) steps past what is left); the plan kept it on all that is left.
+  // The replan would drop it (5 + (1 + 2.7... warm-up + 2) steps past what is left); the plan kept it on all that is
+  // left.
   CHECK(tuned.share == Approx(240 - tuned.started));
   CHECK(work.said_that("the glibc-tuned anchor is trained with the"));
   CHECK(work.said_that("without it the allocator cannot be chosen"));
