@@ -119,6 +119,7 @@ void run_gpu_recommend(const std::string& network, const GpuSource& gpu, const G
     const model::GpuPrediction& best = answer.recommendation.best;
     auto job = value_or_fail(job_script_options(request.launch, best.network, answer.seconds_to_train, "default"));
     job.train_command = request.train_command;
+    if (request.format == "slurm" && !job.time_note.empty()) print_progress(job.time_note);
     return write_output(
         request.format == "slurm" ? tuner::gpu_slurm_script(best, job) : tuner::gpu_torchrun_text(best, job),
         request.output_path);

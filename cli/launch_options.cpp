@@ -59,7 +59,6 @@ Expected<tuner::JobScriptOptions> job_script_options(const LaunchOptions& option
   facts.allocator_environment = allocator->environment;
   auto job = tuner::job_script_options(options, network_name, seconds_to_train, facts);
   if (job) job->allocator_name = allocator->name;
-  if (job && !job->time_note.empty()) print_progress(job->time_note);
   return job;
 }
 

@@ -28,7 +28,7 @@ Expected<void> check_launch_options(const LaunchOptions& options);
 
 // The job script options for `network_name` (tuner::job_script_options), with `seconds_to_train`
 // giving the default --time, every rank loading `allocator` (the chosen variant). A --time capped
-// below the predicted training is also said on standard error.
+// below the predicted training is in its time_note, which the caller says where it writes a script.
 Expected<tuner::JobScriptOptions> job_script_options(const LaunchOptions& options, const std::string& network_name,
                                                      double seconds_to_train, const std::string& allocator);
 

@@ -164,6 +164,8 @@ void run_recommend(const RecommendCommandOptions& options) {
                                               answer.seconds_to_train, answer.job_allocator));
   job.allocator_note = tuner::allocator_summary(*recommendation.allocator);
   job.train_command = options.train_command;
+  // The script's --time, capped below the predicted training, is said where a script is written.
+  if (options.format == "slurm" && !job.time_note.empty()) print_progress(job.time_note);
   const auto format = std::find_if(output_formats().begin(), output_formats().end(),
                                    [&](const OutputFormat& entry) { return entry.name == options.format; });
   const OutputFormat& chosen = format != output_formats().end() ? *format : output_formats().front();
