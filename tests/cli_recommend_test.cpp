@@ -33,7 +33,10 @@ TEST_CASE("recommend calibrates on first use, then answers from the cache") {
   // The work announced with its estimate before it starts (pipeline/default_calibration.hpp).
   CHECK(first.err.find("calibrating 1 new batch (about ") != std::string::npos);
   CHECK(first.out.find("Best for tiny_residual") != std::string::npos);
-  CHECK(first.out.find("images/s (90% band") != std::string::npos);
+  // A figure, or "unknown" where a busy machine's runs spread the band past the gate's ratio
+  // (model/plausibility.hpp): what is tested here is the cache, not the figure.
+  CHECK((first.out.find("images/s (90% band") != std::string::npos ||
+         first.out.find("images/s unknown (90% band") != std::string::npos));
   CHECK(first.out.find("launch: mpirun") != std::string::npos);
 
   const auto second = run_dnntune({"recommend", "--model", tiny_network(), "--batch", "4", "--format", "json"});
@@ -42,7 +45,8 @@ TEST_CASE("recommend calibrates on first use, then answers from the cache") {
   CHECK(second.err.find("calibrating") == std::string::npos);
   const auto answer = nlohmann::json::parse(second.out);
   CHECK(answer["best"]["backend"] == "torch");
-  CHECK(answer["best"]["images_per_second"].get<double>() > 0);
+  const auto& figure = answer["best"]["images_per_second"];
+  CHECK((figure.is_number() ? figure.get<double>() > 0 : answer["best"]["band"]["known"] == false));
   CHECK(answer["configurations_scored"].get<int>() >= 1);
 
   // --verify K trains the K best for real and recommends the measured best.

@@ -51,7 +51,10 @@ TEST_CASE("validate compares real training with the model, and resumes from its 
   REQUIRE(runs.size() >= 1);
   for (const auto& run : runs) {
     CHECK(run["measured_images_per_second"].get<double>() > 0);
-    CHECK(run["prediction"]["images_per_second"].get<double>() > 0);
+    // A figure, or unknown where the recorded busy machine's runs spread the band past the gate's
+    // ratio (model/plausibility.hpp): what is tested here is validate, not the figure.
+    const auto& figure = run["prediction"]["images_per_second"];
+    CHECK((figure.is_number() ? figure.get<double>() > 0 : run["prediction"]["band"]["known"] == false));
   }
   CHECK(report["mape_percent_overall"].get<double>() >= 0);
   const auto written = lines_of(records);
