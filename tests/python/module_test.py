@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 dnntune_command, build = sys.argv[1], sys.argv[2]
 sys.path.insert(0, build + "/python")
@@ -98,7 +97,7 @@ check(scaling == expected and "layout_basis" in scaling and layout["processes_pe
 # with the fit of a recorded calibration that covers resnet18 at batch 8 (nothing is calibrated).
 source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(sys.argv[0]))))
 recorded = source + "/tests/fixtures/anchored_resnet18_calibration"
-os.environ["DNNTUNE_CACHE_DIR"] = tempfile.mkdtemp(prefix="dnntune-python-cache-")
+os.environ["DNNTUNE_CACHE_DIR"] = command_checks.temporary_directory("dnntune-python-cache-")
 os.environ["DNNTUNE_REFERENCE_DIR"] = os.environ["DNNTUNE_CACHE_DIR"] + "/no-references"
 os.environ["DNNTUNE_EXECUTABLE"] = dnntune_command
 from dnntune import _dnntune  # noqa: E402
@@ -106,7 +105,7 @@ entry = _dnntune.cache_entry("torch")
 os.makedirs(entry + "/measurements")
 shutil.copy(recorded + "/machine.json", entry + "/measurements/machine.json")
 # `fit -o` refuses to write into the cache (only dnntune's own runs do): fit beside it, then seed.
-fitted = tempfile.mkdtemp(prefix="dnntune-python-fit-") + "/calibration.json"
+fitted = command_checks.temporary_directory("dnntune-python-fit-") + "/calibration.json"
 subprocess.run([dnntune_command, "fit", recorded, "-o", fitted, "--bootstrap", "4"], capture_output=True, check=True)
 shutil.copy(fitted, entry + "/calibration.json")
 with open(entry + "/covered.json", "w") as covered:

@@ -9,14 +9,14 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 dnntune_command, build, source = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path.insert(0, build + "/python")
-os.environ["DNNTUNE_CACHE_DIR"] = tempfile.mkdtemp(prefix="dnntune-parity-cache-")  # nothing is calibrated
-import dnntune  # noqa: E402
 import command_checks  # noqa: E402  (beside this script)
 from command_checks import check  # noqa: E402
+
+os.environ["DNNTUNE_CACHE_DIR"] = command_checks.temporary_directory("dnntune-parity-cache-")  # nothing calibrated
+import dnntune  # noqa: E402
 
 calibration = source + "/tests/fixtures/parity/calibration.json"
 
