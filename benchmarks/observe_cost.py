@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """benchmarks/observe_cost.py BUILD_DIR [STEPS] — the training-job hook's cost per step (issue 62):
-the same training loop with and without dnntune.observe's job.step(), interleaved in rounds so that
-the machine's drift falls on both alike; prints the median step of each, the hook's cost per step in
-microseconds, and that cost as a share of a step. The loop is a small real PyTorch step (a conv
+the same training loop with and without dnntune.observe's job.step(), steps alternated within each
+round so that the machine's drift falls on both alike; prints the median step of each, the hook's
+cost per step in microseconds (per round, for its spread), and that cost as a share of a step. The loop is a small real PyTorch step (a conv
 network's forward, backward and SGD at batch 8, 32x32 images) when /usr/bin/python3 has torch, else a
 fixed amount of arithmetic. The hook's close() (one `dnntune probe --quick` and an append, once per
 job) is timed apart. Run it on a quiet machine."""
@@ -16,7 +16,8 @@ build = sys.argv[1]
 steps = int(sys.argv[2]) if len(sys.argv) > 2 else 200
 sys.path.insert(0, os.path.join(build, "python"))
 os.environ.setdefault("DNNTUNE_EXECUTABLE", os.path.join(build, "cli", "dnntune"))
-os.environ["DNNTUNE_JOB_RECORD"] = os.path.join(tempfile.mkdtemp(prefix="dnntune-observe-cost-"), "jobs.jsonl")
+records = tempfile.TemporaryDirectory(prefix="dnntune-observe-cost-")  # removed at exit
+os.environ["DNNTUNE_JOB_RECORD"] = os.path.join(records.name, "jobs.jsonl")
 import dnntune  # noqa: E402
 
 try:
@@ -37,34 +38,35 @@ except ImportError:
     workload = "arithmetic (no torch)"
 
 
-def plain_loop():
-    times = []
-    for _ in range(steps):
-        start = time.perf_counter()
-        train_step()
-        times.append(time.perf_counter() - start)
-    return times
+def paired_rounds(rounds):
+    """Each round alternates steps with and without job.step() in one loop (which comes first swaps
+    every step), so drift, turbo and the page cache fall on both alike; the two loops one after the
+    other differed by more than the hook costs. Returns per-round (plain, hooked) step times."""
+    per_round = []
+    for round_index in range(rounds):
+        job = dnntune.observe("resnet18", batch=8, warmup_steps=0, job_id="cost-%d" % round_index)
+        plain, hooked = [], []
+        for step in range(2 * steps):
+            with_hook = (step + step // 2) % 2 == 1
+            start = time.perf_counter()
+            train_step()
+            if with_hook:
+                job.step()
+            (hooked if with_hook else plain).append(time.perf_counter() - start)
+        closing = time.perf_counter()
+        job.close()
+        closes.append(time.perf_counter() - closing)
+        per_round.append((plain, hooked))
+    return per_round
 
 
-def hooked_loop(round_index):
-    times = []
-    job = dnntune.observe("resnet18", batch=8, warmup_steps=0, job_id="cost-%d" % round_index)
-    for _ in range(steps):
-        start = time.perf_counter()
-        train_step()
-        job.step()
-        times.append(time.perf_counter() - start)
-    closing = time.perf_counter()
-    job.close()
-    return times, time.perf_counter() - closing
-
-
-plain, hooked, closes = [], [], []
-for round_index in range(5):
-    plain += plain_loop()
-    times, closed = hooked_loop(round_index)
-    hooked += times
-    closes.append(closed)
+closes = []
+for _ in range(20):  # warm-up: first steps allocate and fault pages in
+    train_step()
+per_round = paired_rounds(5)
+plain = [t for round_times in per_round for t in round_times[0]]
+hooked = [t for round_times in per_round for t in round_times[1]]
+differences = [statistics.median(h) - statistics.median(p) for p, h in per_round]
 plain_median, hooked_median = statistics.median(plain), statistics.median(hooked)
 # The hook's own work per step, timed alone: what the difference of two noisy medians cannot resolve.
 job = dnntune.observe("resnet18", batch=8, warmup_steps=0)
@@ -74,5 +76,8 @@ for _ in range(100000):
 alone = (time.perf_counter() - start) / 100000
 print("workload: %s, %d steps x 5 rounds each" % (workload, steps))
 print("median step without the hook: %.1f us; with it: %.1f us" % (plain_median * 1e6, hooked_median * 1e6))
+print("with minus without, per round: %s us (median %.2f us = %.3f%% of a step)" %
+      (", ".join("%.2f" % (d * 1e6) for d in differences), statistics.median(differences) * 1e6,
+       100 * statistics.median(differences) / plain_median))
 print("job.step() alone: %.3f us per step = %.4f%% of a step" % (alone * 1e6, 100 * alone / plain_median))
 print("close() (once per job: gather, probe --quick, append): median %.3f s" % statistics.median(closes))
