@@ -122,6 +122,38 @@ tuner::AllocatorChoice allocator_of(const model::Predictor& predictor, const wor
                                  user_choice);
 }
 
+// answer_recommend from its search on, with the model already loaded for the request's network
+// and batches: predict's and scale's default layout ask it with the model they loaded.
+Expected<RecommendAnswer> recommend_with(const AnswerSource& source, const LoadedModel& loaded,
+                                         const workloads::Network& network, const RecommendRequest& request) {
+  const model::Predictor& predictor = loaded.predictor;
+  // Long lists: refused past the request's minutes, else said first.
+  if (auto bounded = announce_search(predictor, network, request.space, source.progress(), request.max_minutes,
+                                     request.max_minutes_option);
+      !bounded)
+    return bounded.error();
+  auto recommendation = tuner::recommend(predictor, network, request.space, request.options);
+  if (!recommendation) return recommendation.error();
+  RecommendAnswer answer{std::move(*recommendation), predictor.rates()};
+  tuner::Recommendation& result = answer.recommendation;
+  result.basis = loaded.basis;
+  if (loaded.without_prior_spread) result.basis.push_back(band_share_line(loaded, network, result));
+  result.how_to_settle = how_to_settle(loaded, source.source(), request);
+  if (request.verify > 0)
+    if (auto verified = verify_for_real(result, request, source.progress()); !verified) return verified.error();
+  // This machine's recorded jobs compete as PyTorch's first-run runs do (frontend/job_list.hpp).
+  auto allocation = allocation_model(predictor);
+  if (allocation)
+    if (auto jobs = add_recorded_jobs(*allocation, predictor.machine(), source.source().backend); !jobs)
+      return jobs.error();
+  tuner::recommend_allocator(result, allocation, network, pipeline::installed_allocators(), request.allocator);
+  // The allocator may have settled a close call: the job runs the pick it left.
+  answer.seconds_to_train = request.options.epochs * static_cast<double>(request.options.dataset_images) /
+                            result.best.prediction.images_per_second;
+  answer.job_allocator = result.allocator->chosen;
+  return answer;
+}
+
 // predict's and scale's configuration: the asked one with the recommended layout where the user
 // gave none (answer_recommend's pick at this batch, node count, fusion and fabric, allocator
 // included), and that recommendation's allocator when the layout is its pick.
@@ -132,7 +164,7 @@ Expected<DefaultedConfiguration> defaulted_setup(const LoadedModel& loaded, cons
     asked.network = request.network;
     asked.space = space;
     asked.allocator = request.allocator;
-    auto answer = answer_recommend(source, asked);
+    auto answer = recommend_with(source, loaded, network, asked);
     if (!answer) return answer.error();
     return std::move(answer->recommendation);
   };
@@ -197,32 +229,7 @@ Expected<RecommendAnswer> answer_recommend(const AnswerSource& source, const Rec
     return bad_input(long_name(option_rows::verify) + " trains on this machine, but the answer is for partition " +
                      request.partition + "'s nodes: run recommend " + long_name(option_rows::verify) +
                      " in a job on one of them");
-  const model::Predictor& predictor = loaded->predictor;
-  // Long lists: refused past the request's minutes, else said first.
-  if (auto bounded = announce_search(predictor, *network, request.space, source.progress(), request.max_minutes,
-                                     request.max_minutes_option);
-      !bounded)
-    return bounded.error();
-  auto recommendation = tuner::recommend(predictor, *network, request.space, request.options);
-  if (!recommendation) return recommendation.error();
-  RecommendAnswer answer{std::move(*recommendation), predictor.rates()};
-  tuner::Recommendation& result = answer.recommendation;
-  result.basis = loaded->basis;
-  if (loaded->without_prior_spread) result.basis.push_back(band_share_line(*loaded, *network, result));
-  result.how_to_settle = how_to_settle(*loaded, source.source(), request);
-  if (request.verify > 0)
-    if (auto verified = verify_for_real(result, request, source.progress()); !verified) return verified.error();
-  // This machine's recorded jobs compete as PyTorch's first-run runs do (frontend/job_list.hpp).
-  auto allocation = allocation_model(predictor);
-  if (allocation)
-    if (auto jobs = add_recorded_jobs(*allocation, predictor.machine(), source.source().backend); !jobs)
-      return jobs.error();
-  tuner::recommend_allocator(result, allocation, *network, pipeline::installed_allocators(), request.allocator);
-  // The allocator may have settled a close call: the job runs the pick it left.
-  answer.seconds_to_train = request.options.epochs * static_cast<double>(request.options.dataset_images) /
-                            result.best.prediction.images_per_second;
-  answer.job_allocator = result.allocator->chosen;
-  return answer;
+  return recommend_with(source, *loaded, *network, request);
 }
 
 Expected<PredictAnswer> answer_predict(const AnswerSource& source, const PredictRequest& request) {
