@@ -171,6 +171,25 @@ Expected<DefaultedConfiguration> defaulted_setup(const LoadedModel& loaded, cons
   return with_default_layout(loaded.predictor, network, request.configuration, request.given, recommended);
 }
 
+// What predict and scale both stand on: the allocator name checked, the network, the model for its
+// batch, and the configuration with its default layout.
+struct PredictionSetup {
+  workloads::Network network;
+  LoadedModel loaded;
+  DefaultedConfiguration setup;
+};
+
+Expected<PredictionSetup> prediction_setup(const AnswerSource& source, const PredictRequest& request) {
+  if (auto checked = check_allocator_name(request.allocator); !checked) return checked.error();
+  auto network = workloads::load_network(request.network);
+  if (!network) return network.error();
+  auto loaded = source.model_for(request.network, {request.configuration.batch_per_process});
+  if (!loaded) return loaded.error();
+  auto setup = defaulted_setup(*loaded, *network, source, request);
+  if (!setup) return setup.error();
+  return PredictionSetup{std::move(*network), std::move(*loaded), std::move(*setup)};
+}
+
 }  // namespace
 
 AnswerSource::AnswerSource(ModelSource source, std::string executable, pipeline::Progress progress)
@@ -233,39 +252,31 @@ Expected<RecommendAnswer> answer_recommend(const AnswerSource& source, const Rec
 }
 
 Expected<PredictAnswer> answer_predict(const AnswerSource& source, const PredictRequest& request) {
-  if (auto checked = check_allocator_name(request.allocator); !checked) return checked.error();
-  auto network = workloads::load_network(request.network);
-  if (!network) return network.error();
-  auto loaded = source.model_for(request.network, {request.configuration.batch_per_process});
-  if (!loaded) return loaded.error();
-  auto setup = defaulted_setup(*loaded, *network, source, request);
-  if (!setup) return setup.error();
-  auto prediction = loaded->predictor.predict(*network, setup->configuration);
+  auto prepared = prediction_setup(source, request);
+  if (!prepared) return prepared.error();
+  const auto& [network, loaded, setup] = *prepared;
+  auto prediction = loaded.predictor.predict(network, setup.configuration);
   if (!prediction) return prediction.error();
   tuner::AllocatorChoice allocator =
-      setup->allocator ? *setup->allocator : allocator_of(loaded->predictor, *network, *prediction, request.allocator);
-  return PredictAnswer{std::move(*prediction), std::move(allocator), setup->layout_basis};
+      setup.allocator ? *setup.allocator : allocator_of(loaded.predictor, network, *prediction, request.allocator);
+  return PredictAnswer{std::move(*prediction), std::move(allocator), setup.layout_basis};
 }
 
 Expected<ScaleAnswer> answer_scale(const AnswerSource& source, const ScaleRequest& request) {
-  if (auto checked = check_allocator_name(request.setup.allocator); !checked) return checked.error();
-  auto network = workloads::load_network(request.setup.network);
-  if (!network) return network.error();
-  auto loaded = source.model_for(request.setup.network, {request.setup.configuration.batch_per_process});
-  if (!loaded) return loaded.error();
   PredictRequest per_node = request.setup;
   per_node.configuration.nodes = 1;  // the layout is per node: the one recommended for one node
-  auto setup = defaulted_setup(*loaded, *network, source, per_node);
-  if (!setup) return setup.error();
-  auto rows = model::predict_scaling(loaded->predictor, *network, setup->configuration, request.node_counts);
+  auto prepared = prediction_setup(source, per_node);
+  if (!prepared) return prepared.error();
+  const auto& [network, loaded, setup] = *prepared;
+  auto rows = model::predict_scaling(loaded.predictor, network, setup.configuration, request.node_counts);
   if (!rows) return rows.error();
-  std::optional<tuner::AllocatorChoice> allocator = setup->allocator;
+  std::optional<tuner::AllocatorChoice> allocator = setup.allocator;
   if (!allocator) {
-    auto at_one_node = loaded->predictor.predict(*network, setup->configuration);
+    auto at_one_node = loaded.predictor.predict(network, setup.configuration);
     if (!at_one_node) return at_one_node.error();
-    allocator = allocator_of(loaded->predictor, *network, *at_one_node, per_node.allocator);
+    allocator = allocator_of(loaded.predictor, network, *at_one_node, per_node.allocator);
   }
-  return ScaleAnswer{std::move(*rows), std::move(*allocator), setup->layout_basis};
+  return ScaleAnswer{std::move(*rows), std::move(*allocator), setup.layout_basis};
 }
 
 nlohmann::json prediction_document(const PredictAnswer& answer) {
