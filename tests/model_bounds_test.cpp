@@ -198,6 +198,24 @@ TEST_CASE("scale's rows say unknown where a band is wider than the widest ratio,
   CHECK(json[1]["band"]["known"] == false);
   rows.pop_back();
   CHECK(scaling_text(rows).find("unknown") == std::string::npos);  // said only where a row is unknown
+
+  // A GPU node's rows alike.
+  std::vector<GpuScalingRow> gpu_rows(2);
+  for (std::size_t index = 0; index < gpu_rows.size(); ++index) {
+    GpuPrediction& prediction = gpu_rows[index].prediction;
+    prediction.network = "resnet50";
+    prediction.machine = "h200";
+    prediction.images_per_second = index == 0 ? 1502.6 : 3662.1;
+    prediction.images_per_second_low = index == 0 ? 1014.0 : 0.2;
+    prediction.images_per_second_high = index == 0 ? 2226.5 : 77674320.3;
+  }
+  gpu_rows[1].nodes = 2;
+  const std::string gpu_text = gpu_scaling_text(gpu_rows);
+  CHECK(gpu_text.find("1500 (") != std::string::npos);
+  CHECK(gpu_text.find("3660") == std::string::npos);
+  CHECK(gpu_text.find("unknown (0.200 - ") != std::string::npos);
+  CHECK(gpu_text.find("unknown: a 90% band wider than 100x") != std::string::npos);
+  CHECK(gpu_scaling_json(gpu_rows)[1]["prediction"]["images_per_second"].is_null());
 }
 
 TEST_CASE("a GPU answer says how much of its layer time this GPU's micro-runs timed") {
