@@ -47,20 +47,26 @@ struct CalibrateOptions {
   CLI::Option* batch = nullptr;
 };
 
+// A job's dnntune line up to its own options: `mode`, and the partition and backend it answers for.
+std::vector<std::string> slurm_job_line(const frontend::OptionRow& mode,
+                                        const scheduler::SlurmCalibrationRequest& request) {
+  return {"calibrate",
+          long_name(mode),
+          long_name(option_rows::partition),
+          request.partition,
+          long_name(option_rows::backend),
+          request.backend};
+}
+
 // The jobs' dnntune lines, from the option table's names: the node's calibration
 // (run_slurm_node_job), the fabric sweep under mpirun and the refit with it (refit_with_fabric).
 scheduler::JobCommandLines slurm_job_command_lines() {
   using scheduler::SlurmCalibrationRequest;
   scheduler::JobCommandLines lines;
   lines.node_job = [](const SlurmCalibrationRequest& request) {
-    std::vector<std::string> arguments = {"calibrate",
-                                          long_name(option_rows::slurm_node_job),
-                                          long_name(option_rows::partition),
-                                          request.partition,
-                                          long_name(option_rows::backend),
-                                          request.backend,
-                                          long_name(option_rows::budget),
-                                          std::to_string(static_cast<long long>(request.budget_seconds))};
+    auto arguments = slurm_job_line(option_rows::slurm_node_job, request);
+    arguments.insert(arguments.end(),
+                     {long_name(option_rows::budget), std::to_string(static_cast<long long>(request.budget_seconds))});
     for (const auto& model : request.models) arguments.insert(arguments.end(), {long_name(option_rows::model), model});
     for (const auto batch : request.batches)
       arguments.insert(arguments.end(), {long_name(option_rows::batch), std::to_string(batch)});
@@ -71,14 +77,9 @@ scheduler::JobCommandLines slurm_job_command_lines() {
                                     comm_directory};
   };
   lines.fabric_refit = [](const SlurmCalibrationRequest& request, const std::string& comm_directory) {
-    return std::vector<std::string>{"calibrate",
-                                    long_name(option_rows::slurm_refit_fabric),
-                                    long_name(option_rows::partition),
-                                    request.partition,
-                                    long_name(option_rows::backend),
-                                    request.backend,
-                                    long_name(option_rows::output),
-                                    comm_directory};
+    auto arguments = slurm_job_line(option_rows::slurm_refit_fabric, request);
+    arguments.insert(arguments.end(), {long_name(option_rows::output), comm_directory});
+    return arguments;
   };
   return lines;
 }

@@ -122,6 +122,38 @@ tuner::AllocatorChoice allocator_of(const model::Predictor& predictor, const wor
                                  user_choice);
 }
 
+// answer_recommend from its search on, with the model already loaded for the request's network
+// and batches: predict's and scale's default layout ask it with the model they loaded.
+Expected<RecommendAnswer> recommend_with(const AnswerSource& source, const LoadedModel& loaded,
+                                         const workloads::Network& network, const RecommendRequest& request) {
+  const model::Predictor& predictor = loaded.predictor;
+  // Long lists: refused past the request's minutes, else said first.
+  if (auto bounded = announce_search(predictor, network, request.space, source.progress(), request.max_minutes,
+                                     request.max_minutes_option);
+      !bounded)
+    return bounded.error();
+  auto recommendation = tuner::recommend(predictor, network, request.space, request.options);
+  if (!recommendation) return recommendation.error();
+  RecommendAnswer answer{std::move(*recommendation), predictor.rates()};
+  tuner::Recommendation& result = answer.recommendation;
+  result.basis = loaded.basis;
+  if (loaded.without_prior_spread) result.basis.push_back(band_share_line(loaded, network, result));
+  result.how_to_settle = how_to_settle(loaded, source.source(), request);
+  if (request.verify > 0)
+    if (auto verified = verify_for_real(result, request, source.progress()); !verified) return verified.error();
+  // This machine's recorded jobs compete as PyTorch's first-run runs do (frontend/job_list.hpp).
+  auto allocation = allocation_model(predictor);
+  if (allocation)
+    if (auto jobs = add_recorded_jobs(*allocation, predictor.machine(), source.source().backend); !jobs)
+      return jobs.error();
+  tuner::recommend_allocator(result, allocation, network, pipeline::installed_allocators(), request.allocator);
+  // The allocator may have settled a close call: the job runs the pick it left.
+  answer.seconds_to_train = request.options.epochs * static_cast<double>(request.options.dataset_images) /
+                            result.best.prediction.images_per_second;
+  answer.job_allocator = result.allocator->chosen;
+  return answer;
+}
+
 // predict's and scale's configuration: the asked one with the recommended layout where the user
 // gave none (answer_recommend's pick at this batch, node count, fusion and fabric, allocator
 // included), and that recommendation's allocator when the layout is its pick.
@@ -132,11 +164,30 @@ Expected<DefaultedConfiguration> defaulted_setup(const LoadedModel& loaded, cons
     asked.network = request.network;
     asked.space = space;
     asked.allocator = request.allocator;
-    auto answer = answer_recommend(source, asked);
+    auto answer = recommend_with(source, loaded, network, asked);
     if (!answer) return answer.error();
     return std::move(answer->recommendation);
   };
   return with_default_layout(loaded.predictor, network, request.configuration, request.given, recommended);
+}
+
+// What predict and scale both stand on: the allocator name checked, the network, the model for its
+// batch, and the configuration with its default layout.
+struct PredictionSetup {
+  workloads::Network network;
+  LoadedModel loaded;
+  DefaultedConfiguration setup;
+};
+
+Expected<PredictionSetup> prediction_setup(const AnswerSource& source, const PredictRequest& request) {
+  if (auto checked = check_allocator_name(request.allocator); !checked) return checked.error();
+  auto network = workloads::load_network(request.network);
+  if (!network) return network.error();
+  auto loaded = source.model_for(request.network, {request.configuration.batch_per_process});
+  if (!loaded) return loaded.error();
+  auto setup = defaulted_setup(*loaded, *network, source, request);
+  if (!setup) return setup.error();
+  return PredictionSetup{std::move(*network), std::move(*loaded), std::move(*setup)};
 }
 
 }  // namespace
@@ -197,68 +248,35 @@ Expected<RecommendAnswer> answer_recommend(const AnswerSource& source, const Rec
     return bad_input(long_name(option_rows::verify) + " trains on this machine, but the answer is for partition " +
                      request.partition + "'s nodes: run recommend " + long_name(option_rows::verify) +
                      " in a job on one of them");
-  const model::Predictor& predictor = loaded->predictor;
-  // Long lists: refused past the request's minutes, else said first.
-  if (auto bounded = announce_search(predictor, *network, request.space, source.progress(), request.max_minutes,
-                                     request.max_minutes_option);
-      !bounded)
-    return bounded.error();
-  auto recommendation = tuner::recommend(predictor, *network, request.space, request.options);
-  if (!recommendation) return recommendation.error();
-  RecommendAnswer answer{std::move(*recommendation), predictor.rates()};
-  tuner::Recommendation& result = answer.recommendation;
-  result.basis = loaded->basis;
-  if (loaded->without_prior_spread) result.basis.push_back(band_share_line(*loaded, *network, result));
-  result.how_to_settle = how_to_settle(*loaded, source.source(), request);
-  if (request.verify > 0)
-    if (auto verified = verify_for_real(result, request, source.progress()); !verified) return verified.error();
-  // This machine's recorded jobs compete as PyTorch's first-run runs do (frontend/job_list.hpp).
-  auto allocation = allocation_model(predictor);
-  if (allocation)
-    if (auto jobs = add_recorded_jobs(*allocation, predictor.machine(), source.source().backend); !jobs)
-      return jobs.error();
-  tuner::recommend_allocator(result, allocation, *network, pipeline::installed_allocators(), request.allocator);
-  // The allocator may have settled a close call: the job runs the pick it left.
-  answer.seconds_to_train = request.options.epochs * static_cast<double>(request.options.dataset_images) /
-                            result.best.prediction.images_per_second;
-  answer.job_allocator = result.allocator->chosen;
-  return answer;
+  return recommend_with(source, *loaded, *network, request);
 }
 
 Expected<PredictAnswer> answer_predict(const AnswerSource& source, const PredictRequest& request) {
-  if (auto checked = check_allocator_name(request.allocator); !checked) return checked.error();
-  auto network = workloads::load_network(request.network);
-  if (!network) return network.error();
-  auto loaded = source.model_for(request.network, {request.configuration.batch_per_process});
-  if (!loaded) return loaded.error();
-  auto setup = defaulted_setup(*loaded, *network, source, request);
-  if (!setup) return setup.error();
-  auto prediction = loaded->predictor.predict(*network, setup->configuration);
+  auto prepared = prediction_setup(source, request);
+  if (!prepared) return prepared.error();
+  const auto& [network, loaded, setup] = *prepared;
+  auto prediction = loaded.predictor.predict(network, setup.configuration);
   if (!prediction) return prediction.error();
   tuner::AllocatorChoice allocator =
-      setup->allocator ? *setup->allocator : allocator_of(loaded->predictor, *network, *prediction, request.allocator);
-  return PredictAnswer{std::move(*prediction), std::move(allocator), setup->layout_basis};
+      setup.allocator ? *setup.allocator : allocator_of(loaded.predictor, network, *prediction, request.allocator);
+  return PredictAnswer{std::move(*prediction), std::move(allocator), setup.layout_basis};
 }
 
 Expected<ScaleAnswer> answer_scale(const AnswerSource& source, const ScaleRequest& request) {
-  if (auto checked = check_allocator_name(request.setup.allocator); !checked) return checked.error();
-  auto network = workloads::load_network(request.setup.network);
-  if (!network) return network.error();
-  auto loaded = source.model_for(request.setup.network, {request.setup.configuration.batch_per_process});
-  if (!loaded) return loaded.error();
   PredictRequest per_node = request.setup;
   per_node.configuration.nodes = 1;  // the layout is per node: the one recommended for one node
-  auto setup = defaulted_setup(*loaded, *network, source, per_node);
-  if (!setup) return setup.error();
-  auto rows = model::predict_scaling(loaded->predictor, *network, setup->configuration, request.node_counts);
+  auto prepared = prediction_setup(source, per_node);
+  if (!prepared) return prepared.error();
+  const auto& [network, loaded, setup] = *prepared;
+  auto rows = model::predict_scaling(loaded.predictor, network, setup.configuration, request.node_counts);
   if (!rows) return rows.error();
-  std::optional<tuner::AllocatorChoice> allocator = setup->allocator;
+  std::optional<tuner::AllocatorChoice> allocator = setup.allocator;
   if (!allocator) {
-    auto at_one_node = loaded->predictor.predict(*network, setup->configuration);
+    auto at_one_node = loaded.predictor.predict(network, setup.configuration);
     if (!at_one_node) return at_one_node.error();
-    allocator = allocator_of(loaded->predictor, *network, *at_one_node, per_node.allocator);
+    allocator = allocator_of(loaded.predictor, network, *at_one_node, per_node.allocator);
   }
-  return ScaleAnswer{std::move(*rows), std::move(*allocator), setup->layout_basis};
+  return ScaleAnswer{std::move(*rows), std::move(*allocator), setup.layout_basis};
 }
 
 nlohmann::json prediction_document(const PredictAnswer& answer) {

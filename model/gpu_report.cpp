@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "common/text_format.hpp"
+#include "model/plausibility.hpp"
 #include "model/report.hpp"
 
 namespace dnntune::model {
@@ -132,10 +133,13 @@ std::string gpu_scaling_text(const std::vector<GpuScalingRow>& rows) {
   out << first.network << " on " << first.machine << " nodes (GPU, " << numerics_text(first.configuration)
       << "): " << describe(per_node) << " per node, " << first.configuration.fabric << "\n";
   out << "  nodes   images/s (90% band)            speed-up  efficiency  exposed comm\n";
+  bool any_unknown = false;
   for (const GpuScalingRow& row : rows) {
-    std::string band = format_significant(row.prediction.images_per_second, 3) + " (" +
-                       format_significant(row.prediction.images_per_second_low, 3) + " - " +
-                       format_significant(row.prediction.images_per_second_high, 3) + ")";
+    const GpuPrediction& p = row.prediction;
+    any_unknown = any_unknown || !band_is_known(p.images_per_second_low, p.images_per_second_high);
+    std::string band = images_per_second_cell(p.images_per_second, p.images_per_second_low, p.images_per_second_high) +
+                       " (" + format_significant(p.images_per_second_low, 3) + " - " +
+                       format_significant(p.images_per_second_high, 3) + ")";
     band.resize(std::max<std::size_t>(band.size(), 31), ' ');
     std::string nodes = std::to_string(row.nodes);
     nodes.resize(std::max<std::size_t>(nodes.size(), 6), ' ');
@@ -143,6 +147,7 @@ std::string gpu_scaling_text(const std::vector<GpuScalingRow>& rows) {
         << format_fixed(100 * row.efficiency, 1) << "%      "
         << format_seconds(row.prediction.terms.exposed_communication) << "\n";
   }
+  if (any_unknown) out << "  " << unknown_rows_note();
   out << "  efficiencies: " << first.efficiencies_source << "\n";
   return out.str();
 }

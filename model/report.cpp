@@ -51,6 +51,15 @@ void put_images_per_second(nlohmann::json& out, double value, double low, double
   out["band"] = {{"low", low}, {"high", high}, {"level", 0.9}, {"known", known}};
 }
 
+std::string images_per_second_cell(double value, double low, double high) {
+  return band_is_known(low, high) ? format_significant(value, 3) : "unknown";
+}
+
+std::string unknown_rows_note() {
+  return "unknown: a 90% band wider than " + format_fixed(widest_band_ratio, 0) +
+         "x: the model does not know that row's images/s\n";
+}
+
 std::string format_seconds(double seconds) {
   if (seconds >= 1) return format_fixed(seconds, 2) + " s";
   if (seconds >= 1e-3) return format_fixed(seconds * 1e3, 1) + " ms";

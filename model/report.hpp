@@ -23,6 +23,10 @@ nlohmann::json fit_report_json(const Calibration& calibration);
 std::string images_per_second_text(double value, double low, double high, const std::string& confidence);
 // The same for JSON: "images_per_second" (null where unknown) and "band" {low, high, level, known}.
 void put_images_per_second(nlohmann::json& out, double value, double low, double high);
+// A table's images/s cell: three significant figures, or "unknown" where the band is (scale's
+// rows), and the line under such a table that says why.
+std::string images_per_second_cell(double value, double low, double high);
+std::string unknown_rows_note();
 
 // "12.3 ms", "1.85 s"
 std::string format_seconds(double seconds);

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/number_grammar.hpp"
+#include "model/plausibility.hpp"
 #include "model/report.hpp"
 
 namespace dnntune::model {
@@ -56,17 +57,21 @@ std::string scaling_text(const std::vector<ScalingRow>& rows) {
   std::snprintf(line, sizeof line, "%8s %12s %23s %9s %10s %12s %12s\n", "nodes", "images/s", "90% band", "speed-up",
                 "efficiency", "iteration", "exposed comm");
   out << line;
+  bool any_unknown = false;
   for (const ScalingRow& row : rows) {
     const Prediction& p = row.prediction;
+    // A band wider than the gate's ratio is no figure (model/plausibility.hpp), as predict says.
+    any_unknown = any_unknown || !band_is_known(p.images_per_second_low, p.images_per_second_high);
     // Three significant figures: 0.52 and 52000 images/s alike, no false precision.
-    std::snprintf(line, sizeof line, "%8d %12s %11s - %-9s %9sx %9s%% %12s %12s\n", row.nodes,
-                  format_significant(p.images_per_second, 3).c_str(),
-                  format_significant(p.images_per_second_low, 3).c_str(),
-                  format_significant(p.images_per_second_high, 3).c_str(), format_significant(row.speedup, 3).c_str(),
-                  format_fixed(100 * row.efficiency, 1).c_str(), format_seconds(p.iteration_seconds).c_str(),
-                  format_seconds(p.terms.exposed_communication).c_str());
+    std::snprintf(
+        line, sizeof line, "%8d %12s %11s - %-9s %9sx %9s%% %12s %12s\n", row.nodes,
+        images_per_second_cell(p.images_per_second, p.images_per_second_low, p.images_per_second_high).c_str(),
+        format_significant(p.images_per_second_low, 3).c_str(), format_significant(p.images_per_second_high, 3).c_str(),
+        format_significant(row.speedup, 3).c_str(), format_fixed(100 * row.efficiency, 1).c_str(),
+        format_seconds(p.iteration_seconds).c_str(), format_seconds(p.terms.exposed_communication).c_str());
     out << line;
   }
+  if (any_unknown) out << unknown_rows_note();
   return out.str();
 }
 

@@ -24,6 +24,7 @@
 #include "model/machine_rates.hpp"
 #include "pipeline/default_calibration.hpp"
 #include "probe/topology.hpp"
+#include "torch_module/torch_module.hpp"
 
 namespace py = pybind11;
 using namespace dnntune;
@@ -341,6 +342,9 @@ PYBIND11_MODULE(_dnntune, module) {
       "cache_entry",
       [](const std::string& backend) { return value_or_raise(pipeline::default_calibration_entry(backend)); },
       py::arg("backend") = "torch");
+  // The libtorch module's file, loaded as train() and the torch backend load it: the installed
+  // package's test checks it is the one installed beside the package (tests/install/).
+  module.def("torch_module_path", [] { return value_or_raise(torch_module::module_path()); });
   // The defaults the command uses, so that the Python signatures say the same.
   module.attr("default_fabric") = model::default_fabric;
   module.attr("default_fusion_mb") = model::default_fusion_megabytes;

@@ -18,6 +18,7 @@
 #include "model/predictor.hpp"
 #include "workloads/costs.hpp"
 #include "model/report.hpp"
+#include "model/scaling.hpp"
 #include "workloads/zoo.hpp"
 #include "workloads/network_json.hpp"
 
@@ -169,6 +170,52 @@ TEST_CASE("a band wider than the widest ratio is unknown, in text and JSON") {
   put_images_per_second(out, 3662.1, 0.2, 77674320.3);
   CHECK(out["images_per_second"].is_null());
   CHECK(out["band"]["known"] == false);
+}
+
+TEST_CASE("scale's rows say unknown where a band is wider than the widest ratio, in text and JSON") {
+  std::vector<ScalingRow> rows(2);
+  for (ScalingRow& row : rows) {
+    row.prediction.network = "resnet50";
+    row.prediction.machine = "skylake-8180";
+    row.prediction.backend = "torch";
+  }
+  rows[0].prediction.images_per_second = 1502.6;
+  rows[0].prediction.images_per_second_low = 1014.0;
+  rows[0].prediction.images_per_second_high = 2226.5;
+  rows[1].nodes = 2;
+  rows[1].prediction.configuration.nodes = 2;
+  rows[1].prediction.images_per_second = 3662.1;
+  rows[1].prediction.images_per_second_low = 0.2;
+  rows[1].prediction.images_per_second_high = 77674320.3;
+  const std::string text = scaling_text(rows);
+  CHECK(text.find(" 1500 ") != std::string::npos);  // the known row's figure
+  CHECK(text.find("3660") == std::string::npos);
+  CHECK(text.find(" unknown ") != std::string::npos);
+  CHECK(text.find("unknown: a 90% band wider than 100x") != std::string::npos);
+  const auto json = scaling_json(rows);
+  CHECK(json[0]["band"]["known"] == true);
+  CHECK(json[1]["images_per_second"].is_null());
+  CHECK(json[1]["band"]["known"] == false);
+  rows.pop_back();
+  CHECK(scaling_text(rows).find("unknown") == std::string::npos);  // said only where a row is unknown
+
+  // A GPU node's rows alike.
+  std::vector<GpuScalingRow> gpu_rows(2);
+  for (std::size_t index = 0; index < gpu_rows.size(); ++index) {
+    GpuPrediction& prediction = gpu_rows[index].prediction;
+    prediction.network = "resnet50";
+    prediction.machine = "h200";
+    prediction.images_per_second = index == 0 ? 1502.6 : 3662.1;
+    prediction.images_per_second_low = index == 0 ? 1014.0 : 0.2;
+    prediction.images_per_second_high = index == 0 ? 2226.5 : 77674320.3;
+  }
+  gpu_rows[1].nodes = 2;
+  const std::string gpu_text = gpu_scaling_text(gpu_rows);
+  CHECK(gpu_text.find("1500 (") != std::string::npos);
+  CHECK(gpu_text.find("3660") == std::string::npos);
+  CHECK(gpu_text.find("unknown (0.200 - ") != std::string::npos);
+  CHECK(gpu_text.find("unknown: a 90% band wider than 100x") != std::string::npos);
+  CHECK(gpu_scaling_json(gpu_rows)[1]["prediction"]["images_per_second"].is_null());
 }
 
 TEST_CASE("a GPU answer says how much of its layer time this GPU's micro-runs timed") {

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <stdexcept>
 
 #include "model/communication.hpp"
 #include "model/fit.hpp"
@@ -26,6 +27,20 @@ Anchor anchor_of(const std::string& network, int steps, double coefficient_of_va
   anchor.iteration_seconds = 1;
   anchor.iteration_coefficient_of_variation = coefficient_of_variation;
   return anchor;
+}
+
+// The test machine's calibration, fitted to its noiseless synthetic records without anchors, once
+// for every test case that predicts from it.
+const Calibration& synthetic_calibration() {
+  static const Calibration fitted = [] {
+    FitOptions options;
+    options.bootstrap_replicates = 2;
+    auto calibration = fit_calibration(test::synthetic_records(test::test_machine(), 0.0, 5), test::test_machine(),
+                                       "torch", {"synthetic"}, options);
+    if (!calibration) throw std::runtime_error("the synthetic calibration: " + calibration.error().message);
+    return std::move(*calibration);
+  }();
+  return fitted;
 }
 
 }  // namespace
@@ -70,17 +85,12 @@ TEST_CASE("the step spread comes from the network's own anchors, else the node's
 }
 
 TEST_CASE("stragglers slow synchronous steps across nodes, not one node nor asynchronous workers") {
-  const auto machine = test::test_machine();
-  FitOptions options;
-  options.bootstrap_replicates = 2;
-  auto calibration =
-      fit_calibration(test::synthetic_records(machine, 0.0, 5), machine, "torch", {"synthetic"}, options);
-  REQUIRE(calibration);
+  Calibration calibration = synthetic_calibration();
   const auto network = workloads::build_network("resnet18");
   REQUIRE(network);
-  const auto without = Predictor::from_calibration(*calibration);
-  calibration->anchors = {anchor_of("resnet18", 3, 0.03)};
-  const auto with = Predictor::from_calibration(*calibration);
+  const auto without = Predictor::from_calibration(calibration);
+  calibration.anchors = {anchor_of("resnet18", 3, 0.03)};
+  const auto with = Predictor::from_calibration(calibration);
   REQUIRE(without);
   REQUIRE(with);
   TrainingConfiguration configuration;
@@ -184,16 +194,11 @@ TEST_CASE("a spec node waits for the slowest of N at the published spread of HPC
   CHECK(prior.source.find("Acun") != std::string::npos);
   CHECK(prior.source.find("Hoefler") != std::string::npos);
 
-  const auto machine = test::test_machine();
-  FitOptions options;
-  options.bootstrap_replicates = 2;
-  auto calibration =
-      fit_calibration(test::synthetic_records(machine, 0.0, 5), machine, "torch", {"synthetic"}, options);
-  REQUIRE(calibration);
+  const Calibration& calibration = synthetic_calibration();
   const auto network = workloads::build_network("resnet18");
   REQUIRE(network);
-  const auto spec = Predictor::from_spec(machine, *calibration);
-  const auto measured = Predictor::from_calibration(*calibration);  // no anchors: no spread
+  const auto spec = Predictor::from_spec(test::test_machine(), calibration);
+  const auto measured = Predictor::from_calibration(calibration);  // no anchors: no spread
   REQUIRE(spec);
   REQUIRE(measured);
   TrainingConfiguration configuration;

@@ -16,28 +16,46 @@ namespace {
 namespace fs = std::filesystem;
 
 // lib/dnntune/ beside the directory of the program and of the object this code is in (they differ
-// in the Python module), then where this build put it, then the configured install location.
+// in the Python module), the module's folder from the installed Python package's, then where this
+// build put it, then the configured install location.
 std::vector<std::string> candidate_paths() {
   std::vector<std::string> paths;
   const auto add = [&paths](const std::string& path) {
     if (std::find(paths.begin(), paths.end(), path) == paths.end()) paths.push_back(path);
   };
-  const auto add_beside = [&add](const std::string& object) {
+  // `object`'s folder joined with `relative` and the module's name, when `object` resolves.
+  const auto add_from = [&add](const std::string& object, const fs::path& relative) {
     std::error_code error;
     const fs::path resolved = fs::canonical(object, error);
-    if (!error) add((resolved.parent_path().parent_path() / "lib" / "dnntune" / DNNTUNE_TORCH_MODULE_NAME).string());
+    if (!error) add((resolved.parent_path() / relative / DNNTUNE_TORCH_MODULE_NAME).lexically_normal().string());
   };
-  if (auto program = self_executable_path()) add_beside(*program);
+  const fs::path beside = fs::path("..") / "lib" / "dnntune";
+  const auto program = self_executable_path();
+  if (program) add_from(*program, beside);
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&candidate_paths), &info) && info.dli_fname &&
-      std::string(info.dli_fname).find('/') != std::string::npos)
-    add_beside(info.dli_fname);
+      std::string(info.dli_fname).find('/') != std::string::npos) {
+    add_from(info.dli_fname, beside);
+#ifdef DNNTUNE_TORCH_MODULE_FROM_PACKAGE
+    // A shared object (the Python module) as `cmake --install` lays its package out under whatever
+    // prefix it was given (python/CMakeLists.txt).
+    std::error_code error;
+    if (!program || !fs::equivalent(*program, info.dli_fname, error))
+      add_from(info.dli_fname, DNNTUNE_TORCH_MODULE_FROM_PACKAGE);
+#endif
+  }
   add(DNNTUNE_TORCH_MODULE_BUILT);
   add(DNNTUNE_TORCH_MODULE_INSTALLED);
   return paths;
 }
 
-Expected<void*> load_module() {
+// The module loaded, and where from.
+struct LoadedModule {
+  void* handle = nullptr;
+  std::string path;
+};
+
+Expected<LoadedModule> load_module() {
   std::string tried;
   for (const std::string& path : candidate_paths()) {
     tried += (tried.empty() ? "" : "; ") + path;
@@ -59,7 +77,7 @@ Expected<void*> load_module() {
       dlclose(handle);
       continue;
     }
-    return handle;
+    return LoadedModule{handle, path};
   }
   return failure(
       "cannot load dnntune's libtorch module, which trains and times layers with libtorch (looked "
@@ -69,14 +87,26 @@ Expected<void*> load_module() {
       "again");
 }
 
+// Loaded once per process (thread-safe).
+const Expected<LoadedModule>& loaded_module() {
+  static const Expected<LoadedModule> module = load_module();
+  return module;
+}
+
 }  // namespace
 
 Expected<void*> entry_point(const char* name) {
-  static const Expected<void*> module = load_module();  // once per process, thread-safe
+  const auto& module = loaded_module();
   if (!module) return module.error();
-  void* found = dlsym(*module, name);
+  void* found = dlsym(module->handle, name);
   if (!found) return failure(std::string("dnntune's libtorch module has no entry point ") + name);
   return found;
+}
+
+Expected<std::string> module_path() {
+  const auto& module = loaded_module();
+  if (!module) return module.error();
+  return module->path;
 }
 
 }  // namespace dnntune::torch_module

@@ -8,9 +8,13 @@
 //
 // The module is looked for in lib/dnntune/ beside the directory of the program (or of the shared
 // object, such as the Python module) that loads it, which is where the build puts it (build/lib/
-// dnntune/ for build/cli/dnntune) and where `cmake --install` puts it (lib/dnntune/ beside bin/),
-// then where this build put it, then in the installed location this build was configured for.
+// dnntune/ for build/cli/dnntune) and where `cmake --install` puts it (lib/dnntune/ beside bin/);
+// from the Python module, where `cmake --install` puts it relative to the installed package, under
+// any prefix; then where this build put it, then in the installed location this build was
+// configured for.
 #pragma once
+
+#include <string>
 
 #include "common/expected.hpp"
 
@@ -20,6 +24,10 @@ namespace dnntune::torch_module {
 // module loaded on the first call; a failure that names each place looked in when it cannot be
 // loaded, or when it was built by another version of dnntune.
 Expected<void*> entry_point(const char* name);
+
+// The file the module was loaded from (loaded on the first call), or why it cannot be: which of
+// the places above answers (the installed Python package's test asks it).
+Expected<std::string> module_path();
 
 // entry_point() as a function of type Signature.
 template <typename Signature>

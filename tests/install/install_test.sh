@@ -2,8 +2,8 @@
 # tests/install/install_test.sh BUILD_DIR SOURCE_DIR — `cmake --install` into a temporary prefix,
 # then a project outside the tree finds it with find_package(dnntune) and runs; the same source
 # also builds through pkg-config; the installed command runs, and trains through the libtorch module
-# installed beside it; the Python package is installed where that prefix's python3 looks, and
-# imports and answers from there.
+# installed beside it; the Python package is installed where that prefix's python3 looks, imports
+# and answers from there, and loads the libtorch module installed under that prefix.
 set -euo pipefail
 build=$1
 source_dir=$2
@@ -54,4 +54,12 @@ answer = dnntune.Model(machine="skylake-8180").predict("resnet50", processes_per
 print(answer["schema"], answer["images_per_second"] > 0)' "$work/prefix/$site") || fail "import dnntune from $site"
     [[ $answer == "dnntune.prediction True" ]] || fail "the installed Python package answered: $answer"
     echo "ok: import dnntune from $site"
+    # The package loads the libtorch module installed beside it under this prefix, not the build's
+    # (which the prefix the build was configured for would not find once the build is gone).
+    loaded=$(cd "$work" && PYTHONPATH=$work/prefix/$site "$python" -c '
+from dnntune import _dnntune
+print(_dnntune.torch_module_path())') || fail "the installed Python package cannot load its libtorch module"
+    [[ $loaded == "$work/prefix/"*"/libdnntune_torch.so" ]] \
+        || fail "the installed Python package loaded the libtorch module $loaded, not the one under $work/prefix"
+    echo "ok: the installed package loads $loaded"
 fi
