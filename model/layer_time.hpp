@@ -11,6 +11,14 @@
 //            those cores cover: machine_rates.hpp)
 //   layer    T  = (Tc^g + Tm^g)^(1/g) + overhead[class,pass]
 //
+// Three node terms, at their priors free (a fit never frees them; a spec answer's priors set them):
+//   imbalance  Tc x ceil(items / threads) x threads / items: the threads split a pass's work items
+//              evenly but whole (oneDNN's balance211), so the last round runs part empty
+//   remote     a process spanning k packages streams at min(1, r k / (k-1)) of the rate above:
+//              (k-1)/k of its bytes sit on another package, and the link carries r of local
+//   fork-join  + fork_join_seconds_per_doubling x log2(threads): each pass is one parallel
+//              region, whose closing barrier grows with log2 of its threads (as measured)
+//
 // Why a smooth max and not max(Tc, Tm): kernels overlap compute and memory imperfectly; g is
 // fitted (g = 1 is the sum, large g the roofline's max).
 #pragma once
@@ -27,6 +35,10 @@ struct LayerWork {
   int pass = 0;  // pass_index()
   double flops = 0;
   double bytes = 0;
+  // How its threads split it (0: not modelled): oneDNN's direct convolution deals out batch x
+  // rows x channel chunks of the tensor the pass writes (see parallel_split in predictor.cpp).
+  double split_rows = 0;      // batch x rows
+  double split_channels = 0;  // channels, cut into work items of work_item_channels
 };
 
 // Where it runs: one process with `threads` threads, alongside `co_running` processes
@@ -51,6 +63,12 @@ int cores_used(const ExecutionSetting& setting, int pus_per_core);
 
 // The universal scalability law's speed-up over one core.
 double usl_speedup(double cores, double contention, double coherency);
+
+// The node terms (above), each alone: the factor on compute time for `threads` dealing out the
+// work's items; the factor on a spanning process's bandwidth; a pass's fork-join seconds.
+double work_imbalance(const LayerWork& work, int threads, double work_item_channels);
+double cross_package_bandwidth_factor(int packages_spanned, double cross_package_bandwidth_ratio);
+double fork_join_seconds(int threads, double seconds_per_doubling);
 
 LayerTime layer_time(const LayerWork& work, const ExecutionSetting& setting, const ModelParameters& parameters,
                      const MachineRates& rates);

@@ -29,6 +29,8 @@ struct Field {
   Rule identifiable;
 };
 
+bool never(const FitEvidence&, LayerClass, int) { return false; }
+
 // The fields, in the flat order: every per-class field of a class before the next class, the
 // global ones last. Files are read by name, so a new row may go anywhere in its scope; existing
 // rows stay where they are, since the fit's coordinate order (and so its last digits) follows
@@ -70,6 +72,15 @@ const Field fields[] = {
     {"smooth_max_exponent", Scope::global, 1.0, 10.0, false, [](LayerClass) { return 3.0; }, "",
      [](ModelParameters& p, LayerClass, int) -> double& { return p.smooth_max_exponent; },
      [](const FitEvidence& e, LayerClass, int) { return e.samples > 0; }},
+    // The node terms (parameters.hpp): micro-runs on one package never show them, so no fit frees
+    // them; their priors cost nothing, and only a spec answer's priors set them.
+    {"fork_join_seconds_per_doubling", Scope::global, 0.0, 1e-4, false, [](LayerClass) { return 0.0; }, "s",
+     [](ModelParameters& p, LayerClass, int) -> double& { return p.fork_join_seconds_per_doubling; }, never},
+    {"cross_package_bandwidth_ratio", Scope::global, 0.05, 1.0, false, [](LayerClass) { return 1.0; },
+     "of local bandwidth",
+     [](ModelParameters& p, LayerClass, int) -> double& { return p.cross_package_bandwidth_ratio; }, never},
+    {"work_item_channels", Scope::global, 0.0, 256.0, false, [](LayerClass) { return 0.0; }, "channels",
+     [](ModelParameters& p, LayerClass, int) -> double& { return p.work_item_channels; }, never},
 };
 
 ParameterDescriptor expand(const Field& field, LayerClass layer_class, int pass) {

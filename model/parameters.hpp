@@ -30,6 +30,12 @@ struct ModelParameters {
   ClassParameters classes[layer_class_count];
   double bandwidth_efficiency = 0;  // share of the STREAM triad bandwidth a kernel streams at
   double smooth_max_exponent = 0;   // g in (Tc^g + Tm^g)^(1/g): 1 = sum, large = max
+  // What a process's threads cost on a node the calibration never ran on (layer_time.hpp). No
+  // micro-run on one package measures them, so every fit keeps their priors, at which they cost
+  // nothing; a spec answer sets them from published figures (model/spec_priors.cpp).
+  double fork_join_seconds_per_doubling = 0;  // a parallel region's barrier, per doubling of threads
+  double cross_package_bandwidth_ratio = 0;   // remote over local DRAM bandwidth (1: no penalty)
+  double work_item_channels = 0;              // channels in one thread's work item (0: no imbalance)
 
   ModelParameters();  // every parameter at its prior
   struct AllZero {};
@@ -81,7 +87,7 @@ struct ParameterDescriptor {
 static_assert(std::is_standard_layout_v<ModelParameters>, "parameters are addressed by their offset");
 
 // The flat layout: per class efficiency x3, overhead x3, contention, coherency, smt_gain,
-// corun_slowdown; then bandwidth_efficiency and smooth_max_exponent. Bootstrap replicates and
+// corun_slowdown; then bandwidth_efficiency, smooth_max_exponent and the three node terms. Bootstrap replicates and
 // the fit's coordinates are in this order.
 const std::vector<ParameterDescriptor>& parameter_table();
 std::vector<double> flatten(const ModelParameters& parameters);

@@ -113,6 +113,33 @@ OverlapResult simulate_allreduce_overlap(const std::vector<std::pair<double, dou
   return result;
 }
 
+// How a pass's threads split it (LayerWork::split_rows): as oneDNN's direct convolution deals out
+// batch x groups x output-channel chunks x output rows (balance211 over its work amount,
+// jit_avx512_common_convolution.cpp), the tensor the pass writes: the output forward, the input's
+// gradient backward-data; the weight gradient has no rows, and its batch is split instead. An
+// inner product is a 1x1 convolution on a 1x1 image. Other kernels stream and are not split so.
+void set_parallel_split(LayerWork& work, const workloads::Layer& layer, std::int64_t batch, workloads::Pass pass) {
+  const workloads::LayerSpec& spec = layer.spec;
+  if (spec.kind != workloads::LayerKind::convolution && spec.kind != workloads::LayerKind::inner_product) return;
+  const double groups = spec.kind == workloads::LayerKind::convolution ? static_cast<double>(spec.groups) : 1.0;
+  const double images = static_cast<double>(batch) * groups;
+  const bool image_input = spec.kind == workloads::LayerKind::convolution;
+  switch (pass) {
+    case workloads::Pass::forward:
+      work.split_rows = images * static_cast<double>(layer.output.height);
+      work.split_channels = static_cast<double>(layer.output.channels) / groups;
+      break;
+    case workloads::Pass::backward_data:
+      work.split_rows = images * (image_input ? static_cast<double>(spec.input.height) : 1.0);
+      work.split_channels = static_cast<double>(image_input ? spec.input.channels : spec.input.elements()) / groups;
+      break;
+    case workloads::Pass::backward_weights:
+      work.split_rows = images;
+      work.split_channels = static_cast<double>(layer.output.channels) / groups;
+      break;
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -260,8 +287,9 @@ Predictor::ComputePart Predictor::compute_part(const workloads::Network& network
       if (!calibration_.fused_passes.empty() &&
           calibration_.fused_passes.count(fused_pass_key(layer.spec.kind, pass_index(pass))))
         continue;
-      const LayerWork work{layer_class, pass_index(pass), static_cast<double>(pass_cost.flops),
-                           static_cast<double>(pass_cost.bytes)};
+      LayerWork work{layer_class, pass_index(pass), static_cast<double>(pass_cost.flops),
+                     static_cast<double>(pass_cost.bytes)};
+      set_parallel_split(work, layer, batch, pass);
       const LayerTime modelled = layer_time(work, setting, parameters, rates_);
       // A network trained for real here takes its own anchor's whole-pass ratio (the nearest
       // setting's: it holds what no module timer sees, the glue between layers, and a cliff at

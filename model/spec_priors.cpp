@@ -57,11 +57,26 @@ std::string fewer_threads_in_reference(const Calibration& reference, const recor
          std::to_string(target.topology.cores_per_package) + " per package";
 }
 
-// Skylake-8180: 6 channels of DDR4-2666 (128 GB/s) over 28 cores, where the study measured.
-constexpr double skylake_8180_gbs_per_core = 128.0 / 28;
-// Under the model's USL form, 4 processes x 14 threads running 1.47x as fast as 1 x 56 is
-// (1 + 55 s) / (1 + 13 s) = 1.47, s = 0.013.
-constexpr double skylake_8180_contention = 0.013;
+// What no calibration measures: micro-runs time one package's threads at a time, and no fit frees
+// the node terms of layer_time.hpp, so a spec answer always takes them from the sources below.
+std::string not_measured_by_micro_runs(const Calibration&, const records::MachineProfile&, const ParameterEstimate*) {
+  return "micro-runs on one package never measure it; every fit keeps it at the prior that costs nothing";
+}
+
+std::string one_process_spans_packages(const Calibration& reference, const records::MachineProfile& target,
+                                       const ParameterEstimate* estimate) {
+  if (target.topology.packages <= 1) return "";
+  return not_measured_by_micro_runs(reference, target, estimate);
+}
+
+// fp32 lanes of the widest vector unit the target's oneDNN kernels use: a convolution's work
+// item is a whole number of such channel blocks.
+double fp32_lanes(const records::MachineProfile& target) {
+  const auto& isa = target.cpu.isa;
+  if (std::find(isa.begin(), isa.end(), "avx512f") != isa.end()) return 16;
+  if (std::find(isa.begin(), isa.end(), "avx2") != isa.end()) return 8;
+  return 4;
+}
 
 const std::vector<PriorRule>& spec_prior_rules() {
   static const std::vector<PriorRule> rules = {
@@ -79,16 +94,13 @@ const std::vector<PriorRule>& spec_prior_rules() {
        "assumption (no published figure for these kernels): a sibling hides part of the DRAM latency of a "
        "streaming kernel; range 0 to +25%"},
       {"contention", compute_bound_classes, fewer_threads_in_reference,
-       [](const records::MachineProfile& target) {
-         const double per_core = bandwidth_per_core_gbs(target);
-         const double scaled =
-             per_core > 0 ? skylake_8180_contention * skylake_8180_gbs_per_core / per_core : skylake_8180_contention;
-         const double value = std::clamp(scaled, 0.004, 0.04);
-         return PriorValue{value, value / 2, value * 2};
+       [](const records::MachineProfile&) {
+         return PriorValue{0.0, 0.0, 0.0};
        },
-       "Jain et al., IEEE CLUSTER 2019: multi-process up to 1.47x single-process for ResNet-152 on 2x Xeon "
-       "8180; read as thread contention between 14 and 56 threads per process that is USL s = 0.013, scaled "
-       "by DRAM GB/s per core (spec: channels x transfer rate / cores; 4.6 on the 8180); range /2 to x2"},
+       "no published thread-scaling figure of these kernels on a full package that is not a study's own ratio; "
+       "so no serial fraction of their own: what a process's threads lose is in the named terms "
+       "(fork_join_seconds_per_doubling, work_item_channels, cross_package_bandwidth_ratio) and in the memory "
+       "term's shared bandwidth"},
       {"coherency", all_classes(),
        [](const Calibration& reference, const records::MachineProfile& target, const ParameterEstimate* estimate) {
          if (estimate && !estimate->pinned) return std::string();
@@ -117,6 +129,42 @@ const std::vector<PriorRule>& spec_prior_rules() {
        "the machine's rates are already a sustained STREAM-triad bandwidth (probed, or 80% of a spec sheet's "
        "DRAM peak: McCalpin's STREAM on 2-socket Xeon and EPYC nodes), so a kernel streaming at the triad's "
        "rate is 1.0; range +-20% (assumption)"},
+      // The three node terms (layer_time.hpp), set on every spec answer: no reference measures them.
+      {"fork_join_seconds_per_doubling",
+       {},
+       not_measured_by_micro_runs,
+       [](const records::MachineProfile&) {
+         return PriorValue{0.5e-6, 0.28e-6, 0.77e-6};
+       },
+       "each pass is one parallel region closed by a barrier; a counter-based spinning barrier on 2x Xeon "
+       "E5-2660 v3 across both NUMA nodes took 0.57-0.69 us at 4 threads, 1.38-1.45 at 8, 2.86-2.97 at 16, 3.84 "
+       "at 32 (the hurdles crate's published benchmark, J. Gjengset, crates.io, 2017): 0.28-0.77 us per "
+       "doubling of threads, prior their middle. An OpenMP runtime's barrier varies with the runtime and "
+       "where the threads sit (G. Hager, 'Intel vs. GCC for the OpenMP vector triad: barrier shootout', "
+       "2012); no EPCC syncbench figure for Skylake-SP was found"},
+      {"cross_package_bandwidth_ratio",
+       {},
+       one_process_spans_packages,
+       [](const records::MachineProfile&) {
+         return PriorValue{0.45, 0.33, 0.49};
+       },
+       "a process spanning packages finds (packages-1)/packages of its bytes on another package's memory (the "
+       "threads write under one layer's split and read under the next's); Intel Memory Latency Checker v3.9 "
+       "on 2x Xeon Platinum 8269CY (Cascade Lake, the 8180's 3 UPI links, DDR4-2666): 113.1 GB/s local, 50.9 "
+       "remote (0.45; idle latency 77.9 vs 143.2 ns); v3.11 on a 2-UPI Xeon Scalable node: 96.3 and 31.7 "
+       "(0.33); the 3 links' spec cap, 3 x 20.8 GB/s each way over 6 x 21.3 GB/s of DDR4-2666, is 0.49 (Intel "
+       "ARK: Xeon Platinum 8180, 3 UPI links at 10.4 GT/s)"},
+      {"work_item_channels",
+       {},
+       not_measured_by_micro_runs,
+       [](const records::MachineProfile& target) {
+         const double lanes = fp32_lanes(target);
+         return PriorValue{2 * lanes, lanes, 4 * lanes};
+       },
+       "oneDNN's direct convolution deals batch x output rows x channel chunks to its threads in equal whole "
+       "shares (balance211 over mb x groups x oc_chunks x oh, jit_avx512_common_convolution.cpp); a chunk is "
+       "nb_oc_blocking blocks of one vector's fp32 lanes (16 with AVX-512, 8 with AVX2), 1 to 4 blocks: range "
+       "1 to 4 blocks, prior 2"},
   };
   return rules;
 }
@@ -130,12 +178,6 @@ double stratified_quantile(std::size_t replicate, std::size_t replicates, std::s
 }
 
 }  // namespace
-
-double bandwidth_per_core_gbs(const records::MachineProfile& profile) {
-  const auto& bandwidth = profile.performance.memory_bandwidth_gbs_per_package;
-  if (!bandwidth || profile.topology.cores_per_package <= 0) return 0;
-  return bandwidth->value / profile.topology.cores_per_package;
-}
 
 SpecPriors apply_spec_priors(const Calibration& reference, const records::MachineProfile& target) {
   SpecPriors result;

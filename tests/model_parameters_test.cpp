@@ -130,7 +130,8 @@ TEST_CASE("a default ModelParameters holds every prior, inside its bounds, and f
   const ModelParameters made = unflatten(values);
   CHECK(made.of(LayerClass::conv_spatial).efficiency[0] == 0.001);
   CHECK(made.of(LayerClass::conv_spatial).corun_slowdown == Approx(0.010));
-  CHECK(made.smooth_max_exponent == Approx(0.001 * values.size()));
+  CHECK(made.smooth_max_exponent == Approx(values[parameter_index("smooth_max_exponent")]));
+  CHECK(made.work_item_channels == Approx(0.001 * values.size()));  // the last row
   CHECK(flatten(made) == values);
 }
 

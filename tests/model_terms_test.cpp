@@ -167,6 +167,53 @@ TEST_CASE("threads, SMT and co-running processes") {
   CHECK(layer_time(work, {1, false, 3, 1}, slowed, rates).compute_seconds == Approx(0.040));  // x (1 + 0.5*2)
 }
 
+TEST_CASE("the node terms, each alone and in a layer's time; at their priors they cost nothing") {
+  // Work items: 10 rows x ceil(32 / 16) chunks = 20, dealt to 8 threads in whole shares of 3.
+  LayerWork work{LayerClass::conv_spatial, 0, 1e9, 1e8};
+  work.split_rows = 10;
+  work.split_channels = 32;
+  CHECK(work_imbalance(work, 8, 16) == Approx(24.0 / 20));
+  CHECK(work_imbalance(work, 5, 16) == Approx(1.0));   // 20 items, 4 each
+  CHECK(work_imbalance(work, 8, 64) == Approx(1.25));  // 10 items of 32 channels: 2 rounds of 8
+  CHECK(work_imbalance(work, 1, 16) == 1);
+  CHECK(work_imbalance(work, 8, 0) == 1);  // the prior: no work items
+  // ResNet's last stage at batch 64 over 56 threads, as a spec answer splits it: 448 rows x 16 chunks.
+  LayerWork last_stage{LayerClass::conv_spatial, 0, 1e9, 1e8, 64 * 7, 512};
+  CHECK(work_imbalance(last_stage, 56, 32) == Approx(1.0));
+  CHECK(work_imbalance(last_stage, 48, 32) == Approx(150.0 * 48 / 7168));
+
+  // Across packages: (k-1)/k of the bytes are remote, the link carries r of local bandwidth.
+  CHECK(cross_package_bandwidth_factor(1, 0.45) == 1);
+  CHECK(cross_package_bandwidth_factor(2, 0.45) == Approx(0.9));
+  CHECK(cross_package_bandwidth_factor(4, 0.45) == Approx(0.6));
+  CHECK(cross_package_bandwidth_factor(2, 1.0) == 1);  // the prior: remote as fast as local
+
+  // A barrier tree as deep as log2 of the threads.
+  CHECK(fork_join_seconds(1, 5e-7) == 0);
+  CHECK(fork_join_seconds(16, 5e-7) == Approx(2e-6));
+
+  // In a layer's time, on two 4-core packages, one process of 8 threads spanning both.
+  auto rates = four_core_machine();
+  rates.packages = 2;
+  auto parameters = simple_parameters();
+  const ModelParameters priors;
+  parameters.fork_join_seconds_per_doubling = priors.fork_join_seconds_per_doubling;
+  parameters.cross_package_bandwidth_ratio = priors.cross_package_bandwidth_ratio;
+  parameters.work_item_channels = priors.work_item_channels;
+  const LayerTime neutral = layer_time(work, {8, false, 1, 2}, parameters, rates);
+  CHECK(neutral.compute_seconds == Approx(0.0025));  // 1e9 / (8 x 50 GFLOP/s)
+  CHECK(neutral.memory_seconds == Approx(0.0025));   // 1e8 / (2 x 20 GB/s)
+  CHECK(neutral.overhead_seconds == 0);
+  parameters.fork_join_seconds_per_doubling = 5e-7;
+  parameters.cross_package_bandwidth_ratio = 0.45;
+  parameters.work_item_channels = 16;
+  const LayerTime spec = layer_time(work, {8, false, 1, 2}, parameters, rates);
+  CHECK(spec.compute_seconds == Approx(0.0025 * 1.2));
+  CHECK(spec.memory_seconds == Approx(0.0025 / 0.9));
+  CHECK(spec.overhead_seconds == Approx(1.5e-6));
+  CHECK(spec.total_seconds == Approx(0.0025 * 1.2 + 0.0025 / 0.9 + 1.5e-6));
+}
+
 TEST_CASE("ring all-reduce and parameter server") {
   CommunicationLinks links;
   links.intra_node = {1e-6, 10, true, "test"};
