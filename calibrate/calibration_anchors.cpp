@@ -48,10 +48,11 @@ std::string joined(const std::vector<std::string>& words) {
 }
 
 // One anchor: network `index` of the request at `batch` and `setting` under `allocator`, its timed
-// steps stopped where `time_limit_seconds` (> 0) ends (train --time-limit).
+// steps stopped where `time_limit_seconds` (> 0) ends (train --time-limit); `as_variant`: the steps
+// of the allocator anchors (a run of glibc's defaults they are compared with takes theirs too).
 Expected<void> train_anchor(const PreparedCalibration& calibration, std::size_t index, std::int64_t batch,
                             const Setting& setting, const std::string& allocator, double time_limit_seconds = 0,
-                            const std::string& runner = records::kCppTrainer) {
+                            const std::string& runner = records::kCppTrainer, bool as_variant = false) {
   train::AnchorRequest request;
   request.executable = calibration.request.executable;
   // A network file by its absolute path: the fit finds the network again from the record's command.
@@ -62,10 +63,10 @@ Expected<void> train_anchor(const PreparedCalibration& calibration, std::size_t 
   request.threads = setting.threads;
   request.processes = setting.processes;
   request.directory = calibration.request.directory;
-  request.warmup =
-      allocator == "default" ? calibration.request.anchor_warmup : calibration.request.allocator_anchor_warmup;
+  const bool variant_steps = as_variant || allocator != "default";
+  request.warmup = variant_steps ? calibration.request.allocator_anchor_warmup : calibration.request.anchor_warmup;
   request.iterations =
-      allocator == "default" ? calibration.request.anchor_iterations : calibration.request.allocator_anchor_iterations;
+      variant_steps ? calibration.request.allocator_anchor_iterations : calibration.request.anchor_iterations;
   request.allocator = allocator;
   request.time_limit_seconds = time_limit_seconds;
   request.runner = runner;
@@ -113,6 +114,24 @@ const records::Measurement* recorded_anchor(const std::vector<records::Measureme
   return runs.empty() ? nullptr : runs.front();
 }
 
+namespace {
+
+// The first run of recorded_anchor's by `runner` (records::training_runner), or null.
+const records::Measurement* recorded_anchor_by(const std::vector<records::Measurement>& records,
+                                               const std::string& fingerprint, const std::string& network,
+                                               std::int64_t batch, const Setting& setting, const std::string& allocator,
+                                               const std::string& runner) {
+  for (const records::Measurement* run : recorded_anchor_runs(records, fingerprint, network, batch, setting, allocator))
+    if (records::training_runner(*run) == runner) return run;
+  return nullptr;
+}
+
+std::string by_runner(const std::string& runner) {
+  return runner == records::kPythonTrainer ? " by PyTorch from Python" : "";
+}
+
+}  // namespace
+
 Expected<std::vector<Setting>> parse_anchor_settings(const std::string& text) {
   const auto items = split_list_items(text, "--anchor-settings", Repeats::refused);
   if (!items) return items.error();
@@ -144,6 +163,7 @@ Expected<int> run_anchors(const PreparedCalibration& calibration,
       calibration.plan_request.settings.empty() ? Setting{} : calibration.plan_request.settings.front();
   const std::vector<std::string> allocators = allocators_to_anchor(calibration.request);
   const bool planned_variants = !calibration.request.allocator_variants.empty();
+  const std::string& variants_runner = calibration.request.allocator_anchor_runner;
   if (progress && other_allocators && !planned_variants && allocators.size() == 2)
     progress(
         "allocator anchors: neither jemalloc nor tcmalloc is installed here (Debian: libjemalloc2, "
@@ -173,9 +193,17 @@ Expected<int> run_anchors(const PreparedCalibration& calibration,
       std::vector<std::string> over_budget;
       bool first_variant = true;
       for (const std::string& allocator : allocators) {
+        // glibc's defaults by the variants' trainer when that is not the C++ trainer (whose run of
+        // them is the base anchor): the run the variants are compared with.
+        const bool variants_default =
+            allocator == "default" && other_allocators && !default_allocator && variants_runner != records::kCppTrainer;
+        const std::string& runner =
+            allocator == "default" && !variants_default ? std::string(records::kCppTrainer) : variants_runner;
         const records::Measurement* done =
-            recorded_anchor(recorded, calibration.fingerprint, network.name, batch, base, allocator);
-        const bool planned_first = planned_variants && allocator != "default" && first_variant;
+            recorded_anchor_by(recorded, calibration.fingerprint, network.name, batch, base, allocator, runner);
+        // The first variant planned, and the run of glibc's defaults it is compared with, are
+        // trained whatever the allocator budget says.
+        const bool planned_first = planned_variants && (variants_default || (allocator != "default" && first_variant));
         if (allocator != "default") first_variant = false;
         if (done) {
           // A run recorded earlier tells how long a variant's takes: its steps and a start.
@@ -184,22 +212,25 @@ Expected<int> run_anchors(const PreparedCalibration& calibration,
                 done->median_seconds * variant_steps(calibration) + variant_start_seconds * base.processes;
           continue;
         }
-        if ((allocator == "default" && !default_allocator) || (allocator != "default" && !other_allocators)) continue;
-        if (allocator != "default" && !planned_first && allocator_seconds_spent + last_run_seconds > allocator_budget) {
+        const bool variant = allocator != "default" || variants_default;
+        if ((!variant && !default_allocator) || (variant && !other_allocators)) continue;
+        if (variant && !planned_first && allocator_seconds_spent + last_run_seconds > allocator_budget) {
           over_budget.push_back(allocator);
           continue;
         }
         if (progress)
           progress("anchor: training " + label + " for real (" + to_string(base) + ")" +
-                   (allocator == "default" ? "" : " under the " + allocator + " allocator"));
+                   (allocator == "default" ? "" : " under the " + allocator + " allocator") + by_runner(runner) +
+                   (variants_default ? ", the run of glibc's defaults the allocator variants are compared with" : ""));
         const auto started = std::chrono::steady_clock::now();
         // Another allocator can be several times slower than the default (docs/results.md):
         // its timed steps stop at the end of the allocator budget.
-        const double limit = allocator == "default" ? calibration.request.anchor_time_limit_seconds
-                                                    : std::max(1.0, allocator_budget - allocator_seconds_spent);
-        if (auto run = train_anchor(calibration, index, batch, base, allocator, limit); !run) return run.error();
+        const double limit = variant ? std::max(1.0, allocator_budget - allocator_seconds_spent)
+                                     : calibration.request.anchor_time_limit_seconds;
+        if (auto run = train_anchor(calibration, index, batch, base, allocator, limit, runner, variants_default); !run)
+          return run.error();
         last_run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-        if (allocator != "default") allocator_seconds_spent += last_run_seconds;
+        if (variant) allocator_seconds_spent += last_run_seconds;
         ++trained;
       }
       if (!over_budget.empty() && progress)

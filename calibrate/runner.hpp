@@ -60,6 +60,12 @@ struct CalibrationRequest {
   // the first is trained whatever the allocator budget says: the allocator is chosen from a
   // measurement or never, and glibc-tuned is the reference the others are fitted against.
   std::vector<std::string> allocator_variants;
+  // Who trains the anchors under the other allocators (records::kCppTrainer or kPythonTrainer). A
+  // run of run_anchors(other_allocators) by PyTorch from Python trains glibc's defaults at the base
+  // setting by it too, first, so that each variant is compared with a run of the same trainer
+  // (model/allocation.hpp pairs the runs of one trainer): a first run's variants decide the
+  // allocator as the job runs it (pipeline/first_run.cpp).
+  std::string allocator_anchor_runner = records::kCppTrainer;
   // > 0: the default allocator's anchors stop their timed steps there (train --time-limit), so that
   // a step far slower than estimated cannot eat a first run's budget.
   double anchor_time_limit_seconds = 0;

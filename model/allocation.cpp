@@ -200,19 +200,38 @@ std::optional<AllocationModel> fit_allocation_from_records(const std::vector<rec
   const auto prior = prior_allocation(machine);
   if (!prior) return std::nullopt;
   const std::string fingerprint = records::fingerprint(machine);
-  // Runs of the C++ trainer (PyTorch allocates otherwise: its runs are whole setups, below), in file order, per
-  // allocator, network, batch and setting.
+  // The runs of one trainer, in file order, per allocator, network, batch and setting: PyTorch
+  // allocates otherwise than the C++ trainer, so a variant is only ever compared with a run of its
+  // own trainer. Per network, batch and setting, PyTorch's runs where it ran both glibc's defaults
+  // and glibc-tuned there (a first run's variants trained by PyTorch from Python: the gain the job
+  // sees), else the C++ trainer's. PyTorch's runs are also whole setups (below).
   using Key = std::tuple<std::string, std::string, std::int64_t, int, bool, int>;
-  std::map<Key, std::vector<std::size_t>> runs;
+  std::map<Key, std::vector<std::size_t>> cpp_runs, python_runs;
   for (std::size_t index = 0; index < records.size(); ++index) {
     const records::Measurement& record = records[index];
     if (record.kind == records::MeasurementKind::network && record.pass == "iteration" &&
         record.status == records::MeasurementStatus::ok && record.backend == backend &&
-        record.machine_fingerprint == fingerprint && record.nodes == 1 && record.median_seconds > 0 &&
-        records::trained_by_cpp_trainer(record))
-      runs[{record.allocator, record.network, record.batch, record.threads, record.smt, record.processes}].push_back(
-          index);
+        record.machine_fingerprint == fingerprint && record.nodes == 1 && record.median_seconds > 0) {
+      const Key key{record.allocator, record.network, record.batch, record.threads, record.smt, record.processes};
+      if (records::trained_by_cpp_trainer(record))
+        cpp_runs[key].push_back(index);
+      else if (records::training_runner(record) == records::kPythonTrainer)
+        python_runs[key].push_back(index);
+    }
   }
+  const auto with_allocator = [](Key key, const std::string& allocator) {
+    std::get<0>(key) = allocator;
+    return key;
+  };
+  std::map<Key, std::vector<std::size_t>> runs;
+  for (const auto& [key, indices] : cpp_runs)
+    if (!python_runs.count(with_allocator(key, reference_allocator)) ||
+        !python_runs.count(with_allocator(key, "default")))
+      runs[key] = indices;
+  for (const auto& [key, indices] : python_runs)
+    if (python_runs.count(with_allocator(key, reference_allocator)) &&
+        python_runs.count(with_allocator(key, "default")))
+      runs[key] = indices;
   // The newest glibc-tuned run of a setting, and of every other allocator the run nearest to it in
   // file order: the pair was trained back to back, and a small VM drifts over a minute. The newest
   // default run instead can be the last of a close call trained a minute after the pair, and its

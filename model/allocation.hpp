@@ -125,9 +125,10 @@ struct AllocatorAnchor {
 Expected<AllocationModel> fit_allocation(const std::vector<AllocatorAnchor>& anchors, double fault_ns_per_page,
                                          double fault_ns_per_page_all_cores);
 
-// The anchors among measurement records (kind network, ok, one node, the C++ trainer's; per
-// network, batch and setting the newest glibc-tuned run and each other allocator's run nearest to
-// it in file order) of this machine and backend, and the fit; none when the machine has no probed
+// The anchors among measurement records (kind network, ok, one node, of one trainer: per network,
+// batch and setting PyTorch's from Python where it ran glibc's defaults and glibc-tuned there, else
+// the C++ trainer's; the newest glibc-tuned run and each other allocator's run nearest to it in
+// file order) of this machine and backend, and the fit; none when the machine has no probed
 // fault cost or no variant was anchored next to glibc-tuned. With the fit, the setups PyTorch
 // timed (measured_setups_from_records).
 std::optional<AllocationModel> fit_allocation_from_records(const std::vector<records::Measurement>& records,

@@ -21,6 +21,7 @@
 #include "probe/timing.hpp"
 #include "records/measurement.hpp"
 #include "train/anchor.hpp"
+#include "train/python_runner.hpp"
 #include "workloads/zoo.hpp"
 
 namespace dnntune::pipeline {
@@ -194,12 +195,35 @@ double planned_seconds(const std::vector<calibrate::PlannedMeasurement>& measure
   return seconds + group_start_seconds * static_cast<double>(groups.size()) + numerical_check_seconds;
 }
 
+// Who trains the anchors that decide the pick (the allocator variants, the separating anchors, the
+// close calls): PyTorch from Python where this machine's python3 trains every network asked for
+// (the step the job runs: one C++ anchor run moved 23%, more than the layouts differ, and the two
+// trainers can order layouts otherwise; docs/results.md), else the C++ trainer. Said either way.
+// The base anchor stays the C++ trainer's: its per-module times are the layers' sum's correction,
+// which only that trainer times (model/context_correction.hpp).
+std::string deciding_runner(const calibrate::PreparedCalibration& prepared, const Progress& progress) {
+  const auto say = [&](const std::string& line) {
+    if (progress) progress(line);
+  };
+  const std::string deciding = "the anchors that decide (allocator variants, separating anchors, close calls)";
+  for (const workloads::Network& network : prepared.plan_request.networks)
+    if (auto available = train::check_python_runner(network.name); !available) {
+      say(deciding + " are trained by the C++ trainer: PyTorch from Python cannot train " + network.name + " here (" +
+          available.error().message + ")");
+      return records::kCppTrainer;
+    }
+  say(deciding +
+      " are trained by PyTorch from Python, as the job runs; the C++ trainer's base anchor times the layers");
+  return records::kPythonTrainer;
+}
+
 // The plan's estimates at the start of a first run: `first` and `more` the planned micro-runs of
-// priority 1 and the rest, `probe_seconds` what the probe took.
+// priority 1 and the rest, `probe_seconds` what the probe took, `runner` who trains the anchors
+// that decide (deciding_runner).
 FirstRunEstimates estimates_of(const calibrate::PreparedCalibration& prepared,
                                const std::vector<calibrate::PlannedMeasurement>& first,
                                const std::vector<calibrate::PlannedMeasurement>& more, const Measured& measured,
-                               double budget_seconds, double probe_seconds) {
+                               double budget_seconds, double probe_seconds, const std::string& runner) {
   const calibrate::Setting base = base_setting(prepared);
   FirstRunEstimates estimates;
   estimates.budget_seconds = budget_seconds;
@@ -226,6 +250,7 @@ FirstRunEstimates estimates_of(const calibrate::PreparedCalibration& prepared,
   // recommends (pipeline/separating_anchors.hpp), the usual pick being glibc-tuned alone.
   if (!estimates.allocators.empty()) ++estimates.separating_anchors;
   estimates.pytorch_setups = estimates.allocators.empty() ? 0 : 2;
+  estimates.deciding_by_python = runner == records::kPythonTrainer;
   return estimates;
 }
 
@@ -252,12 +277,14 @@ class EntryWork final : public FirstRunWork {
     separate_.directory = entry.measurements;
     separate_.executable = std::move(executable);
     separate_.progress = request.progress;
+    separate_.runner = deciding_runner(prepared_, request.progress);
+    prepared_.request.allocator_anchor_runner = separate_.runner;
   }
 
   Expected<FirstRunEstimates> estimates(double budget_seconds, double probe_seconds) override {
     auto measured = read_measured(entry_);
     if (!measured) return measured.error();
-    return estimates_of(prepared_, first_, more_, *measured, budget_seconds, probe_seconds);
+    return estimates_of(prepared_, first_, more_, *measured, budget_seconds, probe_seconds, separate_.runner);
   }
   Expected<void> estimate_steps(FirstRunEstimates& estimates) override {
     auto measured = read_measured(entry_);
@@ -350,7 +377,7 @@ Expected<FirstRunEstimates> first_run_estimates(const Entry& entry, const calibr
   const auto [first, more] = split_by_priority(prepared.plan.measurements);
   auto measured = read_measured(entry);
   if (!measured) return measured.error();
-  return estimates_of(prepared, first, more, *measured, budget_seconds, probe_seconds);
+  return estimates_of(prepared, first, more, *measured, budget_seconds, probe_seconds, deciding_runner(prepared, {}));
 }
 
 Expected<DefaultCalibration> first_run(const Entry& entry, const DefaultCalibrationRequest& request,

@@ -25,6 +25,10 @@ std::string plural(std::size_t count, const std::string& one, const std::string&
 
 }  // namespace
 
+double FirstRunEstimates::deciding_start_seconds() const {
+  return deciding_by_python ? python_start_seconds : trainer_start_seconds;
+}
+
 double FirstRunPlan::seconds(FirstRunStage stage) const {
   for (const PlannedStage& planned : stages)
     if (planned.stage == stage) return planned.seconds;
@@ -58,8 +62,22 @@ double base_anchor_seconds(double step_seconds, int anchored, double warmup_step
   return trainer_start_seconds * std::max(1, anchored) + (warmup_steps + std::max(1, timed_steps)) * step_seconds;
 }
 
-double allocator_anchor_seconds(double step_seconds, int anchored, double warmup_steps, int timed_steps) {
-  return trainer_start_seconds * std::max(1, anchored) + (warmup_steps + 1 + std::max(1, timed_steps)) * step_seconds;
+double allocator_anchor_seconds(double step_seconds, int anchored, double warmup_steps, int timed_steps,
+                                double start_seconds) {
+  return start_seconds * std::max(1, anchored) + (warmup_steps + 1 + std::max(1, timed_steps)) * step_seconds;
+}
+
+double allocator_stage_seconds(const FirstRunEstimates& estimates, std::size_t variants) {
+  if (variants == 0) return 0;
+  const double warmup = std::max(1.0, estimates.warmup_steps), start = estimates.deciding_start_seconds();
+  const double variant = allocator_anchor_seconds(estimates.kept_memory_step(), estimates.anchored, warmup,
+                                                  estimates.allocator_timed_steps, start);
+  // PyTorch's run of glibc's defaults: at the step the base anchor runs, faults and all.
+  const double defaults = estimates.deciding_by_python
+                              ? allocator_anchor_seconds(std::max(0.0, estimates.step_seconds), estimates.anchored,
+                                                         warmup, estimates.allocator_timed_steps, start)
+                              : 0;
+  return defaults + variant * static_cast<double>(variants);
 }
 
 int allocator_timed_steps(double step_seconds) {
@@ -68,8 +86,8 @@ int allocator_timed_steps(double step_seconds) {
   return static_cast<int>(std::clamp(std::ceil(least_timed_seconds / step_seconds), 1.0, 10.0));
 }
 
-double separating_anchor_seconds(double step_seconds, double warmup_steps) {
-  return 2 * trainer_start_seconds + (warmup_steps + 1) * 2 * step_seconds;
+double separating_anchor_seconds(double step_seconds, double warmup_steps, double start_seconds) {
+  return 2 * start_seconds + (warmup_steps + 1) * 2 * step_seconds;
 }
 
 double pytorch_setups_seconds(double step_seconds, double warmup_steps) {
@@ -84,14 +102,15 @@ int setup_check_timed_steps(double step_seconds, int least) {
 FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   FirstRunPlan plan;
   plan.base_setting = estimates.base_setting;
+  plan.deciding_by_python = estimates.deciding_by_python;
   const double step = std::max(0.0, estimates.step_seconds);
   const double warmup = std::max(1.0, estimates.warmup_steps);
   const double base = estimates.base_anchor_done ? 0 : base_anchor_seconds(step, estimates.anchored, warmup);
   const double short_base = estimates.base_anchor_done ? 0 : base_anchor_seconds(step, estimates.anchored, warmup, 1);
-  const double kept_memory_step = estimates.kept_memory_step();
-  const double variant =
-      allocator_anchor_seconds(kept_memory_step, estimates.anchored, warmup, estimates.allocator_timed_steps);
-  const double separating = separating_anchor_seconds(step, warmup);
+  const double variant = allocator_stage_seconds(estimates, 2) - allocator_stage_seconds(estimates, 1);
+  // The first variant's anchor, with PyTorch's run of glibc's defaults where the variants are PyTorch's.
+  const double reference = allocator_stage_seconds(estimates, 1);
+  const double separating = separating_anchor_seconds(step, warmup, estimates.deciding_start_seconds());
   const double layers = std::max(0.0, estimates.layer_seconds);
   const double probe = std::max(0.0, estimates.probe_seconds);
   double left = std::max(0.0, estimates.budget_seconds) - probe;
@@ -112,7 +131,7 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   bool base_shortened = false;
   const auto base_seconds = [&] { return base_shortened ? short_base : base; };
   const auto minimum = [&] {
-    return (base_kept ? base_seconds() : 0) + ((reference_kept ? 1 : 0) + (second_kept ? 1 : 0)) * variant +
+    return (base_kept ? base_seconds() : 0) + (reference_kept ? reference : 0) + (second_kept ? variant : 0) +
            (closest_kept ? separating : 0);
   };
   const auto layers_keep = [&](double share) { return left - minimum() >= std::max(0.0, share * layers); };
@@ -156,15 +175,18 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   if (base_kept)
     add(FirstRunStage::base_anchor, static_cast<std::size_t>(std::max(1, estimates.anchored)), base_seconds());
   plan.base_timed_steps = base_shortened ? 1 : base_anchor_timed_steps;
-  add(FirstRunStage::allocators, variants, variant * static_cast<double>(variants));
+  add(FirstRunStage::allocators, variants, allocator_stage_seconds(estimates, variants));
   add(FirstRunStage::separating_anchors, static_cast<std::size_t>(separatings), separating * separatings);
   if (pytorch_kept) add(FirstRunStage::pytorch_setups, static_cast<std::size_t>(estimates.pytorch_setups), pytorch);
   add(FirstRunStage::more_layer_passes, kept_passes(estimates.more_layer_passes, estimates.more_layer_seconds, more),
       more);
   for (const PlannedStage& stage : plan.stages) plan.total_seconds += stage.seconds;
   plan.left_seconds = std::max(0.0, left);
+  // The base anchor twice more (the C++ trainer, PyTorch), or once where PyTorch's run of glibc's
+  // defaults came with the variants.
+  const double repeats = estimates.deciding_by_python && variants > 0 ? 1 : 2;
   plan.after_seconds =
-      std::min(plan.left_seconds, 2 * base_anchor_seconds(step, std::max(1, estimates.anchored), warmup) +
+      std::min(plan.left_seconds, repeats * base_anchor_seconds(step, std::max(1, estimates.anchored), warmup) +
                                       close_call_share * std::max(0.0, estimates.budget_seconds));
 
   // What the budget leaves out, said so that a user knows what a larger budget buys.
@@ -214,9 +236,7 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates, const FirstRunPl
   const bool reference_planned =
       !announced.allocators.empty() && std::find(estimates.allocators.begin(), estimates.allocators.end(),
                                                  announced.allocators.front()) != estimates.allocators.end();
-  if (reference_planned && keep(FirstRunStage::allocators, 1,
-                                allocator_anchor_seconds(estimates.kept_memory_step(), estimates.anchored, warmup,
-                                                         estimates.allocator_timed_steps))) {
+  if (reference_planned && keep(FirstRunStage::allocators, 1, allocator_stage_seconds(estimates, 1))) {
     plan.allocators = {announced.allocators.front()};
     drop_left_out("the " + announced.allocators.front() + " anchor");
   }
@@ -258,11 +278,7 @@ double layer_passes_seconds(const FirstRunPlan& announced, double left_seconds) 
 }
 
 double base_anchor_time_limit(const FirstRunPlan& announced, const FirstRunEstimates& estimates, double left_seconds) {
-  const double reference_share =
-      announced.allocators.empty()
-          ? 0
-          : allocator_anchor_seconds(estimates.kept_memory_step(), estimates.anchored,
-                                     std::max(1.0, estimates.warmup_steps), estimates.allocator_timed_steps);
+  const double reference_share = announced.allocators.empty() ? 0 : allocator_stage_seconds(estimates, 1);
   return std::max(1.0, left_seconds - reference_share);
 }
 
@@ -291,11 +307,16 @@ std::string describe_first_run(const FirstRunPlan& plan) {
         std::string names;
         for (const std::string& name : plan.allocators) names += (names.empty() ? "" : ", ") + name;
         text += plural(stage.count, "allocator variant", "allocator variants");
+        if (plan.deciding_by_python) {
+          text += " by PyTorch from Python";
+          names += " and glibc's defaults";
+        }
         seconds = " (" + names + ": " + whole(stage.seconds) + " s)";
         break;
       }
       case FirstRunStage::separating_anchors:
-        text += "up to " + plural(stage.count, "separating anchor", "separating anchors");
+        text += "up to " + plural(stage.count, "separating anchor", "separating anchors") +
+                (plan.deciding_by_python ? " by PyTorch from Python" : "");
         break;
       case FirstRunStage::pytorch_setups:
         text += plural(stage.count, "PyTorch run", "PyTorch runs") + " of the answer's setups";
@@ -311,7 +332,7 @@ std::string describe_first_run(const FirstRunPlan& plan) {
     text += seconds;
   }
   if (plan.after_seconds >= 0.5)
-    text += ", then the base anchor again and the close calls with what is left (" + whole(plan.after_seconds) + " s)";
+    text += ", then the close calls and the base anchor again with what is left (" + whole(plan.after_seconds) + " s)";
   if (!plan.left_out.empty()) {
     text += "; not within the budget:";
     for (std::size_t index = 0; index < plan.left_out.size(); ++index)

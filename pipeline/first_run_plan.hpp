@@ -13,15 +13,19 @@
 //   4. the anchors under the other allocator variants at the base setting, glibc-tuned first (the
 //      reference the others are fitted against), then tcmalloc and jemalloc, two untimed steps and
 //      one timed each (more for a short step: allocator_timed_steps): a variant not anchored is
-//      never recommended, so without them the allocator is never chosen;
+//      never recommended, so without them the allocator is never chosen. Where PyTorch from Python
+//      trains the anchors that decide (FirstRunEstimates::deciding_by_python), it trains these, and
+//      first a run of glibc's defaults they are compared with; the C++ trainer's base anchor stays
+//      (its per-module times correct the layers' sum);
 //   5. the anchors at the settings whose bands overlap the top one's (separating_anchors.hpp);
 //   6. the answer's setups timed by PyTorch from Python (run_setup_check), at least a pair: what
 //      the user's job runs, which the C++ trainer's anchors can misjudge;
 //   7. the anchors the stages above left out where what is left now fits them (the first variant
 //      left out, the separating anchors left out): they can change the pick;
-//   8. the other layer passes (priorities 2-4), with what is left, then the refit;
-// and after the plan's stages, with whatever they leave: the base anchor repeated (C++, Python)
-// and the close calls.
+//   8. the close calls: a deciding anchor whose runs move more than the call it decides is run
+//      again (close_call_share of the budget at most) before the cheaper work that follows;
+//   9. the other layer passes (priorities 2-4), with what is left, then the refit;
+// and after the plan's stages, with whatever they leave: the base anchor repeated (C++, Python).
 // When the budget is tight the extra layer passes go first, then the further separating anchors,
 // then the allocator variants after the second, then PyTorch's pair; the closest separating anchor
 // stays while the layer passes of priority 1 keep at least half of their time, the second variant
@@ -43,6 +47,10 @@ inline constexpr double default_first_run_seconds = 225;
 // The base anchor's timed steps when the budget allows: glibc's default malloc is still settling on
 // its second step (pipeline/default_calibration.cpp), and a median of three drops that step.
 inline constexpr int base_anchor_timed_steps = 3;
+// A trainer's launch and set-up per process, besides its steps: the C++ trainer's, and PyTorch
+// from Python's (importing torch and torchvision and building the model first).
+constexpr double trainer_start_seconds = 5;
+constexpr double python_start_seconds = 10;
 
 struct FirstRunEstimates {
   double budget_seconds = default_first_run_seconds;  // the whole first run, probe included
@@ -79,6 +87,12 @@ struct FirstRunEstimates {
   // PyTorch runs of the answer's setups planned before the extra layer passes: 2 (the answer and
   // the other side of its close call), or 0 (no allocator variant planned: nothing holds them).
   int pytorch_setups = 0;
+  // The anchors that decide (allocator variants, separating anchors, close calls) trained by
+  // PyTorch from Python (this machine's python3 trains the networks): each run pays Python's start
+  // (python_start_seconds), and the variants are compared with a run of glibc's defaults by it too.
+  bool deciding_by_python = false;
+  // A deciding anchor's start per process: Python's or the C++ trainer's.
+  double deciding_start_seconds() const;
 };
 
 // The stages in the order they run (pipeline/first_run_stages.cpp runs first_run_order). The plan
@@ -92,9 +106,9 @@ enum class FirstRunStage {
   separating_anchors,
   pytorch_setups,
   left_out_anchors,
+  close_calls,
   more_layer_passes,
-  repeated_base_anchor,
-  close_calls
+  repeated_base_anchor
 };
 inline constexpr FirstRunStage first_run_order[] = {FirstRunStage::probe,
                                                     FirstRunStage::layer_passes,
@@ -103,9 +117,9 @@ inline constexpr FirstRunStage first_run_order[] = {FirstRunStage::probe,
                                                     FirstRunStage::separating_anchors,
                                                     FirstRunStage::pytorch_setups,
                                                     FirstRunStage::left_out_anchors,
+                                                    FirstRunStage::close_calls,
                                                     FirstRunStage::more_layer_passes,
-                                                    FirstRunStage::repeated_base_anchor,
-                                                    FirstRunStage::close_calls};
+                                                    FirstRunStage::repeated_base_anchor};
 
 struct PlannedStage {
   FirstRunStage stage = FirstRunStage::probe;
@@ -127,14 +141,13 @@ struct FirstRunPlan {
   double after_seconds = 0;
   std::string base_setting;
   int base_timed_steps = base_anchor_timed_steps;  // or 1, where three would leave glibc-tuned out
+  bool deciding_by_python = false;                 // FirstRunEstimates::deciding_by_python, for the announcement
   // The stage's seconds (0 when not kept) and count.
   double seconds(FirstRunStage stage) const;
   std::size_t count(FirstRunStage stage) const;
   bool on_what_is_left(FirstRunStage stage) const;
 };
 
-// A trainer's launch and set-up per process, besides its steps.
-constexpr double trainer_start_seconds = 5;
 // The close calls, after the stages, take at most this share of the whole first run: on a small
 // network they would otherwise take all the stages leave, for a refinement of a few percent.
 constexpr double close_call_share = 0.25;
@@ -152,15 +165,22 @@ double measured_warmup_steps(double wall_seconds, double step_seconds, int ancho
 // the small nodes a default first run is for, the rival of the base layout is the one with more
 // processes at the same per-process batch: twice the images per step), its trainer's time limit
 // stopping the timed steps where its share ends.
+// `start_seconds`: the trainer's start per process (trainer_start_seconds, or python_start_seconds
+// for an anchor by PyTorch from Python).
 double base_anchor_seconds(double step_seconds, int anchored, double warmup_steps = 1,
                            int timed_steps = base_anchor_timed_steps);
-double allocator_anchor_seconds(double step_seconds, int anchored, double warmup_steps = 1, int timed_steps = 1);
+double allocator_anchor_seconds(double step_seconds, int anchored, double warmup_steps = 1, int timed_steps = 1,
+                                double start_seconds = trainer_start_seconds);
 // An allocator variant's timed steps: one, or as many as time about 3 s where the base anchor's step
 // (`step_seconds`, of one network at one batch) is shorter, at most 10. A variant decides the pick
 // by a few percent, and one step of a fraction of a second is one burst of a neighbour's load away
 // from either side; more such steps cost seconds.
 int allocator_timed_steps(double step_seconds);
-double separating_anchor_seconds(double step_seconds, double warmup_steps = 1);
+double separating_anchor_seconds(double step_seconds, double warmup_steps = 1,
+                                 double start_seconds = trainer_start_seconds);
+// The allocator stage's seconds for `variants` variants: each an allocator anchor, and by PyTorch
+// from Python one more, its run of glibc's defaults that the variants are compared with.
+double allocator_stage_seconds(const FirstRunEstimates& estimates, std::size_t variants);
 // The first pair of PyTorch runs of the answer's setups: the base layout and one with twice its
 // processes (twice the images per step), each Python's start (importing torch and torchvision,
 // 10 s a process), a warm-up, one more untimed step and three timed (about 3 s of a short step:
@@ -170,7 +190,6 @@ double pytorch_setups_seconds(double step_seconds, double warmup_steps = 1);
 // 3 s of steps, allocator_timed_steps): three steps of 0.35 s moved a run by more than the layouts of
 // a close call differ.
 int setup_check_timed_steps(double step_seconds, int least = 3);
-constexpr double python_start_seconds = 10;
 
 // The plan announced at the start of a first run.
 FirstRunPlan plan_first_run(const FirstRunEstimates& estimates);

@@ -172,7 +172,7 @@ Expected<void> left_out_anchors(FirstRun& run) {
   const FirstRunEstimates& estimates = run.estimates;
   if (!run.variants_left_out.empty() &&
       run.left() >= allocator_anchor_seconds(estimates.kept_memory_step(), 1, estimates.warmup_steps,
-                                             estimates.allocator_timed_steps)) {
+                                             estimates.allocator_timed_steps, estimates.deciding_start_seconds())) {
     auto late = run.work.allocator_anchors({run.variants_left_out.front()}, estimates.allocator_timed_steps,
                                            std::max(0.0, run.left()));
     if (!late) return late.error();
@@ -210,7 +210,8 @@ Expected<void> more_layer_passes(FirstRun& run) {
 }
 
 // With what is still left, the base anchor again (C++, Python), refitted after. The entry is
-// complete already: an interrupted run loses nothing but this refinement.
+// complete already: an interrupted run loses nothing but this refinement. Last: a third run of a
+// setting the close calls settled refines the model's base, not the pick.
 Expected<void> repeated_base_anchor(FirstRun& run) {
   auto repeated = run.work.repeated_base_anchors(std::max(0.0, run.left()));
   if (!repeated) return repeated.error();
@@ -222,23 +223,29 @@ Expected<void> repeated_base_anchor(FirstRun& run) {
   return {};
 }
 
-// The close calls, within their share (close_call_share of the whole run, at most what is left),
-// each run refitted after: first the answer's, timed by PyTorch as the job runs it (layout and
-// allocator together: what the C++ trainer cannot settle), then those the anchors' runs leave open.
+// The close calls, before the extra layer passes: a deciding anchor whose runs move more than the
+// call it decides is run again before work that only refines the layers' sum, within the close
+// calls' share (close_call_share of the whole run, at most what is left), each run refitted after:
+// first the answer's setups, timed by PyTorch as the job runs them (layout and allocator together,
+// and again while their runs move more than they differ: run_setup_check), then those the anchors'
+// runs leave open (run_close_call_anchor). Not the last fit: the extra layer passes' refit marks
+// the entry done.
 Expected<void> close_calls(FirstRun& run) {
   const double started = run.clock();
+  auto current = run.work.fit(false);  // it holds what the stages since the first fit trained
+  if (!current) return current.error();
   for (const bool by_pytorch : {true, false}) {
     for (;;) {
       const double spent = run.clock() - started;
       const AnchorShare share{std::clamp(close_call_share * run.budget_seconds - spent, 0.0, std::max(0.0, run.left())),
                               0, run.estimates.warmup_steps};
       if (!(share.seconds > 0)) break;
-      auto settled = by_pytorch ? run.work.setup_check(*run.latest, share) : run.work.close_call(*run.latest, share);
+      auto settled = by_pytorch ? run.work.setup_check(*current, share) : run.work.close_call(*current, share);
       if (!settled) return settled.error();
       if (*settled == 0) break;
-      auto refit = run.work.fit(true);
-      if (!refit) return refit.error();
-      run.latest = *refit;
+      run.trained += *settled;
+      current = run.work.fit(false);
+      if (!current) return current.error();
     }
   }
   return {};

@@ -10,6 +10,8 @@
 #include "calibrate/runner.hpp"
 #include "model/predictor.hpp"
 #include "model/allocation.hpp"
+#include "model/anchors.hpp"
+#include "model/setup_calls.hpp"
 #include "pipeline/first_run_plan.hpp"
 #include "pipeline/installed_allocators.hpp"
 #include "probe/memory_budget.hpp"
@@ -22,8 +24,16 @@
 namespace dnntune::pipeline {
 namespace {
 
-// A launch and the trainer's set-up, besides its steps (the allocator anchors' estimate).
-constexpr double start_seconds = 5;
+// A launch and the trainer's set-up per process, besides its steps: PyTorch from Python's imports
+// torch and torchvision first (the plan's estimates count the same: first_run_plan.hpp).
+double start_seconds(const SeparatingAnchorRequest& request) {
+  return request.runner == records::kPythonTrainer ? python_start_seconds : trainer_start_seconds;
+}
+
+// " by PyTorch from Python" where it trains, for the progress lines.
+std::string by_runner(const SeparatingAnchorRequest& request) {
+  return request.runner == records::kPythonTrainer ? " by PyTorch from Python" : "";
+}
 
 // "2x1": processes per node x threads per process, as --anchor-settings takes it.
 std::string setting_label(const model::TrainingConfiguration& configuration) {
@@ -88,7 +98,7 @@ std::optional<Wanted> one_thread_probe(const tuner::Recommendation& recommendati
 // more: a long-stepped setting's set-up is small against its steps, and counting extra steps
 // for it skipped anchors that fit (docs/results.md, "The first run").
 double estimated_run_seconds(const model::Predictor& predictor, const workloads::Network& network,
-                             const model::Prediction& candidate, double steps) {
+                             const model::Prediction& candidate, double steps, double start_seconds) {
   double step_seconds = candidate.iteration_seconds;
   if (candidate.anchor.used) {
     const model::Anchor& anchor = candidate.anchor.anchor;
@@ -247,6 +257,71 @@ std::vector<SetupSide> setup_check_sides(const tuner::Recommendation& recommenda
   return sides;
 }
 
+// The noise rule of the answer's setups: the answer's setup as PyTorch timed it (`answer`) and the
+// fastest other setup PyTorch timed of that network (at a batch the request compares, on this node),
+// while their runs move more than the difference they decide (model::compare_setups, each run moving
+// at least what the model's runs of those settings move), the one with fewer runs (the answer's on
+// a tie, so that the two alternate) is timed once more, up to close_call_runs runs each. Returns 1
+// when it trained, 0 when the call is settled, both have their runs or the next run does not fit.
+Expected<int> time_open_call(const SeparatingAnchorRequest& request, const std::string& model,
+                             const workloads::Network& network, const tuner::Recommendation& recommendation,
+                             const model::MeasuredSetup& answer, const std::vector<model::MeasuredSetup>& timed) {
+  const model::MeasuredSetup* rival = nullptr;
+  for (const model::MeasuredSetup& setup : timed)
+    if (setup.network == network.name && &setup != &answer && setup.from_jobs.empty() &&
+        std::find(request.batches.begin(), request.batches.end(), setup.batch) != request.batches.end() &&
+        (!rival || setup.images_per_second() > rival->images_per_second()))
+      rival = &setup;
+  if (!rival) return 0;
+  const auto configuration_of = [](const model::MeasuredSetup& setup) {
+    model::TrainingConfiguration configuration;
+    configuration.batch_per_process = setup.batch;
+    configuration.processes_per_node = setup.processes;
+    configuration.threads_per_process = setup.threads;
+    configuration.smt = setup.smt;
+    return configuration;
+  };
+  // What the model's runs of a setting move: the least either setup's runs move.
+  double floor_sd = model::run_to_run_log_sd;
+  for (const tuner::RankedPoint& point : recommendation.ranking)
+    for (const model::MeasuredSetup* setup : {&answer, rival})
+      if (point.prediction.configuration == configuration_of(*setup))
+        floor_sd = std::max(floor_sd, point.prediction.run_spread_log_sd);
+  const model::SetupCall call = model::compare_setups(answer, *rival, floor_sd);
+  const std::size_t most = static_cast<std::size_t>(request.close_call_runs);
+  if (!call.open() || (answer.iteration_seconds.size() >= most && rival->iteration_seconds.size() >= most)) return 0;
+  const bool answer_next =
+      answer.iteration_seconds.size() < most && answer.iteration_seconds.size() <= rival->iteration_seconds.size();
+  const model::MeasuredSetup& next = answer_next ? answer : *rival;
+  const model::MeasuredSetup& other = answer_next ? *rival : answer;
+  const auto words = [](const model::MeasuredSetup& setup) {
+    return std::to_string(setup.processes) + "x" + std::to_string(setup.threads) + " under " + setup.allocator;
+  };
+  const std::string label = network.name + " mb" + std::to_string(next.batch) + " at " + words(next);
+  const double step = next.median_iteration_seconds();
+  const int timed_steps = setup_check_timed_steps(step, request.iterations);
+  const double start = python_start_seconds * next.processes;
+  const double estimate = start + (request.setup_check_warmup + timed_steps) * step;
+  if (estimate > request.budget_seconds) {
+    say(request, "the call between " + label + " and " + words(other) +
+                     " left open: one more PyTorch run would take about " + whole_seconds(estimate) + " s, past the " +
+                     whole_seconds(request.budget_seconds) + " s left for it");
+    return 0;
+  }
+  say(request, "anchor: timing " + label + " by PyTorch from Python again: its runs and " + words(other) + "'s are " +
+                   whole_seconds(100 * (std::exp(call.apart_log) - 1)) + "% apart, within what their runs move (" +
+                   whole_seconds(100 * (std::exp(call.half_width_log) - 1)) + "% at 90%)");
+  SeparatingAnchorRequest repeat = request;
+  repeat.warmup = request.setup_check_warmup;
+  repeat.iterations = timed_steps;
+  if (auto seconds = train_once(repeat, model, configuration_of(next),
+                                std::max(1.0, request.budget_seconds - start - request.setup_check_warmup * step),
+                                next.allocator, records::kPythonTrainer);
+      !seconds)
+    return seconds.error();
+  return 1;
+}
+
 }  // namespace
 
 Expected<int> run_separating_anchors(const model::Calibration& calibration, const SeparatingAnchorRequest& request) {
@@ -290,9 +365,10 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
       // seconds, which the model, not having seen the cliff, may predict far shorter) then costs its warm-up
       // and one timed step, not all: its steps are long enough to agree (max/min 1.00 over such
       // anchors); the median of three guards the short, noisy ones.
-      const double start = start_seconds * configuration.processes_per_node;
-      const double estimate = estimated_run_seconds(anchoring->predictor, *network, item.prediction,
-                                                    request.warmup * std::max(1.0, request.warmup_steps) + 1);
+      const double start = start_seconds(request) * configuration.processes_per_node;
+      const double estimate =
+          estimated_run_seconds(anchoring->predictor, *network, item.prediction,
+                                request.warmup * std::max(1.0, request.warmup_steps) + 1, start_seconds(request));
       if (!recorded_before) {
         if (configuration.smt) {
           progress("anchor of " + label +
@@ -316,9 +392,10 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
           continue;
         }
         progress("anchor: training " + network->name + " mb" + std::to_string(configuration.batch_per_process) +
-                 " for real (" + setting_label(configuration) + ") " + item.why);
+                 " for real (" + setting_label(configuration) + ")" + by_runner(request) + " " + item.why);
         auto seconds =
-            train_once(request, model, configuration, std::min(request.steps_limit_seconds, budget - spent - start));
+            train_once(request, model, configuration, std::min(request.steps_limit_seconds, budget - spent - start),
+                       "default", request.runner);
         if (!seconds) return seconds.error();
         spent += *seconds;
         ++trained;
@@ -338,11 +415,15 @@ Expected<int> run_separating_anchors(const model::Calibration& calibration, cons
           break;
         }
         progress("anchor: training " + network->name + " mb" + std::to_string(configuration.batch_per_process) +
-                 " for real (" + setting_label(configuration) + ") under " + allocator +
+                 " for real (" + setting_label(configuration) + ") under " + allocator + by_runner(request) +
                  ", to compare the layouts under the allocator the answer sets");
-        auto paired_seconds =
-            train_once(request, model, configuration,
-                       std::min(request.steps_limit_seconds, request.budget_seconds - spent - start), allocator);
+        // PyTorch's run under an allocator that keeps its memory takes the untimed steps of the
+        // answer's setups (the second step faults in anew): it is one of those setups.
+        SeparatingAnchorRequest paired_request = request;
+        if (request.runner == records::kPythonTrainer) paired_request.warmup = request.setup_check_warmup;
+        auto paired_seconds = train_once(paired_request, model, configuration,
+                                         std::min(request.steps_limit_seconds, request.budget_seconds - spent - start),
+                                         allocator, request.runner);
         if (!paired_seconds) return paired_seconds.error();
         spent += *paired_seconds;
         ++trained;
@@ -390,9 +471,9 @@ Expected<int> run_close_call_anchor(const model::Calibration& calibration, const
     const model::Prediction& other = rival_next ? pick : rival->prediction;
     const std::string label = network->name + " mb" + std::to_string(next.configuration.batch_per_process) + " at " +
                               setting_label(next.configuration);
-    const double estimate =
-        estimated_run_seconds(anchoring->predictor, *network, next,
-                              request.warmup * std::max(1.0, request.warmup_steps) + request.iterations);
+    const double estimate = estimated_run_seconds(
+        anchoring->predictor, *network, next, request.warmup * std::max(1.0, request.warmup_steps) + request.iterations,
+        start_seconds(request));
     if (estimate > request.budget_seconds) {
       progress("close call of " + label + " and " + setting_label(other.configuration) +
                " left as it is: one more run would take about " + whole_seconds(estimate) + " s, past the " +
@@ -401,12 +482,13 @@ Expected<int> run_close_call_anchor(const model::Calibration& calibration, const
     }
     const double apart = 100 * std::abs(next.images_per_second / other.images_per_second - 1);
     progress("anchor: training " + network->name + " mb" + std::to_string(next.configuration.batch_per_process) +
-             " for real (" + setting_label(next.configuration) + ") again: its runs and " +
+             " for real (" + setting_label(next.configuration) + ")" + by_runner(request) + " again: its runs and " +
              setting_label(other.configuration) + "'s are " + whole_seconds(apart) +
              "% apart, within what a setting's runs move");
-    const double start = start_seconds * next.configuration.processes_per_node;
+    const double start = start_seconds(request) * next.configuration.processes_per_node;
     if (auto seconds = train_once(request, model, next.configuration,
-                                  std::min(request.steps_limit_seconds, request.budget_seconds - start));
+                                  std::min(request.steps_limit_seconds, request.budget_seconds - start), "default",
+                                  request.runner);
         !seconds)
       return seconds.error();
     return 1;
@@ -444,9 +526,21 @@ Expected<int> run_setup_check(const model::Calibration& calibration, const Separ
                             c.threads_per_process, c.smt, side.allocator);
       runs.push_back(timed ? timed->iteration_seconds.size() : 0);
     }
-    // The side with the fewest runs, the first listed on a tie; none once each has its runs.
+    // The side with the fewest runs, the first listed on a tie; once each has its runs, the noise rule.
     const std::size_t next = static_cast<std::size_t>(std::min_element(runs.begin(), runs.end()) - runs.begin());
-    if (runs[next] >= static_cast<std::size_t>(request.setup_check_runs)) continue;
+    if (runs[next] >= static_cast<std::size_t>(request.setup_check_runs)) {
+      const tuner::RankedPoint& answer = *sides.front().point;
+      const model::TrainingConfiguration& c = answer.prediction.configuration;
+      const model::MeasuredSetup* answer_runs =
+          model::find_setup(allocation->pytorch_setups, network->name, c.batch_per_process, c.processes_per_node,
+                            c.threads_per_process, c.smt, sides.front().allocator);
+      if (!answer_runs) continue;
+      auto repeated =
+          time_open_call(request, model, *network, *recommendation, *answer_runs, allocation->pytorch_setups);
+      if (!repeated) return repeated.error();
+      if (*repeated > 0) return *repeated;
+      continue;
+    }
     const auto timed_steps = [&](const SetupSide& side) {
       return setup_check_timed_steps(side.step_seconds, request.iterations);
     };
@@ -473,7 +567,10 @@ Expected<int> run_setup_check(const model::Calibration& calibration, const Separ
                whole_seconds(needed) + " s, past the " + whole_seconds(request.budget_seconds) + " s left for it");
       continue;
     }
-    if (auto available = train::check_python_runner(network->name); !available) {
+    // A first run that gave the deciding anchors to PyTorch checked it already.
+    if (auto available =
+            request.runner == records::kPythonTrainer ? Expected<void>{} : train::check_python_runner(network->name);
+        !available) {
       progress("the setups of " + label + " not timed by PyTorch from Python: " + available.error().message);
       return 0;
     }

@@ -27,6 +27,7 @@
 
 #include "common/expected.hpp"
 #include "model/calibration.hpp"
+#include "records/measurement.hpp"
 
 namespace dnntune::pipeline {
 
@@ -63,6 +64,11 @@ struct SeparatingAnchorRequest {
   // `iterations` timed ones.
   int setup_check_runs = 2;
   int setup_check_warmup = 2;
+  // Who trains the separating anchors, their runs under the recommended allocator and the close
+  // calls (records::kCppTrainer or kPythonTrainer): a first run gives them to PyTorch from Python
+  // wherever it can train the network (the step users run: the C++ trainer's anchors ordered
+  // layouts otherwise, docs/results.md); the base anchor's C++ run keeps the layers' per-module times.
+  std::string runner = records::kCppTrainer;
   std::function<void(const std::string&)> progress;  // a line per anchor trained or skipped; may be empty
 };
 

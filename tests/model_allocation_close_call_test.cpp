@@ -183,6 +183,7 @@ TEST_CASE_METHOD(TimedCloseCall,
   const tuner::Recommendation close = answer(timed);
   CHECK(close.best.prediction.configuration.processes_per_node == 1);
   CHECK(close.choice_note.find("by less than their runs move") != std::string::npos);
+  CHECK(close.choice_note.find("the call is open") != std::string::npos);
   // The model's pick timed the faster: it stays, and the note says so.
   timed.pytorch_setups = {setup(2, 1, {1.7}), setup(1, 2, {0.875})};
   const tuner::Recommendation confirmed = answer(timed);

@@ -11,7 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "model/allocation.hpp"
+#include "model/anchors.hpp"
 #include "model/calibration.hpp"
+#include "model/setup_calls.hpp"
 #include "tests/allocation_fixtures.hpp"
 #include "tests/model_fixtures.hpp"
 #include "tuner/allocator_choice.hpp"
@@ -395,4 +397,65 @@ TEST_CASE("PyTorch's whole setups come from the Python runner's records and are 
   const auto read = allocation_from_json(allocation_to_json(model), "test");
   REQUIRE(read);
   CHECK(read->pytorch_setups.size() == 1);
+}
+
+TEST_CASE("PyTorch's runs of two setups settle the call between them only beyond what their runs move") {
+  const auto setup = [](std::vector<double> seconds) {
+    return MeasuredSetup{"resnet50", 16, 1, 2, false, "glibc-tuned", std::move(seconds), ""};
+  };
+  // One run each, 4% apart: within what one run moves at the floor (1.645 x 0.025 x sqrt 2 = 5.8%).
+  CHECK(setup_run_log_sd(setup({3.0})) == 0);
+  CHECK(compare_setups(setup({3.0}), setup({3.12}), run_to_run_log_sd).open());
+  CHECK(compare_setups(setup({3.0}), setup({3.12}), run_to_run_log_sd).apart_log == Approx(std::log(1.04)));
+  // Ten percent apart at the floor: settled.
+  CHECK_FALSE(compare_setups(setup({3.0}), setup({3.3}), run_to_run_log_sd).open());
+  // The same ten percent where one side's own runs moved by 23% (docs/results.md): open.
+  const MeasuredSetup moving = setup({3.0, 3.7, 3.0});
+  CHECK(setup_run_log_sd(moving) > 0.1);
+  CHECK(compare_setups(setup({3.3, 3.3, 3.3}), moving, run_to_run_log_sd).open());
+  // More runs that agree narrow the call: 4% apart over seven steady runs each is settled.
+  CHECK_FALSE(compare_setups(setup(std::vector<double>(7, 3.0)), setup(std::vector<double>(7, 3.12)), run_to_run_log_sd)
+                  .open());
+}
+
+TEST_CASE("from records, PyTorch's runs of an allocator are paired with PyTorch's glibc-tuned and defaults") {
+  records::MachineProfile machine = test::test_machine();
+  records::Figure fault;
+  fault.value = 4096;  // 1 ns per byte, one thread
+  machine.performance.first_touch_ns_per_page = fault;
+  fault.value = 8192;
+  machine.performance.first_touch_ns_per_page_all_cores = fault;
+  std::vector<records::Measurement> records;
+  const auto run = [&](const std::string& allocator, double seconds, const char* trainer) {
+    records::Measurement record;
+    record.kind = records::MeasurementKind::network;
+    record.backend = "torch";
+    record.machine_fingerprint = records::fingerprint(machine);
+    record.network = "resnet18";
+    record.pass = "iteration";
+    record.batch = 8;
+    record.allocator = allocator;
+    record.median_seconds = seconds;
+    record.repetitions = 3;
+    record.trainer = trainer;
+    records.push_back(record);
+  };
+  // A first run whose deciding anchors PyTorch trains: the C++ trainer's base anchor (its module
+  // times), then PyTorch's glibc's defaults, glibc-tuned and tcmalloc at the same setting.
+  run("default", 1.50, records::kCppTrainer);
+  run("default", 1.20, records::kPythonTrainer);
+  run("glibc-tuned", 1.00, records::kPythonTrainer);
+  run("tcmalloc", 0.90, records::kPythonTrainer);
+  const auto network = workloads::build_network("resnet18");
+  REQUIRE(network);
+  const double seconds_per_unit = fresh_bytes_per_step(*network, 8) * 1e-9;
+  const auto model = fit_allocation_from_records(records, machine, "torch");
+  REQUIRE(model);
+  // The gain PyTorch saw (1.2 s against 1.0 s), not the C++ trainer's 1.5 s against PyTorch's 1.0 s.
+  CHECK(model->variant("default").non_reuse == Approx(0.20 / seconds_per_unit));
+  CHECK(model->variant("tcmalloc").non_reuse == Approx(-0.10 / seconds_per_unit));
+  // Without PyTorch's run of glibc's defaults its variants are not compared with the C++ trainer's:
+  // the C++ trainer's runs alone, here glibc's defaults without its glibc-tuned, compare nothing.
+  records.erase(records.begin() + 1);
+  CHECK_FALSE(fit_allocation_from_records(records, machine, "torch"));
 }

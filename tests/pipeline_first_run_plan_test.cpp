@@ -313,8 +313,8 @@ TEST_CASE("a first run announces its stages, their seconds and the total") {
   const FirstRunPlan plan = plan_first_run(estimates);
   CHECK(describe_first_run(plan) ==
         "first run: about 4.0 minutes: probe (10 s), 138 layer passes (60 s), the anchor at 1x2 (53 s), "
-        "1 allocator variant (glibc-tuned: 41 s), up to 1 separating anchor (58 s), then the base anchor again "
-        "and the close calls with what is left (18 s)");
+        "1 allocator variant (glibc-tuned: 41 s), up to 1 separating anchor (58 s), then the close calls and the "
+        "base anchor again with what is left (18 s)");
   estimates.budget_seconds = 150;
   CHECK_THAT(describe_first_run(plan_first_run(estimates)),
              Catch::Contains("not within the budget:") && Catch::Contains("1 separating anchor"));
@@ -451,4 +451,42 @@ TEST_CASE(
   CHECK(announced_stage_share(FirstRunStage::pytorch_setups) == announced_pytorch_setups_share);
   CHECK(std::isinf(announced_stage_share(FirstRunStage::separating_anchors)));
   CHECK(std::isinf(announced_stage_share(FirstRunStage::more_layer_passes)));
+}
+
+TEST_CASE("a first run whose deciding anchors PyTorch trains prices Python's start and its run of glibc's defaults") {
+  FirstRunEstimates estimates = large_network();
+  CHECK(estimates.deciding_start_seconds() == trainer_start_seconds);
+  const FirstRunPlan by_cpp = plan_first_run(estimates);
+  estimates.deciding_by_python = true;
+  CHECK(estimates.deciding_start_seconds() == python_start_seconds);
+  // glibc-tuned by Python (10 + 3 x 12 s) and the run of glibc's defaults it is compared with (the
+  // same, at the step of glibc's defaults); each further variant 10 + 3 x 12 s.
+  CHECK(allocator_stage_seconds(estimates, 1) == Approx(92));
+  CHECK(allocator_stage_seconds(estimates, 2) == Approx(138));
+  CHECK(allocator_stage_seconds(estimates, 0) == 0);
+  CHECK(separating_anchor_seconds(12, 1, python_start_seconds) == Approx(68));
+  const FirstRunPlan plan = plan_first_run(estimates);
+  INFO(describe_first_run(by_cpp) << "\n" << describe_first_run(plan));
+  CHECK(plan.total_seconds <= 240);
+  // The same budget holds less: the closest separating anchor (68 s) no longer fits beside the
+  // variants, where the C++ trainer's (58 s) did.
+  REQUIRE(plan.allocators == std::vector<std::string>{"glibc-tuned", "tcmalloc"});
+  CHECK(plan.seconds(FirstRunStage::allocators) == Approx(138));
+  CHECK(kept(by_cpp, FirstRunStage::separating_anchors));
+  CHECK_FALSE(kept(plan, FirstRunStage::separating_anchors));
+  CHECK_THAT(describe_first_run(plan),
+             Catch::Contains("2 allocator variants by PyTorch from Python (glibc-tuned, tcmalloc and glibc's defaults: "
+                             "138 s)"));
+  // A replan keeps the announced glibc-tuned, its run of glibc's defaults included, while half of both is left.
+  FirstRunEstimates after_base = estimates;
+  after_base.probe_seconds = after_base.layer_seconds = 0;
+  after_base.layer_passes = 0;
+  after_base.base_anchor_done = true;
+  after_base.anchored = 0;
+  after_base.budget_seconds = 47;
+  CHECK(plan_first_run(after_base, plan).allocators == std::vector<std::string>{"glibc-tuned"});
+  after_base.budget_seconds = 45;  // less than half of 92 s
+  CHECK(plan_first_run(after_base, plan).allocators.empty());
+  // The base anchor's timed steps stop where glibc-tuned's share, Python's run of the defaults included, begins.
+  CHECK(base_anchor_time_limit(plan, estimates, 200) == Approx(200 - 92));
 }

@@ -84,9 +84,15 @@ class RecordedWork final : public FirstRunWork {
   }
   Expected<int> allocator_anchors(const std::vector<std::string>& variants, int timed_steps, double seconds) override {
     int trained = 0;
+    const double start = cost(planned_.deciding_by_python ? python_start_seconds : trainer_start_seconds);
+    // By PyTorch from Python, its run of glibc's defaults first: the run the variants are compared with.
+    if (planned_.deciding_by_python && !defaults_by_python_) {
+      work("glibc's defaults (PyTorch)", start + (costs_.warmup_steps + 1 + timed_steps) * cost(costs_.step), seconds);
+      defaults_by_python_ = true;
+    }
     for (const std::string& variant : variants) {
       const double step = cost(costs_.variant_steps.at(variant));
-      const double took = cost(trainer_start_seconds) + (costs_.warmup_steps + 1 + timed_steps) * step;
+      const double took = start + (costs_.warmup_steps + 1 + timed_steps) * step;
       const double spent = trained > 0 ? now - done.back().started : 0;
       if (trained > 0 && took > seconds - spent) {
         progress("allocator anchors under " + variant + " skipped");
@@ -186,6 +192,7 @@ class RecordedWork final : public FirstRunWork {
   RecordedCosts costs_;
   double base_step_ = 0, kept_step_ = 0;
   int separated_ = 0, timed_ = 0, close_calls_ = 0;
+  bool defaults_by_python_ = false;
 };
 
 // resnet152 b32 on a 2-core VM, as its first run planned it (docs/results.md, bede46b: "announced the
@@ -258,17 +265,18 @@ TEST_CASE("a first run's stages run in the plan's order, each within its share, 
   CHECK(work.done.front().share == Approx(layer_passes_seconds(plan_first_run(planned), 225 - 4)));
   CHECK(work.done.front().share > plan_first_run(planned).seconds(FirstRunStage::layer_passes));
   // The decision's order: the base anchor, the variants glibc-tuned first, the first fit and the
-  // separating anchors, PyTorch's runs, the extra passes, the refit, the repeated anchors, the close calls.
+  // separating anchors, PyTorch's runs, the close calls (a deciding anchor's runs that move more than
+  // the call it decides come before the cheaper extra passes), the extra passes, the refit.
   const std::vector<std::string> order = {
-      "layer passes",      "base anchor", "glibc-tuned",           "tcmalloc",
-      "jemalloc",          "fit",         "separating anchor",     "PyTorch run",
-      "more layer passes", "refit",       "repeated anchor (C++)", "repeated anchor (PyTorch)",
-      "close call"};
+      "layer passes",      "base anchor", "glibc-tuned", "tcmalloc",          "jemalloc", "fit",
+      "separating anchor", "PyTorch run", "close call",  "more layer passes", "refit"};
   for (std::size_t index = 0; index < order.size(); ++index) {
     INFO(order[index]);
     REQUIRE(work.first(order[index]) != std::string::npos);
     if (index > 0) CHECK(work.first(order[index - 1]) < work.first(order[index]));
   }
+  // The base anchor repeated last, with what they leave: here the close calls took its time.
+  CHECK(work.first("repeated anchor (C++)") == std::string::npos);
   // Every variant and separating anchor measured before the extra passes; PyTorch's runs ranked by
   // a fit that holds the separating anchors (a fit between them).
   CHECK(work.first("separating anchor") < work.first("PyTorch run") - 1);
@@ -378,7 +386,7 @@ TEST_CASE("a short first-run budget drops the extra passes, then the further anc
     CHECK(work.said_that("not within the budget") == !announced.left_out.empty());
     // What can change the pick comes before what refines the layers' sum, whatever the budget.
     CHECK(ran_in_order(work, {"layer passes", "base anchor", "glibc-tuned", "tcmalloc", "fit", "separating anchor",
-                              "PyTorch run", "more layer passes", "refit", "repeated anchor (C++)", "close call"}));
+                              "PyTorch run", "close call", "more layer passes", "refit", "repeated anchor (C++)"}));
     // The extra passes only with every announced anchor stage measured, else said.
     if (work.first("more layer passes") == std::string::npos)
       CHECK(work.said_that("more layer passes not measured: no time left of the first run"));
@@ -425,8 +433,8 @@ TEST_CASE(
       CHECK((work.first("glibc-tuned") != std::string::npos || work.said_that("allocator anchors not trained")));
       // A separating anchor trained or said skipped, after glibc-tuned and before the extra passes.
       CHECK((work.first("separating anchor") != std::string::npos || work.said_that("skipped")));
-      CHECK(ran_in_order(work, {"layer passes", "base anchor", "glibc-tuned", "fit", "separating anchor",
-                                "more layer passes", "refit", "repeated anchor (C++)", "close call"}));
+      CHECK(ran_in_order(work, {"layer passes", "base anchor", "glibc-tuned", "fit", "separating anchor", "close call",
+                                "more layer passes", "refit", "repeated anchor (C++)"}));
       // Nothing starts once the budget is spent (a trainer's warm-up may end past it).
       for (const Done& item : work.done)
         if (item.what != "fit" && item.what != "refit" && item.what != "coverage") CHECK(item.started < network.budget);
@@ -434,6 +442,35 @@ TEST_CASE(
       if (std::string(network.name) == "tiny b4") {
         CHECK(work.first("glibc-tuned") != std::string::npos);
         CHECK(work.first("separating anchor") != std::string::npos);
+      }
+    }
+  }
+}
+
+TEST_CASE("a first run whose deciding anchors PyTorch trains keeps to its budget on the test's clock") {
+  for (const double budget : {225.0, 120.0, 80.0}) {
+    for (const double slowdown : {1.0, 2.0}) {
+      FirstRunEstimates planned = resnet18_planned();
+      planned.deciding_by_python = true;
+      RecordedCosts costs = resnet18_costs();
+      costs.separating_anchor += 2 * (python_start_seconds - trainer_start_seconds);
+      costs.slowdown = slowdown;
+      RecordedWork work(planned, costs);
+      REQUIRE(run_first_run(work, budget, work.clock, work.progress));
+      INFO(budget << " s at " << slowdown << "x:\n" << work.trace());
+      CHECK_THAT(work.said.front(), Catch::Contains("by PyTorch from Python"));
+      // PyTorch's run of glibc's defaults right before the variants, after the C++ trainer's base anchor.
+      REQUIRE(work.first("glibc's defaults (PyTorch)") != std::string::npos);
+      CHECK(ran_in_order(work, {"base anchor", "glibc's defaults (PyTorch)", "glibc-tuned", "fit", "separating anchor",
+                                "more layer passes"}));
+      CHECK(work.first("glibc-tuned") != std::string::npos);
+      // Nothing starts once the budget is spent, and each measurement keeps to its share (but
+      // jemalloc, taken late on what is left: its trainer's time limit, which the recorded costs
+      // leave out, stops its timed steps there).
+      for (const Done& item : work.done) {
+        if (item.what == "fit" || item.what == "refit" || item.what == "coverage") continue;
+        CHECK(item.started < budget);
+        if (slowdown == 1.0 && item.what != "jemalloc") CHECK(item.took <= item.share + 1e-9);
       }
     }
   }

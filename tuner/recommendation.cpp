@@ -14,6 +14,7 @@
 #include "common/logical_cpus.hpp"
 #include "common/statistics.hpp"
 #include "common/text_format.hpp"
+#include "model/setup_calls.hpp"
 
 namespace dnntune::tuner {
 namespace {
@@ -343,22 +344,27 @@ PytorchCall decide_by_pytorch(const std::vector<Timed>& timed, const Setup& deci
   const Timed* winner = &*decided_timed;
   for (const Timed& other : timed)
     if (other.setup->images_per_second() > winner->setup->images_per_second()) winner = &other;
-  const double sd =
-      std::max(winner->side->point->prediction.run_spread_log_sd, decided.point->prediction.run_spread_log_sd);
-  const double half_width =
-      z_90_percent * sd *
-      std::sqrt(1.0 / winner->setup->iteration_seconds.size() + 1.0 / decided_timed->setup->iteration_seconds.size());
-  const bool beyond_runs =
-      winner != &*decided_timed &&
-      std::log(winner->setup->images_per_second() / decided_timed->setup->images_per_second()) > half_width;
+  // The runner-up: the decided setup, or where it won, the fastest of the others.
+  const Timed* second = winner != &*decided_timed ? &*decided_timed : nullptr;
+  for (const Timed& other : timed)
+    if (&other != winner && (!second || other.setup->images_per_second() > second->setup->images_per_second()))
+      second = &other;
+  // Whether the runs settle it (model/setup_calls.hpp): each run moves at least what the model's
+  // runs of those settings move, more where PyTorch's own runs moved more.
+  const double floor_sd =
+      std::max(winner->side->point->prediction.run_spread_log_sd, second->side->point->prediction.run_spread_log_sd);
+  const bool open = model::compare_setups(*winner->setup, *second->setup, floor_sd).open();
   std::string why = "timed by PyTorch from Python as the job runs: " + timed_words(*winner);
   for (const Timed& item : timed)
     if (&item != winner) why += ", " + timed_words(item);
+  const std::string left_open =
+      "by less than their runs move: the call is open (the faster median is the better estimate there is; "
+      "`--verify` trains both again)";
   if (winner == &*decided_timed)
-    why += ": the pick is the fastest";
+    why += open ? ": the pick is the fastest, " + left_open : ": the pick is the fastest";
   else
-    why += beyond_runs ? ": the fastest, by more than their runs move, is recommended"
-                       : ": the fastest is recommended, by less than their runs move (the better estimate there is)";
+    why += open ? ": the fastest is recommended, " + left_open
+                : ": the fastest, by more than their runs move, is recommended";
   return {winner, &*decided_timed, why};
 }
 

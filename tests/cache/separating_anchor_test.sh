@@ -3,7 +3,8 @@
 # candidates (pipeline/separating_anchors.hpp), checked with the real command on a tiny network:
 #   1. a first `recommend` on an empty cache trains, besides the base anchor, the top candidates
 #      it cannot tell apart, says so, refits, and answers with both top settings "measured" (or says
-#      it skipped them, where a busy machine left no time for them: checked at any speed);
+#      it skipped them, where a busy machine left no time for them: checked at any speed); the
+#      anchors that decide fall back to the C++ trainer (no torchvision network), said and recorded;
 #   1b. a close call between two measured settings that their runs cannot settle is trained
 #      again, the two sides alternating, neither past 7 runs;
 #   2. every setting labelled "measured" has a real step recorded in network.jsonl, and one whose
@@ -37,11 +38,22 @@ PY
     || fail "first recommend exited $?"
 grep -q "anchor: training tiny_residual mb4 for real (2 threads)$" "$work/first.log" || fail "no base anchor"
 # With what the stages leave, the base anchor again (pipeline/first_run.cpp): the C++ trainer's run, or
-# its skipping said; Python's refused for a network torchvision does not build, or skipped for time.
-grep -Eq "anchor: training tiny_residual mb4 for real \(2 threads\) again by the C\+\+ trainer|anchor of tiny_residual mb4 again by the C\+\+ trainer, in a process of its own skipped: it would take about" \
+# its skipping said, or none where the close calls (before it) trained the base setting again already;
+# Python's refused for a network torchvision does not build, or skipped for time.
+grep -Eq "anchor: training tiny_residual mb4 for real \(2 threads\) again by the C\+\+ trainer|anchor of tiny_residual mb4 again by the C\+\+ trainer, in a process of its own skipped: it would take about|for real \(1x2\) again: its runs and" \
     "$work/first.log" || fail "the base anchor neither repeated nor said skipped"
 grep -Eq "anchor of tiny_residual by PyTorch from Python skipped: the python runner trains torchvision's|anchor of tiny_residual mb4 by PyTorch from Python \(torchvision\), as users train skipped: it would take about" \
     "$work/first.log" || fail "Python's run of the base anchor neither refused nor said skipped"
+# The tiny network is no torchvision network: the anchors that decide are the C++ trainer's, said at
+# the start, and every run's record names that trainer (pipeline/first_run.cpp, deciding_runner).
+grep -q "are trained by the C++ trainer: PyTorch from Python cannot train tiny_residual here" "$work/first.log" \
+    || fail "the fallback to the C++ trainer for the deciding anchors was not said"
+python3 - "$(ls "$DNNTUNE_CACHE_DIR"/*/measurements/network.jsonl)" <<'PY' || fail "a run not by the C++ trainer"
+import json, sys
+trainers = {json.loads(line).get("trainer") for line in open(sys.argv[1])
+            if json.loads(line)["kind"] == "network" and json.loads(line)["pass"] == "iteration"}
+assert trainers == {"dnntune"}, trainers
+PY
 # A separating anchor runs when the time left of the first run fits it: on a busy machine the
 # earlier stages take longer, and the run says it skipped it. Checked at any speed: trained, refitted
 # and both top settings measured, or said skipped (the plan's decisions on recorded costs and a clock
