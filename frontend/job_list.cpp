@@ -62,6 +62,7 @@ JobRow row_of(records::Measurement record, const model::Predictor* predictor) {
     configuration.threads_per_process = record.threads;
     configuration.smt = record.smt;
     configuration.nodes = record.nodes;
+    if (!record.job.fabric.empty()) configuration.fabric = record.job.fabric;  // its fitted terms, when fitted
     if (auto prediction = predictor->predict(*network, configuration, false); prediction)
       row.predicted_now = prediction->images_per_second;
     else
