@@ -25,6 +25,8 @@ namespace {
 // The latencies a fit may give, per ring step: 10 ns (none to speak of) to 0.1 s (no network
 // the jobs could have finished over is slower).
 constexpr double least_latency_seconds = 1e-8, most_latency_seconds = 0.1;
+// The most jobs of one fabric a fit reads: the latest ones (each costs a prediction per trial link).
+constexpr std::size_t max_jobs_per_fabric = 16;
 // A job whose steps spread more than this (coefficient of variation) ran no steady step to fit.
 constexpr double most_step_spread = 1.0;
 
@@ -260,7 +262,10 @@ FabricFits fit_fabrics_from_jobs(const Predictor& predictor, const std::vector<r
     point.one_node_seconds = point.one_node_from_job ? median(measured->second) : point.model_one_node_seconds;
     by_fabric[c.fabric].push_back(std::move(point));
   }
-  for (const auto& [fabric, points] : by_fabric) {
+  for (auto& [fabric, points] : by_fabric) {
+    // The latest jobs only: a fit's cost grows with them, and a fabric's old jobs may predate a change.
+    if (points.size() > max_jobs_per_fabric)
+      points.erase(points.begin(), points.end() - static_cast<std::ptrdiff_t>(max_jobs_per_fabric));
     auto fit = fit_fabric(predictor, fabric, points);
     if (fit)
       result.fits.push_back(std::move(*fit));

@@ -13,7 +13,8 @@
 // against the jobs' steps over a log grid spanning what links can be (records/record_bounds.hpp),
 // its best polished by Nelder-Mead; the latency is fitted only when the jobs span two node counts or settings (else
 // it stays the fabric's: one excess cannot tell latency from bandwidth). The step spread is the
-// median coefficient of variation of the jobs' steps (of the slowest rank, step by step).
+// median coefficient of variation of the jobs' steps (of the slowest rank, step by step). A fit
+// reads a fabric's latest 16 jobs (in the order recorded).
 //
 // Refused, each with why, never fitted: a job naming no fabric or an unknown one, ranks' times
 // that are not its processes x nodes, a step faster than its nodes' roofline, and a fit that

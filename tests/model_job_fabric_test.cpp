@@ -126,6 +126,16 @@ TEST_CASE("jobs of 2 and 4 nodes fit their fabric's link, and a held-back 3 node
   const auto other = after.predict(*network, over(3, "edr"));
   REQUIRE(other);
   CHECK(other->inter_node_link_source == "preset edr");
+
+  // A fabric's latest 16 jobs are what a fit reads.
+  std::vector<records::Measurement> many = {jobs[0]};
+  for (int index = 0; index < 20; ++index)
+    many.push_back(job_of(predictor, over(2 + index % 3, "eth10"), ran(2 + index % 3), "m" + std::to_string(index)));
+  const FabricFits latest = fit_fabrics_from_jobs(predictor, many);
+  REQUIRE(latest.fits.size() == 1);
+  CHECK(latest.fits[0].job_ids.size() == 16);
+  CHECK(latest.fits[0].job_ids.front() == "m4");
+  CHECK(latest.fits[0].terms.inter_node.bandwidth_gbs == Approx(0.03).epsilon(0.1));
 }
 
 TEST_CASE("a multi-node job naming no fabric, an unknown one, too few ranks or an impossible step is not fitted") {
