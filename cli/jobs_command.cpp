@@ -59,6 +59,8 @@ std::string jobs_text(const frontend::JobList& list) {
             (list.model_basis.empty() ? std::string("-") : list.model_basis) +
             "; error: (predicted - observed) / observed\n";
   for (const auto& why : list.not_taken) text += "not listed: " + why + "\n";
+  for (const auto& fabric : list.fabrics_fitted) text += "between nodes on " + fabric + "\n";
+  for (const auto& why : list.not_fitted) text += "not fitted: " + why + "\n";
   return text;
 }
 

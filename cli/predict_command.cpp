@@ -7,6 +7,7 @@
 #include "cli/model_options.hpp"
 #include "cli/option_table.hpp"
 #include "frontend/answers.hpp"
+#include "model/job_contradictions.hpp"
 #include "model/report.hpp"
 
 namespace dnntune::cli {
@@ -32,7 +33,8 @@ void run_predict(const PredictOptions& options) {
   if (options.output.json)
     return write_output(frontend::prediction_document(answer).dump(2) + "\n", options.output.path);
   write_output(model::prediction_text(answer.prediction) + setup_allocator_text(answer.allocator) +
-                   (answer.layout_basis.empty() ? "" : "note: " + answer.layout_basis + "\n"),
+                   (answer.layout_basis.empty() ? "" : "note: " + answer.layout_basis + "\n") +
+                   model::contradictions_text(answer.contradicting_jobs),
                options.output.path);
 }
 

@@ -10,6 +10,7 @@
 #include "common/logical_cpus.hpp"
 #include "common/shell_words.hpp"
 #include "common/text_format.hpp"
+#include "frontend/job_evidence.hpp"
 #include "frontend/job_list.hpp"
 #include "frontend/option_rows.hpp"
 #include "model/report.hpp"
@@ -147,6 +148,7 @@ Expected<RecommendAnswer> recommend_with(const AnswerSource& source, const Loade
     if (auto jobs = add_recorded_jobs(*allocation, predictor.machine(), source.source().backend); !jobs)
       return jobs.error();
   tuner::recommend_allocator(result, allocation, network, pipeline::installed_allocators(), request.allocator);
+  if (auto evidence = add_job_evidence(result, predictor, request.network); !evidence) return evidence.error();
   // The allocator may have settled a close call: the job runs the pick it left.
   answer.seconds_to_train = request.options.epochs * static_cast<double>(request.options.dataset_images) /
                             result.best.prediction.images_per_second;
@@ -204,7 +206,7 @@ Expected<void> AnswerSource::preload() {
 
 Expected<LoadedModel> AnswerSource::model_for(const std::string& network,
                                               const std::vector<std::int64_t>& batches) const {
-  if (loaded_) return *loaded_;
+  if (loaded_) return with_recorded_fabrics(*loaded_);
   pipeline::DefaultCalibrationRequest request;
   if (!network.empty()) request.models = {network};
   request.batches = batches;
@@ -213,6 +215,15 @@ Expected<LoadedModel> AnswerSource::model_for(const std::string& network,
   auto loaded = load_model(source_, request, progress_);
   if (!loaded) return loaded.error();
   if (answers_alike()) loaded_ = *loaded;
+  return with_recorded_fabrics(std::move(*loaded));
+}
+
+Expected<LoadedModel> AnswerSource::with_recorded_fabrics(LoadedModel loaded) const {
+  // Read at every request, not kept with the model: a job may have been recorded since.
+  const pipeline::Progress once = [this](const std::string& line) {
+    if (progress_ && said_.insert(line).second) progress_(line);
+  };
+  if (auto fitted = fit_recorded_fabrics(loaded.predictor, once); !fitted) return fitted.error();
   return loaded;
 }
 
@@ -259,7 +270,11 @@ Expected<PredictAnswer> answer_predict(const AnswerSource& source, const Predict
   if (!prediction) return prediction.error();
   tuner::AllocatorChoice allocator =
       setup.allocator ? *setup.allocator : allocator_of(loaded.predictor, network, *prediction, request.allocator);
-  return PredictAnswer{std::move(*prediction), std::move(allocator), setup.layout_basis};
+  PredictAnswer answer{std::move(*prediction), std::move(allocator), setup.layout_basis, {}};
+  auto contradicting = contradicting_jobs(loaded.predictor, request.network, answer.prediction, answer.allocator);
+  if (!contradicting) return contradicting.error();
+  answer.contradicting_jobs = std::move(*contradicting);
+  return answer;
 }
 
 Expected<ScaleAnswer> answer_scale(const AnswerSource& source, const ScaleRequest& request) {
@@ -284,6 +299,8 @@ nlohmann::json prediction_document(const PredictAnswer& answer) {
   document.update(model::prediction_json(answer.prediction));
   document["allocator"] = tuner::allocator_json(answer.allocator);
   if (!answer.layout_basis.empty()) document["layout_basis"] = answer.layout_basis;
+  if (!answer.contradicting_jobs.empty())
+    document["contradicting_jobs"] = model::contradictions_json(answer.contradicting_jobs);
   return document;
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,10 +39,14 @@ class AnswerSource {
 
  private:
   bool answers_alike() const { return !source_.calibration_path.empty() || !source_.machine.empty(); }
+  // `loaded` with the communication terms this machine's multi-node jobs fit (job_evidence.hpp);
+  // what could not be fitted is said on progress once per source.
+  Expected<LoadedModel> with_recorded_fabrics(LoadedModel loaded) const;
   ModelSource source_;
   std::string executable_;
   pipeline::Progress progress_;
   mutable std::optional<LoadedModel> loaded_;
+  mutable std::set<std::string> said_;
 };
 
 // --allocator (Python allocator=): "" is the one recommended; a name must be one this node can
@@ -95,6 +100,8 @@ struct PredictAnswer {
   model::Prediction prediction;      // under glibc's defaults, as every model figure
   tuner::AllocatorChoice allocator;  // the setup's allocator: its candidates carry the figure with its gain
   std::string layout_basis;          // where the layout came from when dnntune chose it ("": the user gave it)
+  // The user's recorded jobs of this setup that ran outside its band (frontend/job_evidence.hpp).
+  std::vector<model::JobContradiction> contradicting_jobs;
 };
 
 Expected<PredictAnswer> answer_predict(const AnswerSource& source, const PredictRequest& request);

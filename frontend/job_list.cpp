@@ -11,6 +11,7 @@
 #include "pipeline/default_calibration.hpp"
 #include "probe/topology.hpp"
 #include "records/job_records.hpp"
+#include "model/job_fabric_fit.hpp"
 #include "model/measured_setups.hpp"
 #include "workloads/zoo.hpp"
 
@@ -61,6 +62,7 @@ JobRow row_of(records::Measurement record, const model::Predictor* predictor) {
     configuration.threads_per_process = record.threads;
     configuration.smt = record.smt;
     configuration.nodes = record.nodes;
+    if (!record.job.fabric.empty()) configuration.fabric = record.job.fabric;  // its fitted terms, when fitted
     if (auto prediction = predictor->predict(*network, configuration, false); prediction)
       row.predicted_now = prediction->images_per_second;
     else
@@ -106,7 +108,13 @@ Expected<JobList> list_jobs(const std::string& file, const ModelSource& source) 
   auto read = records::read_job_file(list.file, list.fingerprint);
   if (!read) return read.error();
   list.not_taken = std::move(read->not_taken);
-  const auto predictor = read->jobs.empty() ? std::nullopt : current_model(source, list.model_basis);
+  auto predictor = read->jobs.empty() ? std::nullopt : current_model(source, list.model_basis);
+  if (predictor) {
+    const model::FabricFits fits = model::fit_fabrics_from_jobs(*predictor, read->jobs);
+    for (const model::FabricFit& fit : fits.fits) list.fabrics_fitted.push_back(fit.fabric + ": " + fit.terms.source);
+    list.not_fitted = fits.not_fitted;
+    predictor = model::with_fabric_fits(std::move(*predictor), fits);
+  }
   for (auto& record : read->jobs) list.rows.push_back(row_of(std::move(record), predictor ? &*predictor : nullptr));
   return list;
 }
@@ -147,6 +155,8 @@ nlohmann::json job_list_json(const JobList& list) {
     });
   }
   out["not_taken"] = list.not_taken;
+  out["fabrics_fitted"] = list.fabrics_fitted;
+  out["not_fitted"] = list.not_fitted;
   return out;
 }
 

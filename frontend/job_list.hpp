@@ -30,6 +30,9 @@ struct JobList {
   std::string model_basis;  // what the current predictions come from ("" : none could be made)
   std::vector<JobRow> rows;
   std::vector<std::string> not_taken;  // records of the file not listed, each with why
+  // The communication terms the multi-node jobs fit, one line per fabric ("eth10: ..."; the current
+  // model's "now" takes them), and the jobs or fabrics not fitted, each with why.
+  std::vector<std::string> fabrics_fitted, not_fitted;
 };
 
 // The signed error of a prediction against what ran: (predicted - observed) / observed.

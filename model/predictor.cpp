@@ -178,9 +178,25 @@ Expected<Predictor> Predictor::from_calibration(Calibration calibration) {
   return predictor;
 }
 
-StepSpread Predictor::node_step_spread(const std::string& network) const {
+StepSpread Predictor::node_step_spread(const std::string& network, const std::string& fabric) const {
+  if (const FabricTerms* terms = fabric_terms(fabric); terms && terms->spread.anchors > 0) return terms->spread;
   StepSpread measured = step_spread(calibration_.anchors, network);
   return spec_only_ && measured.anchors == 0 ? spec_node_step_spread() : measured;
+}
+
+Expected<LinkModel> Predictor::inter_node_link(const std::string& fabric) const {
+  if (const FabricTerms* terms = fabric_terms(fabric)) return terms->inter_node;
+  if (calibration_.links.inter_node.measured && !is_fabric_from_numbers(fabric)) return calibration_.links.inter_node;
+  return fabric_preset(fabric);
+}
+
+void Predictor::set_fabric_terms(const std::string& fabric, FabricTerms terms) {
+  fabric_terms_[fabric] = std::move(terms);
+}
+
+const FabricTerms* Predictor::fabric_terms(const std::string& fabric) const {
+  const auto found = fabric_terms_.find(fabric);
+  return found == fabric_terms_.end() ? nullptr : &found->second;
 }
 
 Expected<Predictor> Predictor::from_spec(const records::MachineProfile& machine, const Calibration& reference) {
@@ -419,8 +435,7 @@ Predictor::IterationTotals Predictor::iterate(const workloads::Network& network,
   const double compute_seconds = totals.layer_seconds + terms.gradient_sums + terms.optimizer;
 
   CommunicationLinks links = calibration_.links;
-  if (!links.inter_node.measured || is_fabric_from_numbers(configuration.fabric))
-    links.inter_node = *fabric_preset(configuration.fabric);
+  links.inter_node = *inter_node_link(configuration.fabric);  // checked by predict()
   const int ranks = configuration.processes_per_node * configuration.nodes;
   // With every core busy computing, communication progress (MPI copies, reductions) takes its
   // share of the cores while it overlaps the backward pass: one more runnable thread per rank.
@@ -429,7 +444,8 @@ Predictor::IterationTotals Predictor::iterate(const workloads::Network& network,
   int workers = ranks;
   // A barrier across nodes waits for the slowest node's work (the step spread the anchors measured).
   const double stragglers =
-      configuration.nodes > 1 ? straggler_seconds(compute_seconds, node_step_spread(network.name), configuration.nodes)
+      configuration.nodes > 1 ? straggler_seconds(compute_seconds, node_step_spread(network.name, configuration.fabric),
+                                                  configuration.nodes)
                               : 0.0;
   if (configuration.scheme == CommunicationScheme::allreduce) {
     const OverlapResult overlap = simulate_allreduce_overlap(
@@ -564,12 +580,9 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
   if (!placement) return placement.error();
   // iterate() takes the fabric whenever the inter-node link was not measured or numbers replace
   // it, at any node count: check it here, where a bad one is an error and not a crash.
-  LinkModel inter_node = calibration_.links.inter_node;
-  if (!calibration_.links.inter_node.measured || is_fabric_from_numbers(configuration.fabric)) {
-    auto fabric = fabric_preset(configuration.fabric);
-    if (!fabric) return fabric.error();
-    inter_node = *fabric;
-  }
+  auto inter_node_checked = inter_node_link(configuration.fabric);
+  if (!inter_node_checked) return inter_node_checked.error();
+  const LinkModel inter_node = *inter_node_checked;
   const IterationTotals totals = iterate(network, configuration, *placement, calibration_.parameters);
 
   Prediction prediction;
@@ -582,7 +595,12 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
   prediction.images_per_second = totals.images_per_second;
   prediction.terms = totals.terms;
   const bool barrier = configuration.scheme == CommunicationScheme::allreduce || !configuration.asynchronous;
-  if (configuration.nodes > 1 && barrier) prediction.step_spread_source = node_step_spread(network.name).source;
+  if (configuration.nodes > 1 && barrier)
+    prediction.step_spread_source = node_step_spread(network.name, configuration.fabric).source;
+  if (configuration.nodes > 1) {
+    const FabricTerms* fitted = fabric_terms(configuration.fabric);
+    prediction.inter_node_link_source = fitted ? fitted->source : inter_node.source;
+  }
   prediction.measured_fraction = totals.layer_seconds > 0 ? totals.measured_seconds / totals.layer_seconds : 0;
   const double exact_fraction = totals.layer_seconds > 0 ? totals.exactly_measured_seconds / totals.layer_seconds : 0;
   prediction.anchor = anchor_for(network.name, configuration.batch_per_process,
@@ -670,7 +688,8 @@ Expected<Prediction> Predictor::predict(const workloads::Network& network, const
   const double modelled_share = checked ? 0 : (totals.layer_seconds - totals.exactly_measured_seconds) / iteration;
   log_variance += std::pow(calibration_.summary.held_out_log_sd * modelled_share, 2);
   if (spec_only_) log_variance += spec_transfer_log_sd * spec_transfer_log_sd;
-  log_variance += straggler_log_variance(node_step_spread(network.name), totals.terms.stragglers, iteration);
+  log_variance +=
+      straggler_log_variance(node_step_spread(network.name, configuration.fabric), totals.terms.stragglers, iteration);
   if (prediction.anchor.used)
     log_variance +=
         anchor_log_variance(prediction, totals.terms, checked, totals.context_corrected_seconds > 0,

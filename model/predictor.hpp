@@ -19,6 +19,7 @@
 // disagree with each other. Only a prediction with an exact anchor, on one node, is labelled "measured".
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -85,6 +86,9 @@ struct Prediction {
   double context_corrected_share = 0;
   std::string bottleneck;          // the largest term, in words
   std::string step_spread_source;  // where the straggler term's spread came from (or why none)
+  // Over nodes: where the inter-node link came from: the calibration's sweep, the fabric's preset,
+  // or the user's jobs on that fabric (FabricTerms::source). "" on one node.
+  std::string inter_node_link_source;
   // How far one real run's median of this setting moves from run to run (log sd), as the band
   // counts it: 0 unless a real step corrects the prediction (and only with the band). With
   // anchor.anchor.runs it says how well the runs behind a "measured" figure pin it down.
@@ -92,6 +96,15 @@ struct Prediction {
 };
 
 struct ExecutionSetting;  // model/layer_time.hpp
+
+// The communication terms of one fabric as the user's own multi-node jobs on it ran them
+// (model/job_fabric_fit.hpp): the effective inter-node link and the nodes' step spread. They
+// replace the fabric's preset, and the calibration's measured link, for that fabric only.
+struct FabricTerms {
+  LinkModel inter_node;  // measured: true; its source names the jobs
+  StepSpread spread;     // the straggler term's
+  std::string source;    // "2 jobs of yours on eth10 (2 and 4 nodes, the last 2026-12-07: ids ...)"
+};
 
 class Predictor {
  public:
@@ -120,6 +133,15 @@ class Predictor {
   // The calibration's allocator term (model/allocation.hpp); absent: not fitted.
   const std::optional<AllocationModel>& allocation() const { return calibration_.allocation; }
 
+  // `terms` for the fabric `fabric` (a configuration naming it over nodes takes them), replacing
+  // any given before for it.
+  void set_fabric_terms(const std::string& fabric, FabricTerms terms);
+  // The terms given for `fabric`; null: none (the calibration's link or the fabric's preset).
+  const FabricTerms* fabric_terms(const std::string& fabric) const;
+  // The inter-node link a configuration over `fabric` takes: its FabricTerms' when given, else the
+  // calibration's measured one, unless the fabric is a preset's what-if (numbers) or none was measured.
+  Expected<LinkModel> inter_node_link(const std::string& fabric) const;
+
  private:
   struct IterationTotals;
   struct ComputePart;
@@ -133,7 +155,9 @@ class Predictor {
   IterationTotals iterate(const workloads::Network& network, const TrainingConfiguration& configuration,
                           const Placement& placement, const ModelParameters& parameters) const;
   // The step spread the straggler term uses: the anchors', else a spec node's published one.
-  StepSpread node_step_spread(const std::string& network) const;
+  // Over nodes of `fabric`: its FabricTerms' spread when given.
+  StepSpread node_step_spread(const std::string& network, const std::string& fabric) const;
+
   // The log sd by which a run's step under glibc's defaults moves between runs (predictor.cpp).
   double default_allocator_run_spread(const workloads::Network& network, const TrainingConfiguration& configuration,
                                       double iteration_seconds) const;
@@ -144,6 +168,7 @@ class Predictor {
   Calibration calibration_;
   MachineRates rates_;
   bool spec_only_ = false;
+  std::map<std::string, FabricTerms> fabric_terms_;  // by fabric name
 };
 
 // Extra log-standard-deviation of a spec machine's prediction: efficiencies carried from one

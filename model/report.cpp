@@ -92,6 +92,7 @@ std::string prediction_text(const Prediction& p) {
         << " hidden behind the backward pass\n";
   if (p.configuration.nodes > 1) out << "  scaling efficiency " << format_fixed(100 * p.scaling_efficiency, 1) << "%\n";
   if (!p.step_spread_source.empty()) out << "  step spread   " << p.step_spread_source << "\n";
+  if (!p.inter_node_link_source.empty()) out << "  between nodes " << p.inter_node_link_source << "\n";
   out << "  bottleneck    " << p.bottleneck << "\n";
   out << "  measured      " << format_fixed(100 * p.measured_fraction, 0)
       << "% of layer time from this machine's micro-runs\n";
@@ -161,6 +162,7 @@ nlohmann::json prediction_json(const Prediction& p) {
       {"bottleneck", p.bottleneck}};
   put_images_per_second(out, p.images_per_second, p.images_per_second_low, p.images_per_second_high);
   if (!p.step_spread_source.empty()) out["step_spread"] = p.step_spread_source;
+  if (!p.inter_node_link_source.empty()) out["inter_node_link"] = p.inter_node_link_source;
   return out;
 }
 

@@ -95,6 +95,9 @@ Expected<void> check_job_fields(const Measurement& m, const std::string& origin)
                        json(job.rank_median_seconds[rank]).dump() + " s is not a time a machine gives (0 < s <= 1e6)");
   if (!(job.predicted_images_per_second >= 0) || !std::isfinite(job.predicted_images_per_second))
     return bad_input(origin + ": job " + job.id + ": predicted_images_per_second must be a finite number >= 0");
+  if (job.fabric.size() > 64 ||
+      std::any_of(job.fabric.begin(), job.fabric.end(), [](unsigned char c) { return c <= 0x20 || c >= 0x7f; }))
+    return bad_input(origin + ": job " + job.id + ": a fabric is a name of at most 64 printable characters");
   if (m.trainer != kPythonTrainer || m.steps < 1 || m.repetitions < 1)
     return bad_input(origin + ": job " + job.id + " needs trainer python and at least one timed step");
   return {};
@@ -189,6 +192,7 @@ std::string to_json_line(const Measurement& m) {
                   {"device", m.job.device},
                   {"rank_median_seconds", m.job.rank_median_seconds},
                   {"predicted_images_per_second", m.job.predicted_images_per_second}};
+  if (m.kind == MeasurementKind::job && !m.job.fabric.empty()) out["job"]["fabric"] = m.job.fabric;
   if (!m.trainer.empty()) {
     out["trainer"] = m.trainer;
     out["warmup_steps"] = m.warmup_steps;
@@ -243,6 +247,7 @@ Expected<Measurement> measurement_from_json_line(const std::string& line, const 
       m.job.device = job.at("device").get<std::string>();
       m.job.rank_median_seconds = job.at("rank_median_seconds").get<std::vector<double>>();
       m.job.predicted_images_per_second = job.at("predicted_images_per_second").get<double>();
+      m.job.fabric = job.value("fabric", std::string());
     }
     if (version_1) {
       migrate_v1_record(m);

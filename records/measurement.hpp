@@ -53,6 +53,10 @@ struct JobRun {
   // What dnntune predicted for this setup before the job (the launch line's
   // DNNTUNE_PREDICTED_IMAGES_PER_SECOND for the same network and batch); 0: none was made.
   double predicted_images_per_second = 0;
+  // The inter-node fabric the job ran over, as the launch line named it (DNNTUNE_FABRIC: a preset
+  // such as "edr", or numbers "25gbps-10us"); "" : not said. A multi-node job's communication
+  // terms are fitted to the fabric it names (model/job_fabric_fit.hpp). Written only when set.
+  std::string fabric;
 };
 
 struct Measurement {

@@ -58,6 +58,13 @@ TEST_CASE("a job record prints back identically") {
   CHECK(read->job.rank_median_seconds == m.job.rank_median_seconds);
   CHECK(read->job.predicted_images_per_second == 70.0);
   CHECK(records::to_json_line(*read) == records::to_json_line(m));
+  CHECK(read->job.fabric.empty());  // not said: not written
+  CHECK(records::to_json_line(m).find("fabric") == std::string::npos);
+  auto over_hdr = sample_job();
+  over_hdr.job.fabric = "hdr";
+  const auto with_fabric = records::measurement_from_json_line(records::to_json_line(over_hdr), "test");
+  REQUIRE(with_fabric);
+  CHECK(with_fabric->job.fabric == "hdr");
 }
 
 TEST_CASE("a wrong job record is refused by name") {
@@ -74,6 +81,10 @@ TEST_CASE("a wrong job record is refused by name") {
   auto launcher = sample_job();
   launcher.job.launcher = "pbs";
   CHECK(refusal(launcher).find("unknown job launcher 'pbs'") != std::string::npos);
+  auto spaced_fabric = sample_job();
+  spaced_fabric.job.fabric = "edr ib";
+  CHECK(refusal(spaced_fabric).find("job 1234.0: a fabric is a name of at most 64 printable characters") !=
+        std::string::npos);
   auto no_id = sample_job("");
   CHECK(refusal(no_id).find("needs an id") != std::string::npos);
   auto no_prediction = sample_job();

@@ -316,6 +316,12 @@ TEST_CASE("the launch lines carry what a job's record needs: the network and the
   }
   const std::string mpirun = tuner::mpirun_text(prediction, rates, options);
   CHECK(mpirun.find("-x DNNTUNE_NETWORK=resnet152 -x DNNTUNE_PREDICTED_IMAGES_PER_SECOND=123.25") != std::string::npos);
+  // On one node no fabric is said; over nodes the answer's, whose terms the job's record then fits.
+  CHECK(mpirun.find("DNNTUNE_FABRIC") == std::string::npos);
+  prediction.configuration.nodes = 4;
+  prediction.configuration.fabric = "hdr";
+  CHECK(tuner::mpirun_text(prediction, rates, options).find("-x DNNTUNE_FABRIC=hdr") != std::string::npos);
+  CHECK(tuner::slurm_script(prediction, rates, options).find("export DNNTUNE_FABRIC=hdr\n") != std::string::npos);
 }
 
 TEST_CASE("one rule for the words and times that reach #SBATCH lines") {

@@ -100,6 +100,8 @@ std::vector<std::pair<std::string, std::string>> launch_environment(const model:
   if (!options.network.empty()) {
     const auto recorded = job_record_environment(options.network, options.predicted_images_per_second);
     environment.insert(environment.end(), recorded.begin(), recorded.end());
+    // Over nodes, the fabric the answer was for: the job's record fits its terms (model/job_fabric_fit.hpp).
+    if (c.nodes > 1) environment.emplace_back("DNNTUNE_FABRIC", c.fabric);
   }
   return environment;
 }

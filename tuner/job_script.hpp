@@ -42,8 +42,8 @@ struct JobScriptOptions {
 };
 
 // NAME=VALUE pairs every rank needs, in a fixed order; with the options' network, also what the
-// hook dnntune.observe records: DNNTUNE_NETWORK, DNNTUNE_PREDICTED_IMAGES_PER_SECOND and, under an
-// allocator, DNNTUNE_ALLOCATOR (its name).
+// hook dnntune.observe records: DNNTUNE_NETWORK, DNNTUNE_PREDICTED_IMAGES_PER_SECOND, under an
+// allocator DNNTUNE_ALLOCATOR (its name), and over nodes DNNTUNE_FABRIC (the configuration's fabric).
 std::vector<std::pair<std::string, std::string>> launch_environment(const model::TrainingConfiguration& configuration,
                                                                     const JobScriptOptions& options = {});
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/expected.hpp"
+#include "model/job_contradictions.hpp"
 #include "model/predictor.hpp"
 #include "tuner/allocator_choice.hpp"
 #include "tuner/search_space.hpp"
@@ -69,6 +70,9 @@ struct Recommendation {
   // The allocator of the best configuration (choose_allocator; set by the caller, which knows
   // what the node has installed). Its prediction is best's times the allocator's gain.
   std::optional<AllocatorChoice> allocator;
+  // The user's recorded jobs of the pick's setup that ran outside its band (set by the caller that
+  // read them: frontend/answers.cpp), each said with the answer.
+  std::vector<model::JobContradiction> contradicting_jobs;
 };
 
 Expected<Recommendation> recommend(const model::Predictor& predictor, const workloads::Network& network,

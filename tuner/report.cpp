@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "model/job_contradictions.hpp"
 #include "model/plausibility.hpp"
 #include "model/report.hpp"
 
@@ -81,6 +82,7 @@ std::string recommendation_text(const Recommendation& r, bool explain) {
   if (!r.choice_note.empty()) out << "  note: " << r.choice_note << "\n";
   if (!r.how_to_settle.empty() && r.tied_candidates > 1) out << "  to settle it: " << r.how_to_settle << "\n";
   for (const std::string& line : r.basis) out << "  basis: " << line << "\n";
+  out << model::contradictions_text(r.contradicting_jobs);
   if (!r.verified.empty()) {
     out << "  trained for real (images/s at the median step, slowest-fastest):\n";
     for (const VerifiedPoint& point : r.verified)
@@ -153,6 +155,7 @@ nlohmann::json recommendation_json(const Recommendation& r, bool explain) {
   }
   if (r.objective == Objective::time_to_train) out["seconds_to_train"] = r.seconds_to_train;
   if (r.allocator) out["allocator"] = allocator_json(*r.allocator);
+  if (!r.contradicting_jobs.empty()) out["contradicting_jobs"] = model::contradictions_json(r.contradicting_jobs);
   if (!r.verified.empty()) {
     nlohmann::json verified = nlohmann::json::array();
     for (const VerifiedPoint& point : r.verified)

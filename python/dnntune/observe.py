@@ -9,7 +9,7 @@
 or without `with`: job = dnntune.observe(...); job.step() per step; job.close() at the end (on every
 rank: closing gathers the ranks' times). The setup is read from the environment the launch lines
 of `dnntune recommend --format mpirun|torchrun|slurm` set (ranks per node, nodes, threads, the
-allocator, on a GPU the precision and memory format); the steps after a warm-up are timed;
+allocator, the fabric (DNNTUNE_FABRIC), on a GPU the precision and memory format); the steps after a warm-up are timed;
 rank 0 appends one record (schema dnntune.measurement, kind job) to the file DNNTUNE_JOB_RECORD
 names, else to this machine's jobs file in the cache (CACHE/jobs/FINGERPRINT.jsonl), which
 `dnntune jobs` lists. A job that cannot be recorded (too short, a rank missing, times no machine
@@ -359,7 +359,7 @@ class Job:
         mean = statistics.mean(slowest)
         torch = sys.modules.get("torch")
         cuda = self.device == "cuda"
-        return {
+        record = {
             "schema": "dnntune.measurement", "schema_version": 2, "kind": "job",
             "backend": "torch-cuda" if cuda else "torch",
             "backend_version": "PyTorch " + torch.__version__ if torch is not None else "PyTorch unknown",
@@ -382,6 +382,9 @@ class Job:
                     "predicted_images_per_second": self._predicted()},
             "command": "", "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
+        if os.environ.get("DNNTUNE_FABRIC"):  # the fabric the launch line named: its jobs fit its terms
+            record["job"]["fabric"] = os.environ["DNNTUNE_FABRIC"]
+        return record
 
 
 def observe(network=None, batch=None, model=None, warmup_steps=DEFAULT_WARMUP_STEPS, job_id=None, device=None):
