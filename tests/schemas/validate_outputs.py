@@ -118,7 +118,8 @@ finally:
 os.environ["DNNTUNE_CACHE_DIR"] = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"dnntune-schemas-{os.getpid()}")
 try:
     # The formats are tested here, not what a first run measures in the time a busy machine leaves
-    # (tests/cli_recommend_test.cpp makes a real one): a recorded first run, allocator variants anchored.
+    # (tests/cache/concurrent_first_run_test.sh makes a real one): a recorded first run, allocator
+    # variants anchored.
     seeded = subprocess.run(["/usr/bin/python3", source / "tests/fixtures/seed_cache.py", dnntune,
                              os.environ["DNNTUNE_CACHE_DIR"]], capture_output=True, text=True, check=False)
     if seeded.returncode != 0:
