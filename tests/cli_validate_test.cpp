@@ -32,8 +32,9 @@ std::size_t occurrences(const std::string& text, const std::string& word) {
 
 TEST_CASE("validate compares real training with the model, and resumes from its records") {
   const std::string directory = dnntune::test::make_temporary_directory();
-  // The default calibration from a recorded first run (tests/cli_recommend_test.cpp makes a real one):
-  // what is tested here is validate, not what a first run measures in the time a busy machine leaves.
+  // The default calibration from a recorded first run (tests/cache/concurrent_first_run_test.sh makes a
+  // real one): what is tested here is validate, not what a first run measures in the time a busy machine
+  // leaves.
   setenv("DNNTUNE_CACHE_DIR", (directory + "/cache").c_str(), 1);
   dnntune::test::seed_cache(directory + "/cache");
   const std::string records = directory + "/runs.jsonl";

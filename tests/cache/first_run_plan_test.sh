@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# tests/cache/first_run_plan_test.sh DNNTUNE SOURCE_DIR — the first run planned around the decision
-# (pipeline/first_run_plan.hpp), checked with the real command on a tiny network and an empty cache:
+# tests/cache/first_run_plan_test.sh DNNTUNE SOURCE_DIR FIRST_RUN — the first run planned around the
+# decision (pipeline/first_run_plan.hpp), checked on the suite's real first run (the tiny network, an
+# empty cache, the default budget: FIRST_RUN, made by tests/cache/concurrent_first_run_test.sh):
 #   1. the plan is announced at the start: its stages and the total ("first run: about N minutes: ...");
 #   2. the records hold an anchor under glibc-tuned (the allocator is chosen from a measurement)
 #      and a separating anchor (a setting other than the base one, glibc's default allocator), or
@@ -12,24 +13,19 @@
 set -euo pipefail
 dnntune=$1
 source_dir=$2
-network=$source_dir/tests/fixtures/tiny_network.json
-work=$(mktemp -d /tmp/dnntune-first-run-plan-test-XXXXXX)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAILED: $*" >&2; tail -40 "$work/first.log" >&2; exit 1; }
-export DNNTUNE_CACHE_DIR=$work/cache
-
-"$dnntune" recommend --model "$network" --batch 4 --calibration-budget 120 --format json \
-    >"$work/first.json" 2>"$work/first.log" || fail "first recommend exited $?"
+first_run=$3
+fail() { echo "FAILED: $*" >&2; tail -40 "$first_run/first.log" >&2; exit 1; }
+[[ -s $first_run/first.log && -s $first_run/first.json ]] || fail "no first run in $first_run"
 grep -Eq "first run: about [0-9.]+ minutes: .*layer passes \([0-9]+ s\)" \
-    "$work/first.log" || fail "the plan was not announced with its stages and total"
-echo "ok: $(grep -o 'first run: about.*' "$work/first.log")"
+    "$first_run/first.log" || fail "the plan was not announced with its stages and total"
+echo "ok: $(grep -o 'first run: about.*' "$first_run/first.log")"
 
 # What ran, at any speed: the plan keeps or drops a stage by the time the earlier ones took (on a busy
 # machine they take longer), and says so. A stage is either trained (recorded, in the plan's order:
 # glibc-tuned and a separating anchor before the extra micro-runs) or its dropping is said; the
 # decisions themselves, on recorded costs and a clock of their own: tests/pipeline_first_run_plan_test.cpp.
-records=$(ls "$DNNTUNE_CACHE_DIR"/*/measurements/network.jsonl)
-python3 - "$records" "$work/first.log" "$work/first.json" <<'PY' || fail "a stage neither recorded in order nor said dropped"
+records=$(ls "$first_run"/cache/*/measurements/network.jsonl)
+python3 - "$records" "$first_run/first.log" "$first_run/first.json" <<'PY' || fail "a stage neither recorded in order nor said dropped"
 import json, re, sys
 runs = [json.loads(line) for line in open(sys.argv[1])]
 runs = [r for r in runs if r["kind"] == "network" and r["pass"] == "iteration" and r["status"] == "ok"]
@@ -68,8 +64,8 @@ echo "ok: glibc-tuned and a separating anchor measured before the extra micro-ru
 
 # 5. Whether the tiny network gains from an allocator variant depends on the machine: checked
 # whenever the first fit recommended one (the log says it trained the layout under it).
-if grep -q "to compare the layouts under the allocator the answer sets" "$work/first.log"; then
-    python3 - "$work/first.log" "$records" <<'PY' || fail "the rival layout was not trained under the allocator right after"
+if grep -q "to compare the layouts under the allocator the answer sets" "$first_run/first.log"; then
+    python3 - "$first_run/first.log" "$records" <<'PY' || fail "the rival layout was not trained under the allocator right after"
 import json, re, sys
 # A run of several processes says its mpirun line right after its own line: part of the same run.
 lines = [line for line in open(sys.argv[1]).read().splitlines() if "dnntune: launching: " not in line]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# tests/cache/separating_anchor_test.sh DNNTUNE SOURCE_DIR — the anchors that separate the top
-# candidates (pipeline/separating_anchors.hpp), checked with the real command on a tiny network:
-#   1. a first `recommend` on an empty cache trains, besides the base anchor, the top candidates
+# tests/cache/separating_anchor_test.sh DNNTUNE SOURCE_DIR FIRST_RUN — the anchors that separate the
+# top candidates (pipeline/separating_anchors.hpp), checked with the real command on a tiny network:
+#   1. a first `recommend` on an empty cache (the suite's real first run at the default budget,
+#      FIRST_RUN, made by tests/cache/concurrent_first_run_test.sh) trains, besides the base anchor, the top candidates
 #      it cannot tell apart, says so, refits, and answers with both top settings "measured" (or says
 #      it skipped them, where a busy machine left no time for them: checked at any speed); the
 #      anchors that decide fall back to the C++ trainer (no torchvision network), said and recorded;
@@ -16,9 +17,14 @@ set -euo pipefail
 dnntune=$1
 source_dir=$2
 network=$source_dir/tests/fixtures/tiny_network.json
+first_run=$3
 work=$(mktemp -d /tmp/dnntune-separating-test-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAILED: $*" >&2; for log in "$work"/*.log; do echo "--- $log"; tail -20 "$log"; done >&2; exit 1; }
+# The first run's answer and progress lines, and a copy of its cache (part 3 changes it).
+[[ -s $first_run/first.log && -s $first_run/first.json ]] || fail "no first run in $first_run"
+cp "$first_run/first.log" "$first_run/first.json" "$work/"
+cp -r "$first_run/cache" "$work/cache"
 export DNNTUNE_CACHE_DIR=$work/cache
 
 # The (ppn, threads, batch) of every ok default-allocator iteration record in a network.jsonl.
@@ -34,8 +40,6 @@ PY
 }
 
 # 1. The first run separates its top candidates.
-"$dnntune" recommend --model "$network" --batch 4 --format json --explain >"$work/first.json" 2>"$work/first.log" \
-    || fail "first recommend exited $?"
 grep -q "anchor: training tiny_residual mb4 for real (2 threads)$" "$work/first.log" || fail "no base anchor"
 # With what the stages leave, the base anchor again (pipeline/first_run.cpp): the C++ trainer's run, or
 # its skipping said, or none where the close calls (before it) trained the base setting again already;
@@ -133,9 +137,11 @@ echo "ok: measured only where anchored"
 # 3. Resumable: with its coverage lost the entry is redone from its records; no anchor it has is
 # trained again. What it trains is a close call left unsettled within the first run's time (those
 # runs are new ones), or a stage the first run said it skipped for time (on a busy machine).
+# 60 s: room for the separating anchors' stage (what must not train again), less for new close calls.
 cp "$records" "$work/records-before.jsonl"
 rm "$entry/covered.json"
-"$dnntune" recommend --model "$network" --batch 4 >"$work/again.out" 2>"$work/again.log" || fail "second run exited $?"
+"$dnntune" recommend --model "$network" --batch 4 --calibration-budget 60 >"$work/again.out" 2>"$work/again.log" \
+    || fail "second run exited $?"
 grep -q "calibrating (once" "$work/again.log" || fail "the entry was not redone"
 python3 - "$work/records-before.jsonl" "$records" "$work/first.log" "$work/again.log" <<'PY' || fail "an anchor was trained again"
 import collections, json, re, sys
@@ -176,8 +182,13 @@ for bad in "2y1" "0x1" "1x1," "" "64x64" "1x1 2x1"; do
     [[ $(wc -l <"$work/bad.log") -eq 1 ]] || fail "--anchor-settings '$bad': not a one-line error"
     [[ ! -e "$work/bad" ]] || fail "--anchor-settings '$bad' wrote $work/bad"
 done
+# The anchors are what is tested: the first run's probe and micro-runs resumed (nothing measured
+# again), its anchors not copied, the allocator variants' given next to nothing.
+mkdir "$work/asked"
+cp "$entry/measurements/machine.json" "$entry/measurements/layers.jsonl" "$work/asked/"
 "$dnntune" calibrate --model "$network" --batch 4 --backend torch --threads 2 --budget 10 --anchor-settings 1x1,2x1 \
-    -o "$work/asked" >"$work/asked.out" 2>"$work/asked.log" || fail "calibrate --anchor-settings exited $?"
+    --allocator-budget 1 --resume -o "$work/asked" >"$work/asked.out" 2>"$work/asked.log" \
+    || fail "calibrate --anchor-settings exited $?"
 # (Read whole first: `grep -q` stops at the first match, and under pipefail the writer's broken pipe fails the test.)
 asked_settings=$(anchored_settings "$work/asked/network.jsonl")
 for setting in 1x2b4 1x1b4 2x1b4; do

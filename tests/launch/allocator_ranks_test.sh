@@ -19,6 +19,9 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+# torchrun's agent leaves a torchelastic_* folder in the temporary directory: this test's own.
+mkdir "$work/tmp"
+export TMPDIR=$work/tmp
 fail() { echo "FAILED: $*" >&2; for log in "$work"/*.log; do echo "--- $log"; tail -20 "$log"; done >&2; exit 1; }
 export DNNTUNE_CACHE_DIR=$work/cache OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 network=$source_dir/tests/fixtures/tiny_network.json

@@ -12,6 +12,9 @@ source_dir=$2
 /usr/bin/python3 -c "import torch.distributed" 2>/dev/null || { echo "skipped: no python3-torch"; exit 77; }
 work=$(mktemp -d /tmp/dnntune-ddp-XXXXXX)
 trap 'rm -rf "$work"' EXIT
+# torchrun's agent leaves a torchelastic_* folder in the temporary directory: this test's own.
+mkdir "$work/tmp"
+export TMPDIR=$work/tmp
 fail() { echo "FAILED: $*" >&2; for log in "$work"/*.log; do echo "--- $log"; tail -20 "$log"; done >&2; exit 1; }
 export DNNTUNE_CACHE_DIR=$work/cache
 rank_script=$source_dir/tests/launch/ddp_rank.py

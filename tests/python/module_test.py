@@ -34,8 +34,10 @@ check(prediction["schema"] == "dnntune.prediction" and prediction["band"]["low"]
 scaling = model.scale("resnet152", processes_per_node=2, threads_per_process=28, nodes="1..64")
 check(len(scaling["rows"]) == 7 and scaling["rows"][-1]["configuration"]["nodes"] == 64, "scale() over 1..64 nodes")
 
-recommendation = model.recommend("resnet152", batches=[32, 64])
-expected = command_json("recommend", "--model", "resnet152", "--machine", "skylake-8180", "--batch", "32,64")
+# One answer is what is tested, not the network: a CPU spec recommend bands every candidate, seconds of
+# ResNet-152's layers apiece, a fraction of that of ResNet-18's.
+recommendation = model.recommend("resnet18", batches=[32, 64])
+expected = command_json("recommend", "--model", "resnet18", "--machine", "skylake-8180", "--batch", "32,64")
 check(recommendation == expected, "recommend() equals `dnntune recommend --json`, the whole document")
 
 gpu = dnntune.Model(machine="v100")
@@ -87,8 +89,8 @@ for bad, call, words in [
         check(words in str(error), bad + " raises ValueError: " + str(error)[:90])
 
 # Without a layout: the one `recommend` picks, said in "layout_basis", as the command does.
-scaling = model.scale("resnet152", nodes="1..4")
-expected = command_json("scale", "--model", "resnet152", "--machine", "skylake-8180", "--nodes", "1..4")
+scaling = model.scale("resnet18", nodes="1..4")
+expected = command_json("scale", "--model", "resnet18", "--machine", "skylake-8180", "--nodes", "1..4")
 layout = scaling["rows"][0]["configuration"]
 check(scaling == expected and "layout_basis" in scaling and layout["processes_per_node"] * layout["threads_per_process"] > 1,
       "scale() without a layout uses the recommended one, as `dnntune scale` does: " + scaling.get("layout_basis", "")[:60])

@@ -92,8 +92,8 @@ echo "ok: refusals are one line, exit 2"
 
 # 4. The base anchor trained again by the C++ trainer and from Python, the runs pooled: what a first
 # run does with the time its stages leave (pipeline/first_run.cpp; on a busy machine they leave none,
-# and it says so: tests/cache/separating_anchor_test.sh's first run repeats its base anchor or says
-# why not). Here the repeats get a budget of their own (calibrate --repeat-budget), so both run at any
+# and it says so: the suite's real first run, tests/cache/concurrent_first_run_test.sh, repeats its
+# base anchor or says why not, checked by tests/cache/separating_anchor_test.sh). Here the repeats get a budget of their own (calibrate --repeat-budget), so both run at any
 # speed; the micro-runs (--budget) and the allocator variants (--allocator-budget) are not what is
 # tested and get next to nothing. (The pooling rule, a Python run joining only as the third of three:
 # tests/model_anchor_test.cpp.)
