@@ -57,9 +57,9 @@ struct AnswerFigures {
   double band_high = 0;
   double roofline_images_per_second = 0;
 };
-// The gate every answer passes: finite and above 0, no faster than the roofline, no step longer
-// than longest_step_seconds. A failure (exit 1: the model's fault, the inputs having passed their
-// own checks) naming `what` and the figure.
+// The gate every answer passes: finite and above 0 (a band's low end may be 0, an unknown band),
+// no faster than the roofline, no step longer than longest_step_seconds. A failure (exit 1: the
+// model's fault, the inputs having passed their own checks) naming `what` and the figure.
 Expected<void> check_answer(const std::string& what, const AnswerFigures& figures);
 // The band's high end held at the roofline: no part of an answer is faster than the hardware.
 void hold_band_at_roofline(AnswerFigures& figures);
