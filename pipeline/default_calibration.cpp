@@ -165,6 +165,7 @@ Expected<calibrate::PreparedCalibration> prepare_entry(const Entry& entry, const
         !moved)
       return moved.error();
     coverage.clear();
+    if (auto forgotten = write_coverage(entry.coverage, coverage); !forgotten) return forgotten.error();
     calibrate.resume = false;
     prepared = calibrate::prepare_calibration(calibrate, progress);
   }
@@ -304,6 +305,10 @@ Expected<DefaultCalibration> default_calibration(const DefaultCalibrationRequest
     progress("calibrating " + std::to_string(new_batches) + " new " + (new_batches == 1 ? "batch" : "batches") +
              " (about " + std::to_string(static_cast<long long>(minutes)) + " minute" + (minutes == 1 ? "" : "s") +
              ") ...");
+    // covered.json vouches for measurements; where they are gone or moved aside it says what is
+    // left before anything is measured, else a first run killed before its end would be taken for
+    // a finished one and refitted from its partial records.
+    if (auto written = write_coverage(entry.coverage, coverage); !written) return written.error();
     const auto started = std::chrono::steady_clock::now();
     return first_run(entry, request, wanted, coverage, started);
   }

@@ -7,8 +7,9 @@
 #      files are byte-identical afterwards;
 #   2. a garbled covered.json and a corrupt calibration are rebuilt, never fatal;
 #   3. an entry whose records are gone and whose calibration is corrupt is rebuilt;
-#   4. SIGTERM during a first run, then SIGKILL during the run that resumes it: the next run resumes
-#      what both recorded, measuring nothing twice;
+#   4. SIGTERM during a first run of a damaged entry (records gone, covered.json left), then SIGKILL
+#      during the run that resumes it: the next run resumes what both recorded, measuring nothing
+#      twice, never taking the killed run's partial records for a finished first run;
 #   5. a bad measurement line is skipped and said; measurements without one readable record are
 #      moved aside (kept), not deleted, and rebuilt from nothing (the probe too);
 #   6. a first run that can measure nothing in its budget still answers, from the model alone.
@@ -102,15 +103,21 @@ echo "ok: an entry without records is rebuilt"
 
 # 4. SIGTERM in the middle of a first run, SIGKILL in the middle of the run that resumes it, then a
 # run that resumes what both recorded. The probe is not what is tested here: the entry starts with the
-# machine profile measured above, so the kills land in the micro-runs.
+# machine profile measured above, so the kills land in the micro-runs. Its records are gone but its
+# covered.json and a corrupt calibration are left (a damaged entry): a first run killed before its
+# end must not be taken for a finished one and refitted from its partial records.
 cache=$DNNTUNE_CACHE_DIR
 export DNNTUNE_CACHE_DIR=$work/killed
 killed=$DNNTUNE_CACHE_DIR/$(basename "$entry")
 mkdir -p "$killed/measurements" && cp "$profile" "$killed/measurements/"
+cp "$entry/covered.json" "$killed/" && echo garbage >"$killed/calibration.json"
 interrupted TERM
 grep -q "calibrating (once" "$work/TERM.log" || fail "SIGTERM: the first run did not start"
 interrupted KILL
 grep -q "already recorded" "$work/KILL.log" || fail "the run after SIGTERM did not resume"
+if grep -q "rebuilding it from its measurements" "$work/KILL.log"; then
+    fail "the run after SIGTERM took the killed first run's partial records for a finished one"
+fi
 recommend >"$work/resumed.out" 2>"$work/resumed.log" || fail "run after SIGKILL"
 grep -q "Best for" "$work/resumed.out" || fail "no answer after SIGKILL"
 grep -q "already recorded" "$work/resumed.log" || fail "the run after SIGKILL did not resume"
