@@ -284,7 +284,19 @@ class EntryWork final : public FirstRunWork {
   Expected<FirstRunEstimates> estimates(double budget_seconds, double probe_seconds) override {
     auto measured = read_measured(entry_);
     if (!measured) return measured.error();
-    return estimates_of(prepared_, first_, more_, *measured, budget_seconds, probe_seconds, separate_.runner);
+    FirstRunEstimates estimates =
+        estimates_of(prepared_, first_, more_, *measured, budget_seconds, probe_seconds, separate_.runner);
+    // Settled once, at the plan that is announced: a replan never changes the trainer mid-run.
+    if (!runner_settled_ && estimates.deciding_by_python && !python_keeps_the_variants(estimates)) {
+      request_.progress(
+          "PyTorch's runs of the allocator variants do not fit this first run beside its steps (Python's start "
+          "and a run of glibc's defaults each): the C++ trainer trains the anchors that decide");
+      separate_.runner = records::kCppTrainer;
+      prepared_.request.allocator_anchor_runner = records::kCppTrainer;
+      estimates.deciding_by_python = false;
+    }
+    runner_settled_ = true;
+    return estimates;
   }
   Expected<void> estimate_steps(FirstRunEstimates& estimates) override {
     auto measured = read_measured(entry_);
@@ -368,6 +380,7 @@ class EntryWork final : public FirstRunWork {
   calibrate::PreparedCalibration prepared_;
   std::vector<calibrate::PlannedMeasurement> first_, more_;  // the micro-runs of priority 1, and the rest
   SeparatingAnchorRequest separate_;
+  bool runner_settled_ = false;  // who trains the anchors that decide, settled at the first plan
 };
 
 }  // namespace

@@ -205,6 +205,13 @@ FirstRunPlan plan_first_run(const FirstRunEstimates& estimates) {
   return plan;
 }
 
+bool python_keeps_the_variants(const FirstRunEstimates& estimates) {
+  if (!estimates.deciding_by_python) return false;
+  FirstRunEstimates by_cpp = estimates;
+  by_cpp.deciding_by_python = false;
+  return !plan_first_run(estimates).allocators.empty() || plan_first_run(by_cpp).allocators.empty();
+}
+
 FirstRunPlan plan_first_run(const FirstRunEstimates& estimates, const FirstRunPlan& announced) {
   FirstRunPlan plan = plan_first_run(estimates);
   const double left = std::max(0.0, estimates.budget_seconds);

@@ -193,6 +193,12 @@ int setup_check_timed_steps(double step_seconds, int least = 3);
 
 // The plan announced at the start of a first run.
 FirstRunPlan plan_first_run(const FirstRunEstimates& estimates);
+// Whether PyTorch from Python trains the anchors that decide, where it can (`estimates` planned
+// so): not where its plan keeps no allocator variant and the C++ trainer's keeps one. Why: a long
+// step (resnet152 b32 on 2 cores, about 35 s) leaves no room in the budget for Python's start and
+// its pair of glibc's defaults and glibc-tuned, and one C++ anchor of glibc-tuned is a measured
+// gain where none would be.
+bool python_keeps_the_variants(const FirstRunEstimates& estimates);
 // A replan within what is left (`estimates.budget_seconds`), the stages before it done: an
 // announced stage that this replan drops but that stays (announced_stage_stays) is kept on what is
 // left (PlannedStage::on_what_is_left): the base anchor while it is still to train, glibc-tuned

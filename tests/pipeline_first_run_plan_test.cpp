@@ -490,3 +490,19 @@ TEST_CASE("a first run whose deciding anchors PyTorch trains prices Python's sta
   // The base anchor's timed steps stop where glibc-tuned's share, Python's run of the defaults included, begins.
   CHECK(base_anchor_time_limit(plan, estimates, 200) == Approx(200 - 92));
 }
+
+TEST_CASE("PyTorch trains the anchors that decide only where its plan keeps an allocator variant the C++ plan keeps") {
+  FirstRunEstimates estimates = large_network();
+  CHECK_FALSE(python_keeps_the_variants(estimates));  // the C++ trainer's plan: nothing to settle
+  estimates.deciding_by_python = true;
+  CHECK(python_keeps_the_variants(estimates));  // fewer variants (two of three), but some
+  // resnet152 b32 on 2 cores: a 35 s step leaves Python's pair no room, the C++ trainer's
+  // glibc-tuned one timed step.
+  estimates.step_seconds = 35;
+  INFO(describe_first_run(plan_first_run(estimates)));
+  FirstRunEstimates by_cpp = estimates;
+  by_cpp.deciding_by_python = false;
+  REQUIRE_FALSE(plan_first_run(by_cpp).allocators.empty());
+  CHECK(plan_first_run(estimates).allocators.empty());
+  CHECK_FALSE(python_keeps_the_variants(estimates));
+}
