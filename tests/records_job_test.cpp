@@ -35,7 +35,7 @@ records::Measurement sample_job(const std::string& id = "1234.0", const std::str
   m.warmup_steps = 5;
   m.steps = 20;
   m.bucket_megabytes = 25;
-  m.job = {id, "slurm", "cpu", {0.49, 0.5, 0.48, 0.5}, 70.0};
+  m.job = {id, "slurm", "cpu", {0.49, 0.5, 0.48, 0.5}, 70.0, ""};
   m.timestamp = "2026-12-07T10:00:00Z";
   return m;
 }
