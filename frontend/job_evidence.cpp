@@ -5,16 +5,8 @@
 
 #include "frontend/job_list.hpp"
 #include "model/job_fabric_fit.hpp"
-#include "records/job_records.hpp"
 
 namespace dnntune::frontend {
-
-Expected<std::vector<records::Measurement>> recorded_jobs(const records::MachineProfile& machine) {
-  const std::string fingerprint = records::fingerprint(machine);
-  auto read = records::read_job_file(job_file_of(fingerprint), fingerprint);
-  if (!read) return read.error();
-  return std::move(read->jobs);
-}
 
 Expected<void> fit_recorded_fabrics(model::Predictor& predictor, const pipeline::Progress& progress) {
   auto jobs = recorded_jobs(predictor.machine());

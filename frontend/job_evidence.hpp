@@ -17,9 +17,6 @@
 
 namespace dnntune::frontend {
 
-// The jobs of `machine` recorded in its jobs file (none when there is none yet).
-Expected<std::vector<records::Measurement>> recorded_jobs(const records::MachineProfile& machine);
-
 // `predictor` with the terms its machine's multi-node jobs fit for their fabrics; each job or
 // fabric that could not be fitted is said on `progress` ("job 12 (...) is not fitted: why").
 Expected<void> fit_recorded_fabrics(model::Predictor& predictor, const pipeline::Progress& progress);

@@ -90,12 +90,18 @@ std::string job_file_of(const std::string& fingerprint) {
                                          : records::job_file_path(pipeline::cache_directory(), fingerprint);
 }
 
-Expected<void> add_recorded_jobs(model::AllocationModel& allocation, const records::MachineProfile& machine,
-                                 const std::string& backend) {
+Expected<std::vector<records::Measurement>> recorded_jobs(const records::MachineProfile& machine) {
   const std::string fingerprint = records::fingerprint(machine);
   auto read = records::read_job_file(job_file_of(fingerprint), fingerprint);
   if (!read) return read.error();
-  allocation.pytorch_setups = model::with_recorded_jobs(allocation.pytorch_setups, read->jobs, machine, backend);
+  return std::move(read->jobs);
+}
+
+Expected<void> add_recorded_jobs(model::AllocationModel& allocation, const records::MachineProfile& machine,
+                                 const std::string& backend) {
+  auto jobs = recorded_jobs(machine);
+  if (!jobs) return jobs.error();
+  allocation.pytorch_setups = model::with_recorded_jobs(allocation.pytorch_setups, *jobs, machine, backend);
   return {};
 }
 

@@ -46,6 +46,8 @@ Expected<JobList> list_jobs(const std::string& file, const ModelSource& source);
 
 // The jobs file of the machine `fingerprint`: $DNNTUNE_JOB_RECORD when set, else CACHE/jobs/FINGERPRINT.jsonl.
 std::string job_file_of(const std::string& fingerprint);
+// The jobs of `machine` recorded in its jobs file (none when there is none yet).
+Expected<std::vector<records::Measurement>> recorded_jobs(const records::MachineProfile& machine);
 
 // The allocation model with the setups this machine's recorded jobs ran competing as PyTorch's
 // first-run runs do (model::with_recorded_jobs, read by tuner::recommend_allocator): a job that ran
