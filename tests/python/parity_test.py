@@ -3,8 +3,9 @@
 on a calibration with allocator anchors and PyTorch-timed setups whose runs overturn the tuner's
 tie-break (tests/fixtures/parity/), `dnntune recommend --json` and `dnntune.Model().recommend()` are the
 same whole document, predict's and scale's default setup is recommend's pick with its allocator, and
-predict's figure for that setup (under its allocator too) is recommend's; on a GPU machine the
-command's and the module's documents are equal as well."""
+predict's figure for that setup (under its allocator too) is recommend's; a recorded job of the pick's
+setup that ran outside its band is named alike by the command and the module (recommend and predict),
+one inside it by neither; on a GPU machine the command's and the module's documents are equal as well."""
 import json
 import os
 import subprocess
@@ -67,6 +68,44 @@ asked = command_json("predict", "--model", "resnet18", "--batch", "8", "--calibr
 check(model.predict("resnet18", batch=8, processes_per_node=1, threads_per_process=2, allocator="jemalloc") == asked
       and asked["allocator"]["chosen"] == "jemalloc" and asked["allocator"]["chosen_by"] == "user",
       "a given layout and allocator: the module's predict() is the command's")
+
+
+def job_record(job_id, processes, threads, allocator, images_per_second):
+    """A job of resnet18 b8 as dnntune.observe records it, on the fixture calibration's machine."""
+    step = processes * 8 / images_per_second
+    return {"schema": "dnntune.measurement", "schema_version": 2, "kind": "job", "backend": "torch",
+            "backend_version": "PyTorch 1.13.0", "machine_fingerprint": fingerprint, "network": "resnet18",
+            "descriptor": "single" if processes == 1 else "allreduce", "pass": "iteration", "batch": 8,
+            "message_bytes": 0, "threads": threads, "smt": False, "processes": processes, "nodes": 1,
+            "cpu_sets": [], "status": "ok", "reason": "", "median_seconds": step, "coefficient_of_variation": 0.01,
+            "min_seconds": step, "max_seconds": step, "repetitions": 20, "allocator": allocator,
+            "precision": "fp32", "memory_format": "contiguous", "trainer": "python", "warmup_steps": 5,
+            "steps": 20, "bucket_megabytes": 25.0,
+            "job": {"id": job_id, "launcher": "torchrun", "device": "cpu", "rank_median_seconds": [step] * processes,
+                    "predicted_images_per_second": 0.0},
+            "command": "", "timestamp": "2026-12-07T10:00:00Z"}
+
+
+# A job of the pick's setup far above its band (so that, competing as PyTorch's runs do, it keeps the
+# pick) and one inside it: both front ends name the first and not the second, in recommend and predict.
+fingerprint = json.load(open(calibration))["machine"]["fingerprint"]
+low, high = recommended["best"]["band"]["low"], recommended["best"]["band"]["high"]
+jobs_file = command_checks.temporary_directory("dnntune-parity-jobs-") + "/jobs.jsonl"
+with open(jobs_file, "w") as jobs:
+    for record in (job_record("fast", 2, 1, "glibc-tuned", 1.5 * high),
+                   job_record("inside", 2, 1, "glibc-tuned", (low + high) / 2)):
+        jobs.write(json.dumps(record) + "\n")
+os.environ["DNNTUNE_JOB_RECORD"] = jobs_file  # read at each answer, by the command and the module alike
+with_jobs = command_json("recommend", "--model", "resnet18", "--batch", "8", "--calibration", calibration)
+check(model.recommend("resnet18", batches=[8]) == with_jobs, "with recorded jobs, Model().recommend() is the command's")
+named = [job["id"] for job in with_jobs.get("contradicting_jobs", [])]
+check(layout(with_jobs["best"]["configuration"]) == layout(pick) and named == ["fast"],
+      "recommend names the job outside its band, not the one inside: %s" % named)
+predicted_with_jobs = command_json("predict", "--model", "resnet18", "--batch", "8", "--calibration", calibration)
+check(model.predict("resnet18", batch=8) == predicted_with_jobs and
+      [job["id"] for job in predicted_with_jobs.get("contradicting_jobs", [])] == ["fast"],
+      "predict names it too, the module as the command")
+del os.environ["DNNTUNE_JOB_RECORD"]
 
 gpu = dnntune.Model(machine="h200")
 check(gpu.recommend("resnet50", batches=[32, 64], precision=["tf32", "bf16"]) ==
