@@ -144,11 +144,9 @@ Expected<RecommendAnswer> recommend_with(const AnswerSource& source, const Loade
     if (auto verified = verify_for_real(result, request, source.progress()); !verified) return verified.error();
   // This machine's recorded jobs compete as PyTorch's first-run runs do (frontend/job_list.hpp).
   auto allocation = allocation_model(predictor);
-  if (allocation)
-    if (auto jobs = add_recorded_jobs(*allocation, predictor.machine(), source.source().backend); !jobs)
-      return jobs.error();
+  if (allocation) add_recorded_jobs(*allocation, loaded.jobs, predictor.machine(), source.source().backend);
   tuner::recommend_allocator(result, allocation, network, pipeline::installed_allocators(), request.allocator);
-  if (auto evidence = add_job_evidence(result, predictor, request.network); !evidence) return evidence.error();
+  add_job_evidence(result, predictor, loaded.jobs, request.network);
   // The allocator may have settled a close call: the job runs the pick it left.
   answer.seconds_to_train = request.options.epochs * static_cast<double>(request.options.dataset_images) /
                             result.best.prediction.images_per_second;
@@ -206,7 +204,7 @@ Expected<void> AnswerSource::preload() {
 
 Expected<LoadedModel> AnswerSource::model_for(const std::string& network,
                                               const std::vector<std::int64_t>& batches) const {
-  if (loaded_) return with_recorded_fabrics(*loaded_);
+  if (loaded_) return with_recorded_jobs(*loaded_);
   pipeline::DefaultCalibrationRequest request;
   if (!network.empty()) request.models = {network};
   request.batches = batches;
@@ -215,15 +213,18 @@ Expected<LoadedModel> AnswerSource::model_for(const std::string& network,
   auto loaded = load_model(source_, request, progress_);
   if (!loaded) return loaded.error();
   if (answers_alike()) loaded_ = *loaded;
-  return with_recorded_fabrics(std::move(*loaded));
+  return with_recorded_jobs(std::move(*loaded));
 }
 
-Expected<LoadedModel> AnswerSource::with_recorded_fabrics(LoadedModel loaded) const {
+Expected<LoadedModel> AnswerSource::with_recorded_jobs(LoadedModel loaded) const {
   // Read at every request, not kept with the model: a job may have been recorded since.
+  auto jobs = recorded_jobs(loaded.predictor.machine());
+  if (!jobs) return jobs.error();
+  loaded.jobs = std::move(*jobs);
   const pipeline::Progress once = [this](const std::string& line) {
     if (progress_ && said_.insert(line).second) progress_(line);
   };
-  if (auto fitted = fit_recorded_fabrics(loaded.predictor, once); !fitted) return fitted.error();
+  fit_recorded_fabrics(loaded.predictor, loaded.jobs, once);
   return loaded;
 }
 
@@ -271,9 +272,8 @@ Expected<PredictAnswer> answer_predict(const AnswerSource& source, const Predict
   tuner::AllocatorChoice allocator =
       setup.allocator ? *setup.allocator : allocator_of(loaded.predictor, network, *prediction, request.allocator);
   PredictAnswer answer{std::move(*prediction), std::move(allocator), setup.layout_basis, {}};
-  auto contradicting = contradicting_jobs(loaded.predictor, request.network, answer.prediction, answer.allocator);
-  if (!contradicting) return contradicting.error();
-  answer.contradicting_jobs = std::move(*contradicting);
+  answer.contradicting_jobs =
+      contradicting_jobs(loaded.predictor, loaded.jobs, request.network, answer.prediction, answer.allocator);
   return answer;
 }
 

@@ -39,9 +39,9 @@ class AnswerSource {
 
  private:
   bool answers_alike() const { return !source_.calibration_path.empty() || !source_.machine.empty(); }
-  // `loaded` with the communication terms this machine's multi-node jobs fit (job_evidence.hpp);
-  // what could not be fitted is said on progress once per source.
-  Expected<LoadedModel> with_recorded_fabrics(LoadedModel loaded) const;
+  // `loaded` with this machine's recorded jobs and the communication terms its multi-node jobs fit
+  // (job_evidence.hpp); what could not be fitted is said on progress once per source.
+  Expected<LoadedModel> with_recorded_jobs(LoadedModel loaded) const;
   ModelSource source_;
   std::string executable_;
   pipeline::Progress progress_;

@@ -17,23 +17,25 @@
 
 namespace dnntune::frontend {
 
-// `predictor` with the terms its machine's multi-node jobs fit for their fabrics; each job or
+// `predictor` with the terms its machine's multi-node `jobs` fit for their fabrics; each job or
 // fabric that could not be fitted is said on `progress` ("job 12 (...) is not fitted: why").
-Expected<void> fit_recorded_fabrics(model::Predictor& predictor, const pipeline::Progress& progress);
+void fit_recorded_fabrics(model::Predictor& predictor, const std::vector<records::Measurement>& jobs,
+                          const pipeline::Progress& progress);
 
 // The answer's band under each allocator of `allocator` (glibc's defaults: the prediction's own).
 std::vector<model::SetupBand> setup_bands(const model::Prediction& prediction, const tuner::AllocatorChoice& allocator);
 
-// The recorded jobs of `prediction`'s setup (the network by its name as given or its own) that
-// ran outside the band of their allocator.
-Expected<std::vector<model::JobContradiction>> contradicting_jobs(const model::Predictor& predictor,
-                                                                  const std::string& network_as_given,
-                                                                  const model::Prediction& prediction,
-                                                                  const tuner::AllocatorChoice& allocator);
+// The `jobs` of `prediction`'s setup (the network by its name as given or its own) that ran
+// outside the band of their allocator.
+std::vector<model::JobContradiction> contradicting_jobs(const model::Predictor& predictor,
+                                                        const std::vector<records::Measurement>& jobs,
+                                                        const std::string& network_as_given,
+                                                        const model::Prediction& prediction,
+                                                        const tuner::AllocatorChoice& allocator);
 
-// recommend's: the basis line of the pick's fabric when jobs fitted its terms, and the jobs that
+// recommend's: the basis line of the pick's fabric when jobs fitted its terms, and the `jobs` that
 // contradict the pick.
-Expected<void> add_job_evidence(tuner::Recommendation& recommendation, const model::Predictor& predictor,
-                                const std::string& network_as_given);
+void add_job_evidence(tuner::Recommendation& recommendation, const model::Predictor& predictor,
+                      const std::vector<records::Measurement>& jobs, const std::string& network_as_given);
 
 }  // namespace dnntune::frontend

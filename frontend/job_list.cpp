@@ -97,12 +97,9 @@ Expected<std::vector<records::Measurement>> recorded_jobs(const records::Machine
   return std::move(read->jobs);
 }
 
-Expected<void> add_recorded_jobs(model::AllocationModel& allocation, const records::MachineProfile& machine,
-                                 const std::string& backend) {
-  auto jobs = recorded_jobs(machine);
-  if (!jobs) return jobs.error();
-  allocation.pytorch_setups = model::with_recorded_jobs(allocation.pytorch_setups, *jobs, machine, backend);
-  return {};
+void add_recorded_jobs(model::AllocationModel& allocation, const std::vector<records::Measurement>& jobs,
+                       const records::MachineProfile& machine, const std::string& backend) {
+  allocation.pytorch_setups = model::with_recorded_jobs(allocation.pytorch_setups, jobs, machine, backend);
 }
 
 Expected<JobList> list_jobs(const std::string& file, const ModelSource& source) {

@@ -52,8 +52,8 @@ Expected<std::vector<records::Measurement>> recorded_jobs(const records::Machine
 // The allocation model with the setups this machine's recorded jobs ran competing as PyTorch's
 // first-run runs do (model::with_recorded_jobs, read by tuner::recommend_allocator): a job that ran
 // a passed-over setup faster than the pick turns it, and the answer names the job.
-Expected<void> add_recorded_jobs(model::AllocationModel& allocation, const records::MachineProfile& machine,
-                                 const std::string& backend);
+void add_recorded_jobs(model::AllocationModel& allocation, const std::vector<records::Measurement>& jobs,
+                       const records::MachineProfile& machine, const std::string& backend);
 
 // The `dnntune jobs --json` document (schema dnntune.jobs v1, schemas/jobs.schema.json).
 nlohmann::json job_list_json(const JobList& list);

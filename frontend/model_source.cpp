@@ -31,7 +31,7 @@ pipeline::DefaultCalibrationRequest default_request(const ModelSource& source,
 
 Expected<LoadedModel> measured(Expected<model::Predictor> predictor, std::vector<std::string> basis, bool here) {
   if (!predictor) return predictor.error();
-  return LoadedModel{std::move(*predictor), std::move(basis), std::nullopt, here, false};
+  return LoadedModel{std::move(*predictor), std::move(basis), std::nullopt, here, false, {}};
 }
 
 // The checks of the source's own words, before anything is read or calibrated.
@@ -106,8 +106,8 @@ Expected<LoadedModel> spec_model(const records::MachineProfile& machine, const s
   }
   auto spec = model::make_spec_model(machine, candidates, backend);
   if (!spec) return spec.error();
-  return LoadedModel{std::move(spec->predictor), std::move(spec->basis), std::move(spec->without_prior_spread), false,
-                     false};
+  return LoadedModel{
+      std::move(spec->predictor), std::move(spec->basis), std::move(spec->without_prior_spread), false, false, {}};
 }
 
 Expected<model::Predictor> load_predictor(const ModelSource& source,

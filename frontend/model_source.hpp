@@ -14,6 +14,7 @@
 #include "model/predictor.hpp"
 #include "model/reference_choice.hpp"
 #include "pipeline/default_calibration.hpp"
+#include "records/measurement.hpp"
 
 namespace dnntune::frontend {
 
@@ -48,6 +49,9 @@ struct LoadedModel {
   std::optional<model::Predictor> without_prior_spread;
   bool measured_here = false;   // this machine's own calibration: --verify can settle a tie
   bool from_partition = false;  // the calibration `calibrate --slurm` made of another node
+  // This machine's recorded jobs (frontend/job_list.hpp), read once per request with the model: the
+  // fabric fit, the allocator's competing setups and the contradicting jobs all read these.
+  std::vector<records::Measurement> jobs;
 };
 
 // calibration_path: that machine. machine with calibration_path: the spec machine with the
