@@ -75,6 +75,12 @@ Expected<LinkModel> fabric_preset(const std::string& name) {
   return bad_input("unknown network \"" + name + "\" (known: " + known + ", or numbers such as 25gbps-10us)");
 }
 
+Expected<double> fabric_line_rate_gbs(const std::string& name) {
+  auto preset = fabric_preset(name);
+  if (!preset) return preset.error();
+  return preset->bandwidth_gbs / usable_fraction_of_line_rate;
+}
+
 LinkModel default_intra_node_link() {
   return LinkModel{1e-6, 10.0, false, "default shared-memory MPI (no communication records)"};
 }

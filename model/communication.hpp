@@ -24,6 +24,9 @@ struct LinkModel {
 // eth100, or one given as numbers, "25gbps-10us" (fabric_from_numbers). Bandwidth is 90% of
 // the line rate, latency what MPI sees end to end.
 Expected<LinkModel> fabric_preset(const std::string& name);
+// The fabric's whole line rate in GB/s (its preset's bandwidth is 90% of it): what no link of that
+// fabric exceeds, the ceiling of a link fitted from the user's jobs over it.
+Expected<double> fabric_line_rate_gbs(const std::string& name);
 std::vector<std::string> fabric_names();
 
 // The name of a fabric of this line rate (Gb/s, finite and > 0) and MPI latency (microseconds,

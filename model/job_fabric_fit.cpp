@@ -185,13 +185,22 @@ Expected<FabricFit> fit_fabric(const Predictor& predictor, const std::string& fa
                            {{std::pow(10.0, log_latency), std::pow(10.0, log_bandwidth), true, ""}, terms.spread, ""});
     return log_rms(trial, points);
   };
+  // No faster than the fabric's line rate: jobs that ran as if over a faster link say the one-node
+  // model is off, not the link.
+  auto line_rate = fabric_line_rate_gbs(fabric);
+  if (!line_rate) return line_rate.error();
   const records::PhysicalRange& range = records::inter_node_bandwidth_gbs_range;
-  const GridBox box{std::log10(range.low), std::log10(range.high),
+  const double most_bandwidth_gbs = std::min(range.high, *line_rate);
+  const GridBox box{std::log10(range.low), std::log10(most_bandwidth_gbs),
                     fit_latency ? std::log10(least_latency_seconds)
                                 : std::log10(std::max(before_link->latency_seconds, least_latency_seconds)),
                     std::log10(most_latency_seconds)};
   const auto [log_bandwidth, log_latency] = box_minimum(cost, box, fit_latency);
   const double edge = 0.01;  // log10 units: within 2.3% of a bound
+  if (most_bandwidth_gbs < range.high && box.high_x - log_bandwidth < edge)
+    return bad_input("the jobs of yours on " + fabric + " ran as if over a link faster than its line rate (" +
+                     format_fixed(most_bandwidth_gbs, 3) +
+                     " GB/s): the model of one node's step is off, not the link: not fitted");
   if (log_bandwidth - box.low_x < edge || box.high_x - log_bandwidth < edge || box.high_y - log_latency < edge)
     return bad_input("the jobs of yours on " + fabric + " give a link at the edge of what links can be (" +
                      format_fixed(std::pow(10.0, log_bandwidth), 4) + " GB/s, " +

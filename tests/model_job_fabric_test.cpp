@@ -138,7 +138,9 @@ TEST_CASE("jobs of 2 and 4 nodes fit their fabric's link, and a held-back 3 node
   CHECK(latest.fits[0].terms.inter_node.bandwidth_gbs == Approx(0.03).epsilon(0.1));
 }
 
-TEST_CASE("a multi-node job naming no fabric, an unknown one, too few ranks or an impossible step is not fitted") {
+TEST_CASE(
+    "a multi-node job naming no fabric, an unknown one, too few ranks, an impossible step or one past its fabric's "
+    "line rate is not fitted") {
   const Predictor predictor = fitted_predictor();
   const auto network = workloads::build_network("resnet18");
   REQUIRE(network);
@@ -165,7 +167,18 @@ TEST_CASE("a multi-node job naming no fabric, an unknown one, too few ranks or a
   const FabricFits refused = fit_fabrics_from_jobs(predictor, faster);
   CHECK(refused.fits.empty());
   REQUIRE(refused.not_fitted.size() == 1);
-  CHECK(refused.not_fitted[0].find("at the edge of what links can be") != std::string::npos);
+  CHECK(refused.not_fitted[0].find("ran as if over a link faster than its line rate (1.250 GB/s)") !=
+        std::string::npos);
+
+  // Jobs over eth10 (10 Gb/s) that ran as over a link of 40 GB/s: no eth10 link gives that.
+  const LinkModel too_fast{1e-6, 40, true, ""};
+  const std::vector<records::Measurement> past_line_rate = {
+      job_of(predictor, over(2, "eth10"), step_with_link(predictor, *network, over(2, "eth10"), too_fast), "401"),
+      job_of(predictor, over(4, "eth10"), step_with_link(predictor, *network, over(4, "eth10"), too_fast), "402")};
+  const FabricFits capped = fit_fabrics_from_jobs(predictor, past_line_rate);
+  CHECK(capped.fits.empty());
+  REQUIRE(capped.not_fitted.size() == 1);
+  CHECK(capped.not_fitted[0].find("ran as if over a link faster than its line rate") != std::string::npos);
 }
 
 TEST_CASE("a job of the answer's setup that ran outside its band is said, one inside it or of another setup is not") {
