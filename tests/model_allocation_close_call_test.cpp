@@ -167,7 +167,7 @@ TEST_CASE_METHOD(TimedCloseCall,
   CHECK(by_model.allocator->chosen == "glibc-tuned");
   CHECK(by_model.best.prediction.configuration.processes_per_node == 2);
   const auto setup = [&](int processes, int threads, std::vector<double> seconds) {
-    return MeasuredSetup{network.name, 8, processes, threads, false, "glibc-tuned", std::move(seconds)};
+    return MeasuredSetup{network.name, 8, processes, threads, false, "glibc-tuned", std::move(seconds), ""};
   };
   // PyTorch timed both under glibc-tuned: 1x2 at 11.4 images/s, 2x1 at 8.9: 1x2 is recommended.
   AllocationModel timed = model;
@@ -289,7 +289,7 @@ TEST_CASE("PyTorch's runs of other settings, the top score the tie-break passed 
   AllocationModel model = test::one_ns_per_byte();
   const std::vector<tuner::InstalledAllocator> installed = {{"default", {}}};
   const auto setup = [&](int processes, int threads, std::vector<double> seconds) {
-    return MeasuredSetup{network->name, 8, processes, threads, false, "default", std::move(seconds)};
+    return MeasuredSetup{network->name, 8, processes, threads, false, "default", std::move(seconds), ""};
   };
   const auto answer = [&](std::vector<MeasuredSetup> setups) {
     AllocationModel with = model;

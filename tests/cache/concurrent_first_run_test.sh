@@ -17,20 +17,7 @@ mkdir -p "$out"
 fail() { echo "FAILED: $*" >&2; for log in "$out"/*.log; do echo "--- $log"; tail -15 "$log"; done >&2; exit 1; }
 export DNNTUNE_CACHE_DIR=$out/cache
 
-# Duplicate measurements: the same record key (kind, backend, network, descriptor, pass, batch,
-# setting) twice among the records that are not `skipped`.
-duplicates() {
-    python3 - "$1" <<'PY'
-import json, sys, collections
-keys = collections.Counter()
-for line in open(sys.argv[1]):
-    record = json.loads(line)
-    if record["status"] == "skipped":
-        continue
-    keys[tuple(str(record[k]) for k in ("kind", "backend", "network", "descriptor", "pass", "batch", "threads", "smt", "processes"))] += 1
-print(sum(count - 1 for count in keys.values()))
-PY
-}
+duplicates() { python3 "$source_dir/tests/cache/duplicate_records.py" "$1"; }  # measurements recorded twice
 
 for run in 1 2 3; do
     "$dnntune" recommend --model "$network" --batch 4 --format json --explain >"$out/run$run.json" 2>"$out/run$run.log" &

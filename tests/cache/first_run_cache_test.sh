@@ -23,26 +23,13 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "FAILED: $*" >&2; for log in "$work"/*.log; do echo "--- $log"; tail -15 "$log"; done >&2; exit 1; }
 # Small budgets: what is tested here is the cache's safety, not what a first run measures. The
 # rebuilt and resumed runs are checked for an answer and for what they say, not for what they
-# measure: 10 s. A run to be killed is stopped at its first measured layer pass: 120 s, so that the
+# measure: 4 s (a run that measures nothing still answers, from the model: part 6). A run to be killed is stopped at its first measured layer pass: 120 s, so that the
 # plan's share for the layer passes outlasts the numerical check on a loaded machine.
-budget=10
+budget=4
 killed_budget=120
 recommend() { "$dnntune" recommend --model "$network" --batch 4 --calibration-budget "$budget" "$@"; }
 
-# Duplicate measurements: the same record key (kind, backend, network, descriptor, pass, batch,
-# setting) twice among the records that are not `skipped`.
-duplicates() {
-    python3 - "$1" <<'PY'
-import json, sys, collections
-keys = collections.Counter()
-for line in open(sys.argv[1]):
-    record = json.loads(line)
-    if record["status"] == "skipped":
-        continue
-    keys[tuple(str(record[k]) for k in ("kind", "backend", "network", "descriptor", "pass", "batch", "threads", "smt", "processes"))] += 1
-print(sum(count - 1 for count in keys.values()))
-PY
-}
+duplicates() { python3 "$source_dir/tests/cache/duplicate_records.py" "$1"; }  # measurements recorded twice
 
 # interrupted SIGNAL: a first run (or its resumption) ended by SIGNAL once it has recorded a layer
 # pass (a measured progress line, so that there is something to resume; up to 5 minutes on a loaded

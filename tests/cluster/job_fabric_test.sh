@@ -13,10 +13,7 @@
 set -euo pipefail
 dnntune=$1
 source_dir=$2
-[[ $(id -u) -eq 0 ]] || { echo "skipped: needs root for network namespaces"; exit 77; }
-probe_namespace=dntprobe$$
-ip netns add "$probe_namespace" 2>/dev/null || { echo "skipped: ip netns is not permitted here"; exit 77; }
-ip netns del "$probe_namespace"
+source "$source_dir/tests/cluster/needs_namespaces.sh"
 /usr/bin/python3 -c "import torch.distributed" 2>/dev/null || { echo "skipped: no python3-torch"; exit 77; }
 
 work=$(mktemp -d /tmp/dnntune-job-fabric-XXXXXX)

@@ -8,10 +8,7 @@
 set -euo pipefail
 dnntune=$1
 source_dir=$2
-[[ $(id -u) -eq 0 ]] || { echo "skipped: needs root for network namespaces"; exit 77; }
-probe_namespace=dntprobe$$
-ip netns add "$probe_namespace" 2>/dev/null || { echo "skipped: ip netns is not permitted here"; exit 77; }
-ip netns del "$probe_namespace"
+source "$source_dir/tests/cluster/needs_namespaces.sh"
 
 # Bad input is refused before anything is made: a one-line error and exit 2.
 for bad in "--queue-ms 0" "--queue-ms 5ms" "--nodes 0" "--mbit x"; do

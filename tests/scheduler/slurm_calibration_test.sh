@@ -39,7 +39,7 @@ node=$(hostname)
 expect_bad calibrate --slurm --partition no-such-partition --model "$network"
 
 # 1. The round trip, waiting with progress.
-timeout 900 "$dnntune" calibrate --slurm --partition test --model "$network" --batch 4 --budget 20 \
+timeout 900 "$dnntune" calibrate --slurm --partition test --model "$network" --batch 4 --budget 10 \
     >"$work/calibrate.out" 2>"$work/calibrate.log" || fail "calibrate --slurm"
 cat "$work/calibrate.log" "$work/calibrate.out"
 grep -q "submitted job [0-9]*" "$work/calibrate.log" || fail "no submission reported"
@@ -69,7 +69,7 @@ expect_bad recommend --model "$network" --batch 4 --partition test --verify 2
 
 # 3. --no-wait returns at once and says how to pick the result up; the job then refreshes the record.
 before=$(sed -n 's/.*"job": "\(.*\)".*/\1/p' "$record")
-"$dnntune" calibrate --slurm --no-wait --partition test --model "$network" --batch 4 --budget 20 >"$work/no-wait.out" \
+"$dnntune" calibrate --slurm --no-wait --partition test --model "$network" --batch 4 --budget 10 >"$work/no-wait.out" \
     2>"$work/no-wait.log" || fail "calibrate --slurm --no-wait"
 cat "$work/no-wait.out"
 job=$(sed -n 's/^Submitted SLURM job \([0-9]*\).*/\1/p' "$work/no-wait.out")
