@@ -144,13 +144,16 @@ setting = lambda r: (r["processes"], r["threads"])
 allocator = lambda r: r.get("allocator", "default")  # records leave glibc's defaults out
 assert base["trainer"] == "dnntune" and allocator(base) == "default", base
 assert any(r["kind"] == "module" and setting(r) == setting(base) for r in records), "the base anchor has no module times"
+# Where PyTorch's pair does not fit beside the steps (a busy machine) the C++ trainer trains the
+# anchors that decide, said: the plan's rule (tests/pipeline_first_run_plan_test.cpp), either way here.
+deciding = "dnntune" if "the C++ trainer trains the anchors that decide" in log else "python"
 variants = [r for r in runs if allocator(r) != "default"]
 assert variants or "allocator anchors not trained" in log, "no allocator variant trained, and none said dropped"
-assert all(r["trainer"] == "python" for r in variants), [(allocator(r), r["trainer"]) for r in variants]
-if variants:  # the run of glibc's defaults the variants are compared with, by the same trainer
+assert all(r["trainer"] == deciding for r in variants), (deciding, [(allocator(r), r["trainer"]) for r in variants])
+if variants and deciding == "python":  # the run of glibc's defaults the variants are compared with
     assert any(r["trainer"] == "python" and allocator(r) == "default" and setting(r) == setting(base) for r in runs)
 others = [r for r in runs if setting(r) != setting(base)]
-assert all(r["trainer"] == "python" for r in others), [(setting(r), r["trainer"]) for r in others]
-print("ok: the first run's deciding anchors by PyTorch:", sorted({(setting(r), allocator(r)) for r in runs
-                                                                 if r["trainer"] == "python"}))
+assert all(r["trainer"] == deciding for r in others), (deciding, [(setting(r), r["trainer"]) for r in others])
+print("ok: the first run's deciding anchors by", deciding + ":", sorted({(setting(r), allocator(r)) for r in runs
+                                                                     if r is not base and r["trainer"] == deciding}))
 PY
