@@ -9,9 +9,8 @@
 #      --device cuda where that torch sees no GPU, a GPU precision on the CPU;
 #   4. the base anchor trained again by the C++ trainer and by PyTorch from Python (what a first run
 #      does with the time its stages leave; here calibrate --repeat-budget, a budget of their own),
-#      and the fit pools the three runs: the prediction's anchor says so;
-#   5. a first run of resnet18 trains the anchors that decide (allocator variants, other layouts) by
-#      PyTorch from Python and says so, the base anchor by the C++ trainer with its module times.
+#      and the fit pools the three runs: the prediction's anchor says so.
+# A first run whose deciding anchors PyTorch trains: tests/runner/python_first_run_test.sh.
 # Skipped (77) when /usr/bin/python3 cannot import torch and torchvision.
 set -euo pipefail
 dnntune=$1
@@ -121,39 +120,4 @@ anchor = json.load(open(sys.argv[1]))["anchor"]
 # The C++ trainer's two runs, and Python's as the third (model/anchors.hpp).
 assert anchor["exact"] and anchor["runs"] == 3, anchor
 print("ok: the base anchor pools", anchor["runs"], "runs:", anchor["text"])
-PY
-
-# 5. A first run on torchvision's resnet18 (pipeline/first_run.cpp, deciding_runner): the anchors that
-# decide are trained by PyTorch from Python, said at the start; the base anchor by the C++ trainer,
-# with its per-module times (the layers' sum's correction). What ran depends on the machine's speed
-# (the plan drops what does not fit, and says so), so every run recorded is checked: each allocator
-# variant's, the run of glibc's defaults they are compared with and each other layout's by PyTorch,
-# the base anchor's by the C++ trainer. 50 s: on an idle 2-core machine the probe, the layer passes
-# the plan puts first, the base anchor and PyTorch's pair of an allocator variant and glibc's defaults.
-DNNTUNE_CACHE_DIR=$work/cache "$dnntune" recommend --model resnet18 --batch 2 --calibration-budget 50 \
-    >"$work/first.out" 2>"$work/first.log" || fail "the first run exited $?"
-grep -q "are trained by PyTorch from Python, as the job runs" "$work/first.log" \
-    || fail "the first run did not say PyTorch from Python trains the anchors that decide"
-/usr/bin/python3 - "$work/first.log" "$work"/cache/*/measurements/network.jsonl <<'PY' || fail "a deciding anchor's trainer"
-import json, sys
-log = open(sys.argv[1]).read()
-records = [json.loads(line) for line in open(sys.argv[2])]
-runs = [r for r in records if r["kind"] == "network" and r["pass"] == "iteration" and r["status"] == "ok"]
-base = runs[0]  # the base anchor is the first run trained
-setting = lambda r: (r["processes"], r["threads"])
-allocator = lambda r: r.get("allocator", "default")  # records leave glibc's defaults out
-assert base["trainer"] == "dnntune" and allocator(base) == "default", base
-assert any(r["kind"] == "module" and setting(r) == setting(base) for r in records), "the base anchor has no module times"
-# Where PyTorch's pair does not fit beside the steps (a busy machine) the C++ trainer trains the
-# anchors that decide, said: the plan's rule (tests/pipeline_first_run_plan_test.cpp), either way here.
-deciding = "dnntune" if "the C++ trainer trains the anchors that decide" in log else "python"
-variants = [r for r in runs if allocator(r) != "default"]
-assert variants or "allocator anchors not trained" in log, "no allocator variant trained, and none said dropped"
-assert all(r["trainer"] == deciding for r in variants), (deciding, [(allocator(r), r["trainer"]) for r in variants])
-if variants and deciding == "python":  # the run of glibc's defaults the variants are compared with
-    assert any(r["trainer"] == "python" and allocator(r) == "default" and setting(r) == setting(base) for r in runs)
-others = [r for r in runs if setting(r) != setting(base)]
-assert all(r["trainer"] == deciding for r in others), (deciding, [(setting(r), r["trainer"]) for r in others])
-print("ok: the first run's deciding anchors by", deciding + ":", sorted({(setting(r), allocator(r)) for r in runs
-                                                                     if r is not base and r["trainer"] == deciding}))
 PY
