@@ -147,7 +147,9 @@ judge() {
   local recommended=${measured["$chosen_config $chosen_allocator"]:--} ratio="-" paired="-" ratios=() p a b
   if [[ $recommended != - && $best != 0 ]]; then
     ratio=$(awk -v r="$recommended" -v b="$best" 'BEGIN { printf "%.4f", r / b }')
-    if ((pairs)) && [[ $best_key != "$chosen_config $chosen_allocator" ]]; then
+    if [[ -n ${paired_of["$chosen_config $chosen_allocator"]:-} ]]; then
+      paired=${paired_of["$chosen_config $chosen_allocator"]}  # another build's answer: the same pairs
+    elif ((pairs)) && [[ $best_key != "$chosen_config $chosen_allocator" ]]; then
       local best_config=${best_key% *} best_allocator=${best_key#* }
       for ((p = 0; p < pairs; p++)); do
         a=$(python_images_per_second "$model" "$batch" "${chosen_config%x*}" "${chosen_config#*x}" "$chosen_allocator" "$iters")
@@ -156,6 +158,7 @@ judge() {
         [[ $a =~ ^[0-9.]+$ && $b =~ ^[0-9.]+$ ]] && ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.4f", a / b }')")
       done
       ((${#ratios[@]})) && paired=$(printf '%s\n' "${ratios[@]}" | median 4)
+      paired_of["$chosen_config $chosen_allocator"]=$paired
     fi
   fi
   # Four decimals, so that a ratio of 0.9496 is not judged as its rounded 0.950.
@@ -182,7 +185,7 @@ for item in ${cases//,/ }; do
   case_directory="$directory/$model-b$batch"
   echo
   echo "== $model batch $batch"
-  declare -A answer=()
+  declare -A answer=() paired_of=()  # paired_of: an answer's paired ratio, run once per setup
   for i in "${!labels[@]}"; do first_answer "${labels[$i]}" "${commands[$i]}" || true; done
   ((${#answer[@]})) || continue
   # The timed steps of each cell: about 10 s at the base anchor's step (its first record), 3 to 30.
@@ -236,7 +239,7 @@ PY
     model_errors "${labels[$i]}" "${commands[$i]}" "$allocator"
     judge "${labels[$i]}"
   done
-  unset measured answer
+  unset measured answer paired_of
 done
 echo
 printf '%-13s %5s %-7s %9s %-22s %-24s %8s %-20s %7s %7s %s\n' network batch build "first s" recommended "allocator basis" \
