@@ -127,14 +127,21 @@ TEST_CASE("synchronous parameter servers give every worker identical weights") {
 }
 
 TEST_CASE("asynchronous parameter servers make progress and record the staleness they see") {
-  const json report = parsed_report(run_under_mpirun(3, {"--ps-servers", "1", "--async", "--iters", "12"}));
+  // Each worker has its own random batch, so a worker that runs ahead (a busy machine decides which)
+  // fits its batch and raises the other's loss for a while: after 12 steps rank 0's loss ended above
+  // its first once in CI. 100 steps fit both batches whatever the interleaving (last losses near 0.01
+  // under load and with either worker stopped for 2 s, against a first of 2.3): a loss still near its
+  // first then means updates that did not train.
+  const int steps = 100;
+  const json report =
+      parsed_report(run_under_mpirun(3, {"--ps-servers", "1", "--async", "--iters", std::to_string(steps)}));
   CHECK(report["strategy"] == "ps-async");
   const auto staleness = report["staleness_counts"].get<std::vector<std::int64_t>>();
   std::int64_t updates = 0;
   for (const auto count : staleness) updates += count;
-  CHECK(updates == 2 * (12 + 1));  // every push of both workers, warm-up included, was applied
+  CHECK(updates == 2 * (steps + 1));  // every push of both workers, warm-up included, was applied
   const auto losses = report["losses"].get<std::vector<double>>();
-  CHECK(losses.back() < losses.front());
+  CHECK(losses.back() < losses.front() / 4);
 }
 
 TEST_CASE("the launch helper composes the mpirun line with its binding, prints it and runs it") {
