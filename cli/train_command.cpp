@@ -22,7 +22,6 @@
 #include "train/trainer.hpp"
 #include "train/training_report.hpp"
 #include "train/train_worker.hpp"
-#include "workloads/zoo.hpp"
 
 namespace dnntune::cli {
 namespace {
@@ -58,9 +57,7 @@ std::string this_executable() {
 }
 
 void launch_job(const TrainCommandOptions& options) {
-  ok_or_fail(train::check_train_options(options.train));
-  const auto network =
-      value_or_fail(workloads::load_network(options.train.model));  // refuse a bad model before starting ranks
+  const auto network = value_or_fail(train::check_train_request(options.train));  // before starting ranks
   if (options.allocator != "default")
     value_or_fail(probe::allocator_variant(options.allocator));  // and a bad allocator
   if (options.train.runner == records::kPythonTrainer)

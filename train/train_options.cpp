@@ -6,6 +6,7 @@
 #include "train/precision.hpp"
 #include "train/trainer.hpp"
 #include "workloads/layer.hpp"
+#include "workloads/zoo.hpp"
 
 namespace dnntune::train {
 
@@ -50,6 +51,11 @@ Expected<void> check_train_options(const TrainOptions& options) {
         "--module-times times the layers in the last warm-up step, so that the timed steps run "
         "without its hooks: it needs --warmup 1 or more");
   return {};
+}
+
+Expected<workloads::Network> check_train_request(const TrainOptions& options) {
+  if (auto valid = check_train_options(options); !valid) return valid.error();
+  return workloads::load_network(options.model);
 }
 
 }  // namespace dnntune::train

@@ -17,6 +17,7 @@
 #include "common/expected.hpp"
 #include "probe/timing.hpp"
 #include "records/measurement.hpp"
+#include "workloads/graph.hpp"
 
 namespace dnntune::train {
 
@@ -66,6 +67,10 @@ inline std::string strategy_name(int ranks, int servers, bool asynchronous) {
 
 // Checks what can be checked before any process starts (the same on every rank).
 Expected<void> check_train_options(const TrainOptions& options);
+
+// check_train_options and the network it names (built-in or a file): what one process refuses
+// before it starts ranks or loads libtorch (about a second). The network, for what needs it next.
+Expected<workloads::Network> check_train_request(const TrainOptions& options);
 
 // One rank as it really ran.
 struct RankReport {
