@@ -47,4 +47,6 @@ if sys.argv[2:] == ["observe"]:
             torch.nn.functional.cross_entropy(network(images), labels).backward()
             optimizer.step()
             job.step()
+    del network, optimizer  # the group gone before the interpreter's teardown (tests/cluster/observed_job.py)
+dist.barrier()
 dist.destroy_process_group()
