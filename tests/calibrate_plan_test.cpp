@@ -68,7 +68,7 @@ TEST_CASE("layer classes separate the kernels that differ", "[layers][plan]") {
   CHECK(class_of("softmaxloss:ic1000") == "softmax_loss");
 }
 
-TEST_CASE("a plan that fits keeps the whole grid; passes follow what networks run", "[layers][plan]") {
+TEST_CASE("a plan that fits keeps the whole grid, passes follow what networks run", "[layers][plan]") {
   const auto request = request_for({"resnet18"}, 1e6);
   const Plan plan = make_plan(request, SpeedModel{});
   CHECK_FALSE(plan.sampled);
@@ -296,7 +296,7 @@ TEST_CASE("micro-runs rotate weights and kept results but not what training has 
   CHECK(operand_sets_for_cold_cache(pass_operands(relu, 16, Pass::forward), Pass::forward, 32 << 20) == 6);
 }
 
-TEST_CASE("a GPU backend times each pass in each precision asked; the CPU backends in fp32 only", "[layers][plan]") {
+TEST_CASE("a GPU backend times each pass in each precision asked, the CPU backends in fp32 only", "[layers][plan]") {
   PlanRequest request = request_for({"resnet18"}, 1e6);
   request.backends = {"torch", "torch-cuda"};
   request.settings = {Setting{1, false, 1}};

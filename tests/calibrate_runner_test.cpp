@@ -108,7 +108,7 @@ TEST_CASE("a failing or unimplemented kernel is recorded and the run goes on", "
   std::filesystem::remove_all(request.directory);
 }
 
-TEST_CASE("a worker killed mid-run fails one measurement; its replacement does the rest", "[layers][runner]") {
+TEST_CASE("a worker killed mid-run fails one measurement, its replacement does the rest", "[layers][runner]") {
   if (std::thread::hardware_concurrency() < 2) {
     WARN("needs 2 cores for two settings");
     return;

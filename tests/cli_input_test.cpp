@@ -299,7 +299,7 @@ TEST_CASE("lists have a stated maximum length, refused at once") {
 
 // Issue 39: an option several commands take is one row, with one list syntax: calibrate's names
 // and numbers take comma lists and ranges as recommend's do, and a repeated option is that list.
-TEST_CASE("calibrate and compare take comma lists as recommend does; a repeated option is the same list") {
+TEST_CASE("calibrate and compare take comma lists as recommend does, a repeated option is the same list") {
   const std::string directory = dnntune::test::make_temporary_directory() + "/calibration";
   const auto listed = run_dnntune({"calibrate", "--model", "resnet18,resnet50", "--batch", "8..16", "--threads", "1,2",
                                    "--backend", "torch", "--dry-run", "-o", directory});
@@ -450,7 +450,7 @@ TEST_CASE("a job's --time stays within the partition's limit or the stated day, 
 // Issue 61 and 59: an empty value meant "not given" (--precision "", --partition "", --time ""),
 // and --precision fp32,fp32 was taken; --precision was read by two parsers, --anchor-settings by
 // a third.
-TEST_CASE("an empty value is refused, not read as not given; a list names each item once, read by one parser") {
+TEST_CASE("an empty value is refused, not read as not given, a list names each item once, read by one parser") {
   const std::string calibration = reference_calibration();
   const std::vector<std::string> cpu = {"recommend", "--model", "resnet18", "--calibration", calibration};
   const std::vector<std::string> gpu = {"recommend", "--model", "resnet50", "--machine", "h200"};
@@ -517,7 +517,7 @@ TEST_CASE("work is bounded: compare's machines by a list limit, recommend's sear
 
 // Issue 61: a newline inside a word after `--` was taken; a profile's name printed raw (ESC, OSC);
 // the commands an answer prints were not quoted as its scripts are.
-TEST_CASE("text: control characters refused after -- and in a profile's name; printed commands quoted") {
+TEST_CASE("text: control characters refused after -- and in a profile's name, printed commands quoted") {
   const std::string calibration = reference_calibration();
   check_refused({"recommend", "--model", "resnet18", "--calibration", calibration, "--format", "slurm", "--", "python",
                  "train.py\nrm -rf ~"},

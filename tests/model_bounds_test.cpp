@@ -35,7 +35,7 @@ TEST_CASE("an answer with a figure that is not finite and above 0 is a failure n
   }
 }
 
-TEST_CASE("a band whose low end is 0 is an unknown band, not a failure; below 0 it is a failure") {
+TEST_CASE("a band whose low end is 0 is an unknown band, not a failure, below 0 it is a failure") {
   // A busy machine's sparse fit: one bootstrap replicate's step never ends (band low 0).
   CHECK(check_answer("tiny_residual, 2 ppn x 1 thread on vm", {0.5, 8, 0, 20, 0}));
   CHECK_FALSE(band_is_known(0, 20));

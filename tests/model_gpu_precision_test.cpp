@@ -39,7 +39,7 @@ bool mentions(const std::vector<std::string>& lines, const std::string& word) {
 
 }  // namespace
 
-TEST_CASE("a V100 has no TF32 or bf16; K80 and P100 have no tensor cores") {
+TEST_CASE("a V100 has no TF32 or bf16, K80 and P100 have no tensor cores") {
   const auto network = must(workloads::load_network("resnet50"));
   const GpuEfficiencies priors = gpu_efficiency_priors();
   const GpuNode v100 = spec_gpu("v100");
@@ -99,7 +99,7 @@ TEST_CASE("what the training script sets: fp16 needs a GradScaler, bf16 does not
   CHECK(mentions(gpu_script_settings(GpuPrecision::tf32, GpuMemoryFormat::contiguous), "allow_tf32 = True"));
 }
 
-TEST_CASE("mixed precision is faster on tensor cores; channels_last spares autocast's transposes") {
+TEST_CASE("mixed precision is faster on tensor cores, channels_last spares autocast's transposes") {
   const auto network = must(workloads::load_network("resnet50"));
   const GpuNode h200 = spec_gpu("h200");
   const GpuEfficiencies priors = gpu_efficiency_priors();

@@ -200,7 +200,7 @@ TEST_CASE("hierarchical all-reduce: in the node over NVLink, each GPU's shard ov
   CHECK(gpu_allreduce(8e9, 1, 2, nvlink, fabric, 4).seconds == Approx(8e9 / 10e9));
 }
 
-TEST_CASE("buckets overlap the backward pass; the last one is exposed") {
+TEST_CASE("buckets overlap the backward pass, the last one is exposed") {
   const std::vector<BackwardStep> steps = {{1, 10}, {1, 10}, {1, 10}};
   // Each byte takes 0.1 s. Bucket 1 (20 bytes) closes at 2 s and ends at 4 s; bucket 2 (10
   // bytes) closes at 3 s, waits for the link until 4 s, ends at 5 s: 2 s after the backward.

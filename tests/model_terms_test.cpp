@@ -167,14 +167,14 @@ TEST_CASE("threads, SMT and co-running processes") {
   CHECK(layer_time(work, {1, false, 3, 1}, slowed, rates).compute_seconds == Approx(0.040));  // x (1 + 0.5*2)
 }
 
-TEST_CASE("the node terms, each alone and in a layer's time; at their priors they cost nothing") {
+TEST_CASE("the node terms, each alone and in a layer's time, at their priors they cost nothing") {
   // Work items: 10 rows x ceil(32 / 16) chunks = 20, dealt to 8 threads in whole shares of 3.
   LayerWork work{LayerClass::conv_spatial, 0, 1e9, 1e8};
   work.split_rows = 10;
   work.split_channels = 32;
   CHECK(work_imbalance(work, 8, 16) == Approx(24.0 / 20));
-  CHECK(work_imbalance(work, 5, 16) == Approx(1.0));   // 20 items, 4 each
-  CHECK(work_imbalance(work, 8, 64) == Approx(1.25));  // 10 items of 32 channels: 2 rounds of 8
+  CHECK(work_imbalance(work, 5, 16) == Approx(1.0));  // 20 items, 4 each
+  CHECK(work_imbalance(work, 8, 64) == Approx(1.6));  // 10 items of 32 channels: 2 rounds of 8, 16 shares
   CHECK(work_imbalance(work, 1, 16) == 1);
   CHECK(work_imbalance(work, 8, 0) == 1);  // the prior: no work items
   // ResNet's last stage at batch 64 over 56 threads, as a spec answer splits it: 448 rows x 16 chunks.

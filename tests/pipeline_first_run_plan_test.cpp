@@ -226,7 +226,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "before any anchor, a warm-up is a step and the first touch of the process's memory; the layers make room for it") {
+    "before any anchor, a warm-up is a step and the first touch of the process's memory, the layers make room for it") {
   CHECK(first_step_warmup_steps(12, 0) == Approx(1));
   CHECK(first_step_warmup_steps(12, 24) == Approx(3));
   CHECK(first_step_warmup_steps(0, 24) == Approx(1));    // nothing to divide by: one step

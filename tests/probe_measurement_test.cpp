@@ -159,7 +159,7 @@ TEST_CASE("a resume reads the whole record file before it changes a byte, and cu
   std::filesystem::remove_all(directory);
 }
 
-TEST_CASE("bad records are skipped and named by file and line; a file of only bad lines is an error") {
+TEST_CASE("bad records are skipped and named by file and line, a file of only bad lines is an error") {
   const std::string path = test::make_temporary_directory() + "/bad.jsonl";
   std::ofstream(path) << records::to_json_line(sample_layer_record()) << "\n{\"not\": \"a record\"}\n"
                       << "not JSON\n"

@@ -154,7 +154,7 @@ TEST_CASE("network totals: skipped backward, gradient sums, activations kept onc
         cost->forward.flops + cost->backward_data.flops + cost->backward_weights.flops + cost->gradient_sums.flops);
 }
 
-TEST_CASE("network FLOPs scale with the batch; weight traffic does not") {
+TEST_CASE("network FLOPs scale with the batch, weight traffic does not") {
   const auto network = build_network("resnet50");
   REQUIRE(network);
   const auto one = network_cost(*network, 1);

@@ -184,7 +184,7 @@ TEST_CASE("distinct layers dedupe identical shapes across a network") {
   CHECK(distinct_layers(built("resnet152")).size() == distinct.size());
 }
 
-TEST_CASE("load_network takes a built-in name; an unknown name lists the known ones") {
+TEST_CASE("load_network takes a built-in name, an unknown name lists the known ones") {
   auto network = load_network("resnet18");
   REQUIRE(network);
   CHECK(network->name == "resnet18");
