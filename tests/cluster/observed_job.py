@@ -34,8 +34,8 @@ with dnntune.observe(network_file, batch=8, warmup_steps=2) as job:
         optimizer.step()
         job.step()
 # Leave together, the process group really gone before the interpreter's teardown (the DDP model holds
-# it): rank 0 records the job after the gather, and once in CI rank 1, tearing gloo down meanwhile,
-# aborted ("terminate called without an active exception"; here 1 of about 300 jobs with rank 0 slowed).
+# it): rank 0 records the job after the gather, and a rank tearing gloo down meanwhile has aborted
+# ("terminate called without an active exception"; seen in CI, rare: docs/results.md).
 distributed.barrier()
 del model, optimizer
 distributed.destroy_process_group()
