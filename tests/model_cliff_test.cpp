@@ -29,8 +29,7 @@ namespace {
 constexpr double cliff = 20;  // measured / the layers' sum at one thread per process
 
 Calibration fitted(const records::MachineProfile& machine) {
-  FitOptions options;
-  options.bootstrap_replicates = 4;
+  const FitOptions options = test::fixture_fit_options(4);
   auto calibration =
       fit_calibration(test::synthetic_records(machine, 0.01, 5), machine, "torch", {"synthetic"}, options);
   REQUIRE(calibration);

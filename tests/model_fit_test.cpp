@@ -49,8 +49,7 @@ TEST_CASE("the fit recovers the parameters that generated the measurements") {
 
 TEST_CASE("a saved calibration loads and predicts identically") {
   const auto machine = test_machine();
-  FitOptions options;
-  options.bootstrap_replicates = 4;
+  const FitOptions options = dnntune::test::fixture_fit_options(4);
   const auto calibration =
       fit_calibration(synthetic_records(machine, 0.02, 2), machine, "torch", {"synthetic"}, options);
   REQUIRE(calibration);
@@ -101,8 +100,7 @@ TEST_CASE("a saved calibration loads and predicts identically") {
 
 TEST_CASE("a pass the backend fuses into another costs nothing in predictions") {
   const auto machine = test_machine();
-  FitOptions options;
-  options.bootstrap_replicates = 2;
+  const FitOptions options = dnntune::test::fixture_fit_options(2);
   auto records = synthetic_records(machine, 0.0, 4);
   const auto plain = fit_calibration(records, machine, "torch", {"synthetic"}, options);
   // As oneDNN's micro-runs record batch norm's backward-weights (done in backward-data).
@@ -133,8 +131,7 @@ TEST_CASE("a pass the backend fuses into another costs nothing in predictions") 
 
 TEST_CASE("measured layers are used where they match") {
   const auto machine = test_machine();
-  FitOptions options;
-  options.bootstrap_replicates = 2;
+  const FitOptions options = dnntune::test::fixture_fit_options(2);
   auto records = synthetic_records(machine, 0.0, 3);
   // A network made of one measured layer and its loss-free neighbours.
   const auto network = workloads::build_network("resnet18");
@@ -178,8 +175,7 @@ TEST_CASE("bad fits and calibrations are clear errors") {
 
 TEST_CASE("a parameter server's scaling efficiency is per worker against a worker training alone") {
   const auto machine = test_machine();
-  FitOptions options;
-  options.bootstrap_replicates = 2;
+  const FitOptions options = dnntune::test::fixture_fit_options(2);
   const auto calibration =
       fit_calibration(synthetic_records(machine, 0.0, 5), machine, "torch", {"synthetic"}, options);
   REQUIRE(calibration);

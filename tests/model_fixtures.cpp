@@ -6,7 +6,6 @@
 #include <random>
 #include <stdexcept>
 
-#include "model/fit.hpp"
 #include "model/layer_time.hpp"
 #include "model/machine_rates.hpp"
 #include "model/predictor.hpp"
@@ -100,9 +99,16 @@ std::vector<records::Measurement> synthetic_records(const records::MachineProfil
   return records;
 }
 
-Calibration every_layer_measured(const workloads::Network& network) {
+FitOptions fixture_fit_options(int bootstrap_replicates) {
   FitOptions options;
-  options.bootstrap_replicates = 2;
+  options.bootstrap_replicates = bootstrap_replicates;
+  options.folds = 2;
+  options.starts = 0;
+  return options;
+}
+
+Calibration every_layer_measured(const workloads::Network& network) {
+  const FitOptions options = fixture_fit_options();
   const auto machine = test_machine();
   auto calibration = fit_calibration(synthetic_records(machine, 0.01, 5), machine, "torch", {"synthetic"}, options);
   if (!calibration) throw std::runtime_error("the synthetic fit failed: " + calibration.error().message);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "model/calibration.hpp"
+#include "model/fit.hpp"
 #include "model/parameters.hpp"
 #include "model/training_configuration.hpp"
 #include "records/machine_profile.hpp"
@@ -30,10 +31,16 @@ std::vector<records::Measurement> synthetic_records(const records::MachineProfil
 // its synthetic_records (noise 0.02, seed 11) as layers.jsonl.
 void write_measurement_directory(const std::string& directory);
 
+// The fit options for a calibration that is a test's starting point, not what it tests: the least
+// cross-validation (2 folds), no random restarts, `bootstrap_replicates` replicates. A fit costs
+// about a second of bobyqa with the defaults, and every test case runs in a process of its own; the
+// fit's own tests (tests/model_fit_test.cpp) keep the defaults.
+model::FitOptions fixture_fit_options(int bootstrap_replicates = 2);
+
 // The time every_layer_measured gives each layer pass of its network.
 constexpr double measured_pass_seconds = 2e-3;
 
-// A calibration fitted to synthetic_records (2 bootstrap replicates) in which every layer pass of
+// A calibration fitted to synthetic_records (fixture_fit_options()) in which every layer pass of
 // `network` at batch 8 was measured, at measured_pass_seconds, in exactly the one-thread,
 // one-process setting. Throws when the fit fails.
 model::Calibration every_layer_measured(const workloads::Network& network);

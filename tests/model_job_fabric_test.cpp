@@ -23,8 +23,7 @@ namespace {
 
 Predictor fitted_predictor() {
   const records::MachineProfile machine = test::test_machine();
-  FitOptions options;
-  options.bootstrap_replicates = 2;
+  const FitOptions options = test::fixture_fit_options(2);
   auto calibration =
       fit_calibration(test::synthetic_records(machine, 0.0, 5), machine, "torch", {"synthetic"}, options);
   REQUIRE(calibration);

@@ -30,8 +30,7 @@ TEST_CASE("a measured layer key is descriptor|pass|batch on disk") {
 
 TEST_CASE("a calibration's measured layers survive saving, and a bad key is refused") {
   const auto machine = test::test_machine();
-  FitOptions options;
-  options.bootstrap_replicates = 2;
+  const FitOptions options = test::fixture_fit_options(2);
   const auto calibration =
       fit_calibration(test::synthetic_records(machine, 0.01, 3), machine, "torch", {"synthetic"}, options);
   REQUIRE(calibration);

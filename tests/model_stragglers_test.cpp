@@ -33,8 +33,7 @@ Anchor anchor_of(const std::string& network, int steps, double coefficient_of_va
 // for every test case that predicts from it.
 const Calibration& synthetic_calibration() {
   static const Calibration fitted = [] {
-    FitOptions options;
-    options.bootstrap_replicates = 2;
+    const FitOptions options = test::fixture_fit_options(2);
     auto calibration = fit_calibration(test::synthetic_records(test::test_machine(), 0.0, 5), test::test_machine(),
                                        "torch", {"synthetic"}, options);
     if (!calibration) throw std::runtime_error("the synthetic calibration: " + calibration.error().message);

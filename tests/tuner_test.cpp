@@ -91,8 +91,7 @@ TEST_CASE("the batches a default calibration measures for a global batch") {
 
 TEST_CASE("recommend ranks by the model and compares with the baselines") {
   const auto machine = test::test_machine();
-  model::FitOptions fit_options;
-  fit_options.bootstrap_replicates = 4;
+  const model::FitOptions fit_options = test::fixture_fit_options(4);
   auto calibration =
       model::fit_calibration(test::synthetic_records(machine, 0.02, 5), machine, "torch", {}, fit_options);
   REQUIRE(calibration);
