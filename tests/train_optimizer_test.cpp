@@ -1,9 +1,7 @@
 // tests/train_optimizer_test.cpp — the trainer's SGD with momentum (train/optimizer.hpp): the
 // multi-tensor update the trainer runs on a GPU gives what libtorch's one-tensor-at-a-time SGD
 // gives, step after step (checked on the CPU, where both run).
-#include <catch2/catch.hpp>
-
-#include <torch/torch.h>
+#include "tests/torch_catch.hpp"
 
 #include "train/optimizer.hpp"
 

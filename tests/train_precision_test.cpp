@@ -2,10 +2,7 @@
 // what "auto" means on which device, what the CPU refuses, GradScaler's semantics of the dynamic
 // loss scaler (skip on inf/NaN, back off, grow), and channels_last weights that stay the module's
 // own tensors. The GPU paths (autocast, cuDNN flags) only compile here: CI has no GPU.
-#include <torch/torch.h>
-// libtorch's glog defines CHECK(condition); Catch's CHECK must win in this file.
-#undef CHECK
-#include <catch2/catch.hpp>
+#include "tests/torch_catch.hpp"
 
 #include <limits>
 

@@ -1,10 +1,7 @@
 // tests/train_torch_network_test.cpp — the workload graph as libtorch modules: every built-in
 // network has exactly the zoo's parameters under torchvision's names, the loss is a real
 // cross-entropy, and SGD on a fixed tiny batch lowers it.
-#include <torch/torch.h>
-// libtorch's glog defines CHECK(condition); Catch's CHECK must win in this file.
-#undef CHECK
-#include <catch2/catch.hpp>
+#include "tests/torch_catch.hpp"
 
 #include <cmath>
 
@@ -25,7 +22,7 @@ dnntune::workloads::Network tiny_network() {
 
 }  // namespace
 
-TEST_CASE("every built-in network builds with the zoo's parameter count") {
+TEST_CASE("every built-in network builds with the zoo's parameter count", "[slow]") {
   for (const std::string& name : dnntune::workloads::known_network_names()) {
     INFO(name);
     const auto workload = dnntune::workloads::build_network(name);
@@ -38,7 +35,7 @@ TEST_CASE("every built-in network builds with the zoo's parameter count") {
   }
 }
 
-TEST_CASE("parameters carry torchvision's module paths, in layer order") {
+TEST_CASE("parameters carry torchvision's module paths, in layer order", "[slow]") {
   const auto workload = dnntune::workloads::build_network("resnet18");
   REQUIRE(workload);
   const auto network = TorchNetwork::build(*workload);
@@ -59,7 +56,7 @@ TEST_CASE("parameters carry torchvision's module paths, in layer order") {
   CHECK(network->classes() == 1000);
 }
 
-TEST_CASE("the loss is the cross-entropy of the logits, and SGD on a fixed batch lowers it") {
+TEST_CASE("the loss is the cross-entropy of the logits, and SGD on a fixed batch lowers it", "[slow]") {
   torch::manual_seed(3);
   auto network = TorchNetwork::build(tiny_network());
   REQUIRE(network);
@@ -84,7 +81,7 @@ TEST_CASE("the loss is the cross-entropy of the logits, and SGD on a fixed batch
   CHECK(last < 0.5 * first.item<double>());
 }
 
-TEST_CASE("a network without a loss layer has nothing to train") {
+TEST_CASE("a network without a loss layer has nothing to train", "[slow]") {
   using namespace dnntune::workloads;
   NetworkBuilder builder("no_loss");
   const auto x = builder.input("input", {3, 8, 8});
