@@ -14,7 +14,7 @@ set -euo pipefail
 dnntune=$1
 source_dir=$2
 source "$source_dir/tests/cluster/needs_namespaces.sh"
-/usr/bin/python3 -c "import torch.distributed" 2>/dev/null || { echo "skipped: no python3-torch"; exit 77; }
+/usr/bin/python3 "$source_dir/tests/python/has_modules.py" torch || { echo "skipped: no python3-torch"; exit 77; }
 
 work=$(mktemp -d /tmp/dnntune-job-fabric-XXXXXX)
 trap 'rm -rf "$work"' EXIT

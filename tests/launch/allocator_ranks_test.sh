@@ -110,7 +110,7 @@ echo "recommended allocator: $chosen (${chosen_settings[*]})"
     2>>"$work/recommend.log" || fail "recommend --format mpirun"
 MASTER_PORT=29621 launch_and_check mpirun "$work/mpirun.sh" runs_under "${chosen_settings[@]}"
 
-if /usr/bin/python3 -c "import torch.distributed.run" 2>/dev/null; then
+if /usr/bin/python3 "$source_dir/tests/python/has_modules.py" torch; then
     "${recommend[@]}" --format torchrun -- /usr/bin/python3 "$rank_script" "$work/out-torchrun" >"$work/torchrun.sh" \
         2>>"$work/recommend.log" || fail "recommend --format torchrun"
     # Debian's torchrun cannot start under Python 3.11 (torchrun_shim.py): the shim runs in its place.

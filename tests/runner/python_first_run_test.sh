@@ -7,7 +7,8 @@
 # run beside each other. Skipped (77) when /usr/bin/python3 cannot import torch and torchvision.
 set -euo pipefail
 dnntune=$1
-/usr/bin/python3 -c "import torch, torchvision" 2>/dev/null || { echo "skipped: no python3-torch / python3-torchvision"; exit 77; }
+source_dir=$2
+/usr/bin/python3 "$source_dir/tests/python/has_modules.py" torch torchvision || { echo "skipped: no python3-torch / python3-torchvision"; exit 77; }
 work=$(mktemp -d /tmp/dnntune-python-first-run-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAILED: $*" >&2; for log in "$work"/*.log; do echo "--- $log"; tail -20 "$log"; done >&2; exit 1; }

@@ -15,7 +15,7 @@
 set -euo pipefail
 dnntune=$1
 source_dir=$2
-/usr/bin/python3 -c "import torch, torchvision" 2>/dev/null || { echo "skipped: no python3-torch / python3-torchvision"; exit 77; }
+/usr/bin/python3 "$source_dir/tests/python/has_modules.py" torch torchvision || { echo "skipped: no python3-torch / python3-torchvision"; exit 77; }
 work=$(mktemp -d /tmp/dnntune-python-runner-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAILED: $*" >&2; for log in "$work"/*.log; do echo "--- $log"; tail -20 "$log"; done >&2; exit 1; }
@@ -79,9 +79,15 @@ refused python env DNNTUNE_PYTHON=/nonexistent/python3 "$dnntune" train --runner
     --record "$work/python.jsonl"
 refused cpu_precision "$dnntune" train --runner python --device cpu --precision bf16 "${small[@]}" \
     --record "$work/cpu_precision.jsonl"
-if ! /usr/bin/python3 -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)"; then
-    refused no_gpu "$dnntune" train --runner python --device cuda "${small[@]}" --record "$work/no_gpu.jsonl"
-    grep -q "sees no CUDA GPU" "$work/no_gpu.log" || fail "the refusal of --device cuda does not say why"
+# --device cuda: where this torch sees no GPU, refused as above, saying why; where it sees one, it
+# trains there. (The command asks torch; importing torch here only to ask would cost as much.)
+code=0
+"$dnntune" train --runner python --device cuda "${small[@]}" --record "$work/cuda.jsonl" >"$work/cuda.out" \
+    2>"$work/cuda.log" || code=$?
+if [[ $code != 0 ]]; then
+    [[ $code == 2 && $(wc -l <"$work/cuda.log") == 1 && ! -e "$work/cuda.jsonl" ]] \
+        || fail "--device cuda: exit $code, not a one-line refusal without a record"
+    grep -q "sees no CUDA GPU" "$work/cuda.log" || fail "the refusal of --device cuda does not say why"
 fi
 # The repeats' own budget goes with --anchor, and is a positive number of seconds.
 refused repeat_alone "$dnntune" calibrate --model resnet18 --batch 2 --repeat-budget 60 -o "$work/repeat_alone"
