@@ -23,12 +23,13 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "FAILED: $*" >&2; for log in "$work"/*.log; do echo "--- $log"; tail -15 "$log"; done >&2; exit 1; }
 # Small budgets: what is tested here is the cache's safety, not what a first run measures. The
 # rebuilt runs are checked for an answer and for what they say, not for what they measure: 1 s (a
-# run that measures nothing still answers, from the model: part 6). The run that resumes killed
-# runs gets 4 s: it must reach its layer passes to say what was already recorded. A run to be
-# killed is stopped at its first measured layer pass: 120 s, so that the plan's share for the layer
-# passes outlasts the numerical check on a loaded machine.
+# run that measures nothing still answers, from the model: part 6). Two runs must reach their layer
+# passes, 4 s: the one that rebuilds an entry without records (part 5 reads what it recorded) and
+# the one that resumes killed runs (it says what was already recorded). A run to be killed is
+# stopped at its first measured layer pass: 120 s, so that the plan's share for the layer passes
+# outlasts the numerical check on a loaded machine.
 budget=1
-resumed_budget=4
+measuring_budget=4
 killed_budget=120
 recommend() { "$dnntune" recommend --model "$network" --batch 4 --calibration-budget "$budget" "$@"; }
 
@@ -85,8 +86,9 @@ echo "ok: garbled coverage and corrupt calibration rebuilt"
 # run keeps it and measures what the entry lacks); part 5 rebuilds without it.
 rm "$entry/measurements/layers.jsonl" "$entry/measurements/network.jsonl"
 echo 'garbage' >"$entry/calibration.json"
-recommend >"$work/gone.out" 2>"$work/gone.log" || fail "entry without records not rebuilt"
+budget=$measuring_budget recommend >"$work/gone.out" 2>"$work/gone.log" || fail "entry without records not rebuilt"
 grep -q "calibrating (once" "$work/gone.log" || fail "entry without records: no new calibration"
+[[ -s $entry/measurements/layers.jsonl ]] || fail "entry without records: rebuilt without measuring a layer pass"
 grep -q "Best for" "$work/gone.out" || fail "entry without records: no answer"
 if grep -q "dnntune probe" "$work/gone.log"; then fail "the kept machine profile was measured again"; fi
 echo "ok: an entry without records is rebuilt"
@@ -108,7 +110,7 @@ grep -q "already recorded" "$work/KILL.log" || fail "the run after SIGTERM did n
 if grep -q "rebuilding it from its measurements" "$work/KILL.log"; then
     fail "the run after SIGTERM took the killed first run's partial records for a finished one"
 fi
-budget=$resumed_budget recommend >"$work/resumed.out" 2>"$work/resumed.log" || fail "run after SIGKILL"
+budget=$measuring_budget recommend >"$work/resumed.out" 2>"$work/resumed.log" || fail "run after SIGKILL"
 grep -q "Best for" "$work/resumed.out" || fail "no answer after SIGKILL"
 grep -q "already recorded" "$work/resumed.log" || fail "the run after SIGKILL did not resume"
 if grep -q "dnntune probe" "$work/TERM.log" "$work/KILL.log" "$work/resumed.log"; then
