@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
@@ -42,8 +43,18 @@ struct Predictor::ComputePart {
   double gradient_bytes = 0;
 };
 
+// The workload's costs at one batch, each layer's and the network's: they depend on neither the
+// setting nor the parameters, and every compute part of a search (each setting, each bootstrap
+// replicate) needs them, so they are computed once per network and batch (their shape inference
+// was a fifth of a spec answer's time).
+struct Predictor::WorkloadCosts {
+  std::vector<workloads::LayerCost> layers;       // in the network's order
+  std::optional<workloads::NetworkCost> network;  // absent where network_cost refuses the batch
+};
+
 struct Predictor::ComputeMemo {
   std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<const WorkloadCosts>> workloads;  // by workload key
   std::unordered_map<std::string, std::shared_ptr<const ComputePart>> parts;
   // Parts under bootstrap replicates (KEY|their values): a band needs one per replicate, and the same
   // ones again for every node count, fusion size or scheme of its layout (epyc-9654 --nodes
@@ -284,17 +295,33 @@ double Predictor::default_allocator_run_spread(const workloads::Network& network
   return std::max(0.0, gap) / iteration_seconds / std::sqrt(3.0);
 }
 
+std::shared_ptr<const Predictor::WorkloadCosts> Predictor::workload_costs(const workloads::Network& network,
+                                                                        std::int64_t batch,
+                                                                        const std::string& workload_key) const {
+  {
+    std::lock_guard<std::mutex> lock(memo_->mutex);
+    if (const auto found = memo_->workloads.find(workload_key); found != memo_->workloads.end()) return found->second;
+  }
+  auto costs = std::make_shared<WorkloadCosts>();
+  costs->layers.reserve(network.layers.size());
+  for (const workloads::Layer& layer : network.layers) costs->layers.push_back(workloads::layer_cost(layer, batch));
+  if (auto cost = workloads::network_cost(network, batch)) costs->network = std::move(*cost);
+  std::lock_guard<std::mutex> lock(memo_->mutex);
+  return memo_->workloads.emplace(workload_key, std::move(costs)).first->second;
+}
+
 Predictor::ComputePart Predictor::compute_part(const workloads::Network& network, std::int64_t batch,
-                                               const ExecutionSetting& setting,
-                                               const ModelParameters& parameters) const {
+                                               const ExecutionSetting& setting, const ModelParameters& parameters,
+                                               const WorkloadCosts& costs) const {
   ComputePart part;
   const AnchorUse anchor = anchor_for(network.name, batch, setting);
   IterationTotals& totals = part.totals;
   IterationTerms& terms = totals.terms;
   std::vector<std::pair<double, double>>& backward_layers = part.backward_layers;
 
-  for (const workloads::Layer& layer : network.layers) {
-    const workloads::LayerCost cost = workloads::layer_cost(layer, batch);
+  for (std::size_t index = 0; index < network.layers.size(); ++index) {
+    const workloads::Layer& layer = network.layers[index];
+    const workloads::LayerCost& cost = costs.layers[index];
     const LayerClass layer_class = classify(layer.spec, calibration_.backend, batch, setting.threads);
     double backward_seconds = 0;
     for (workloads::Pass pass : workloads::all_passes) {
@@ -373,7 +400,7 @@ Predictor::ComputePart Predictor::compute_part(const workloads::Network& network
   }
 
   // Streaming terms use the element-wise add class: they are the same kind of kernel.
-  const auto network_cost = workloads::network_cost(network, batch);
+  const std::optional<workloads::NetworkCost>& network_cost = costs.network;
   if (network_cost) {
     const LayerWork sums{LayerClass::add, 0, static_cast<double>(network_cost->gradient_sums.flops),
                          static_cast<double>(network_cost->gradient_sums.bytes)};
@@ -404,9 +431,9 @@ Predictor::IterationTotals Predictor::iterate(const workloads::Network& network,
     // reuse a built-in's name).
     std::int64_t network_parameters = 0;
     for (const workloads::Layer& layer : network.layers) network_parameters += layer.parameters;
-    const std::string key = network.name + "|" + std::to_string(network.layers.size()) + "|" +
-                            std::to_string(network_parameters) + "|" + std::to_string(batch) + "|" +
-                            std::to_string(setting.threads) + "|" + std::to_string(setting.smt) + "|" +
+    const std::string workload = network.name + "|" + std::to_string(network.layers.size()) + "|" +
+                                 std::to_string(network_parameters) + "|" + std::to_string(batch);
+    const std::string key = workload + "|" + std::to_string(setting.threads) + "|" + std::to_string(setting.smt) + "|" +
                             std::to_string(setting.co_running) + "|" + std::to_string(setting.packages_spanned) +
                             (fitted ? "" : "|" + parameters_key(parameters));
     {
@@ -415,7 +442,8 @@ Predictor::IterationTotals Predictor::iterate(const workloads::Network& network,
       if (const auto found = parts.find(key); found != parts.end()) part = found->second;
     }
     if (!part) {  // computed outside the lock: the workers of a search compute in parallel
-      part = std::make_shared<const ComputePart>(compute_part(network, batch, setting, parameters));
+      part = std::make_shared<const ComputePart>(
+          compute_part(network, batch, setting, parameters, *workload_costs(network, batch, workload)));
       std::lock_guard<std::mutex> lock(memo_->mutex);
       if (fitted) {
         memo_->parts.emplace(key, part);

@@ -146,8 +146,12 @@ class Predictor {
   struct IterationTotals;
   struct ComputePart;
   struct ComputeMemo;
+  struct WorkloadCosts;
+  // The costs of `network` at `batch`, computed once per predictor (and its copies) and workload.
+  std::shared_ptr<const WorkloadCosts> workload_costs(const workloads::Network& network, std::int64_t batch,
+                                                      const std::string& workload_key) const;
   ComputePart compute_part(const workloads::Network& network, std::int64_t batch, const ExecutionSetting& setting,
-                           const ModelParameters& parameters) const;
+                           const ModelParameters& parameters, const WorkloadCosts& costs) const;
   // processes_per_node > 0: an exact anchor must have run that many (predict knows; compute_part
   // only has the execution setting).
   AnchorUse anchor_for(const std::string& network, std::int64_t batch, const ExecutionSetting& setting,
@@ -162,8 +166,8 @@ class Predictor {
   double default_allocator_run_spread(const workloads::Network& network, const TrainingConfiguration& configuration,
                                       double iteration_seconds) const;
 
-  // Compute parts already predicted with the fitted parameters, shared by copies of this
-  // predictor (its calibration does not change after construction).
+  // Compute parts already predicted, and the workloads' costs, shared by copies of this predictor
+  // (its calibration does not change after construction).
   std::shared_ptr<ComputeMemo> memo_;  // made by from_calibration and from_spec
   Calibration calibration_;
   MachineRates rates_;
