@@ -296,8 +296,8 @@ double Predictor::default_allocator_run_spread(const workloads::Network& network
 }
 
 std::shared_ptr<const Predictor::WorkloadCosts> Predictor::workload_costs(const workloads::Network& network,
-                                                                        std::int64_t batch,
-                                                                        const std::string& workload_key) const {
+                                                                          std::int64_t batch,
+                                                                          const std::string& workload_key) const {
   {
     std::lock_guard<std::mutex> lock(memo_->mutex);
     if (const auto found = memo_->workloads.find(workload_key); found != memo_->workloads.end()) return found->second;
