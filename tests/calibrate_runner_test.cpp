@@ -11,8 +11,6 @@
 #include <thread>
 
 #include "calibrate/runner.hpp"
-#include "probe/topology.hpp"
-#include "records/machine_profile.hpp"
 #include "tests/cli_support.hpp"
 
 using namespace dnntune;
@@ -21,16 +19,10 @@ using records::MeasurementStatus;
 
 namespace {
 
-// A fresh directory with this machine's profile in it: its topology described here, its peaks
-// stated (the plan's estimates need some). Measuring them is probe's own test; here it cost each
-// case, every one a process of its own under ctest, five CPU-seconds.
+// A fresh directory with this machine's profile in it, its peaks stated, not measured.
 std::string calibration_directory() {
-  auto machine = probe::describe_this_machine();
-  REQUIRE(machine);
-  machine->performance.peak_fp32_gflops_per_core = records::Figure{50, records::Provenance::spec, 0, 0, ""};
-  machine->performance.triad_scaling = {{1, 1, false, 10, 0, 0}};
   const std::string directory = test::make_temporary_directory();
-  std::ofstream(directory + "/machine.json") << records::to_json_text(*machine);
+  test::write_machine_profile_with_stated_peaks(directory);
   return directory;
 }
 

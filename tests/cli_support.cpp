@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -55,6 +56,23 @@ std::string seed_cache(const std::string& cache_directory) {
 }
 
 CommandResult run_dnntune(const std::vector<std::string>& args) { return run_program(DNNTUNE_BINARY, args); }
+
+void write_machine_profile_with_stated_peaks(const std::string& directory) {
+  const std::string path = directory + "/machine.json";
+  const auto described = run_dnntune({"probe", "--quick", "--json", "-o", path});
+  INFO(described.err);
+  REQUIRE(described.exit_code == 0);
+  nlohmann::json profile = nlohmann::json::parse(read_whole_file(path));
+  nlohmann::json& performance = profile["performance"];
+  performance["peak_fp32_gflops_per_core"] = {{"value", 50.0}, {"provenance", "spec"}};
+  performance["triad_scaling"] = nlohmann::json::array({{{"cores", 1},
+                                                         {"threads", 1},
+                                                         {"smt", false},
+                                                         {"median", 10.0},
+                                                         {"coefficient_of_variation", 0.0},
+                                                         {"repetitions", 0}}});
+  write_file(path, profile.dump(2) + "\n");
+}
 
 FakeSinfo::FakeSinfo(const std::string& output, int code)
     : path_(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin") {

@@ -46,6 +46,13 @@ std::string source_path(const std::string& relative);
 // entry's folder; a failure to seed fails the test.
 std::string seed_cache(const std::string& cache_directory);
 
+// Writes DIRECTORY/machine.json as `dnntune calibrate -o DIRECTORY` finds a probed one: this machine as
+// `dnntune probe --quick` describes it, with stated peaks (provenance spec) where a probe measures
+// them, so that a calibration there plans without measuring them first. For tests of what comes
+// after the probe: measuring the peaks is probe's own test, and cost every case (a process of its
+// own under ctest) five CPU-seconds.
+void write_machine_profile_with_stated_peaks(const std::string& directory);
+
 // The tests' SLURM: a fake `sinfo` first on the PATH while the object lives, printing `output`
 // (printf's format: "batch* UNLIMITED\\n") and exiting with `code`; the PATH restored after.
 class FakeSinfo {

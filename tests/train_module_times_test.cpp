@@ -99,6 +99,7 @@ TEST_CASE("calibrate --report --modules sets the micro-runs against the layers i
   CHECK(no_modules.exit_code == 2);
   CHECK(no_modules.err.find("--module-times") != std::string::npos);
 
+  dnntune::test::write_machine_profile_with_stated_peaks(directory);  // the probe is not what is tested
   const auto calibrated = run_dnntune({"calibrate", "--model", tiny, "--backend", "torch", "--batch", "8", "--threads",
                                        "1", "--processes", "1", "--no-smt", "-o", directory});
   INFO(calibrated.err);
@@ -143,6 +144,8 @@ TEST_CASE("calibrate --allocator times the micro-runs under it, set against step
   CHECK(with_anchor.err.find("--anchor") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(directory));
 
+  std::filesystem::create_directory(directory);
+  dnntune::test::write_machine_profile_with_stated_peaks(directory);  // the probe is not what is tested
   const auto calibrated =
       run_dnntune({"calibrate", "--model", tiny, "--backend", "torch", "--batch", "8", "--threads", "1", "--processes",
                    "1", "--no-smt", "--allocator", "glibc-tuned", "-o", directory});
