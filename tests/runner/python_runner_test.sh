@@ -60,13 +60,16 @@ print("ok: two ranks on cpus", cpus)
 PY
 
 # 3. Refusals: exit 2, one line, no record written.
+check_refused() {  # check_refused NAME CODE: NAME's command exited CODE; a refusal is 2, one line, no record
+    [[ $2 == 2 ]] || fail "$1: exit $2, not 2"
+    [[ $(wc -l <"$work/$1.log") == 1 ]] || fail "$1: not one line"
+    [[ ! -e "$work/$1.jsonl" ]] || fail "$1: a record was written"
+}
 refused() {  # refused NAME WHAT... : the command must exit 2 with one line on standard error
     local name=$1; shift
     local code=0
     "$@" >"$work/$name.out" 2>"$work/$name.log" || code=$?
-    [[ $code == 2 ]] || fail "$name: exit $code, not 2"
-    [[ $(wc -l <"$work/$name.log") == 1 ]] || fail "$name: not one line"
-    [[ ! -e "$work/$name.jsonl" ]] || fail "$name: a record was written"
+    check_refused "$name" "$code"
 }
 refused network "$dnntune" train --runner python --model "$source_dir/tests/fixtures/tiny_network.json" --batch 2 \
     --record "$work/network.jsonl"
@@ -85,8 +88,7 @@ code=0
 "$dnntune" train --runner python --device cuda "${small[@]}" --record "$work/cuda.jsonl" >"$work/cuda.out" \
     2>"$work/cuda.log" || code=$?
 if [[ $code != 0 ]]; then
-    [[ $code == 2 && $(wc -l <"$work/cuda.log") == 1 && ! -e "$work/cuda.jsonl" ]] \
-        || fail "--device cuda: exit $code, not a one-line refusal without a record"
+    check_refused cuda "$code"
     grep -q "sees no CUDA GPU" "$work/cuda.log" || fail "the refusal of --device cuda does not say why"
 fi
 # The repeats' own budget goes with --anchor, and is a positive number of seconds.
